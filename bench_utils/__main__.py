@@ -1,0 +1,99 @@
+"""Command line: `python -m bench_utils {models,run,report}` (see --help)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .config import ConfigError, config_from_dict, load_config
+from .registry import MODELS, SIZES
+
+EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
+
+
+def _cmd_models(args) -> int:
+    rows = [("name", "task", "checkpoint", "parameters")]
+    for spec in MODELS.values():
+        rows.append((spec.name, spec.task, spec.checkpoint, f"{spec.published_params / 1e6:.1f}M"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for number, row in enumerate(rows):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        if number == 0:
+            print("  ".join("-" * width for width in widths))
+    print(f"\nsizes: {', '.join(SIZES)} (tiny = same classes, shrunk configs for smoke runs)")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from .results import ResultsLockedError
+    from .runner import SettingsMismatchError, run_sweep
+
+    cfg = load_config(args.params)
+    try:
+        summary = run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
+    except (ResultsLockedError, SettingsMismatchError) as err:
+        raise ConfigError(str(err)) from None
+    print(summary.line())
+    return 0
+
+
+def _cmd_cell(args) -> int:
+    from .measure import measure_cell
+
+    cfg = config_from_dict(json.loads(Path(args.config).read_text()))
+    row = measure_cell(cfg, args.model, args.batch_size, args.mode)
+    Path(args.out).write_text(row.to_json())
+    print(f"{args.model} bs={args.batch_size} {args.mode}: {row.status} {row.error}")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import main as report_main
+
+    return report_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench_utils", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,run,report}")
+    sub.add_parser("models", help="list the registry's checkpoints").set_defaults(func=_cmd_models)
+
+    run = sub.add_parser("run", help="measure every cell of a parameters file")
+    run.add_argument("params", help="parameters YAML, e.g. parameters/cpu.yaml")
+    run.add_argument("--results", help="results JSONL (default: reports/<label>/results.jsonl)")
+    run.add_argument("--retry-failed", action="store_true", help="measure again cells that did not end ok")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or per-cell lines")
+    run.set_defaults(func=_cmd_run)
+
+    cell = sub.add_parser("cell")  # internal, unlisted: one cell in a subprocess, run by the runner
+    cell.add_argument("--config", required=True)
+    cell.add_argument("--model", required=True)
+    cell.add_argument("--batch-size", type=int, required=True)
+    cell.add_argument("--mode", required=True)
+    cell.add_argument("--out", required=True)
+    cell.set_defaults(func=_cmd_cell)
+
+    report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")
+    report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
+    report.add_argument("--out", default="reports", help="report folder (default: reports)")
+    report.add_argument("--cell-timeout", type=int, default=3600, help="seconds per notebook cell")
+    report.set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

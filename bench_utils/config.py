@@ -1,0 +1,177 @@
+"""Benchmark configuration: one frozen dataclass, validated from a parameters YAML before any model loads.
+
+No torch import: a bad parameters file must fail in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .registry import MODEL_NAMES, SIZES
+
+MODES = ("eager", "default", "reduce-overhead", "max-autotune")
+DTYPES = ("float32", "float16", "bfloat16")
+DEVICES = ("auto", "cpu", "cuda")
+WEIGHTS = ("auto", "pretrained", "random")
+
+
+class ConfigError(ValueError):
+    """A parameters file or value is invalid; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    label: str = "CPU"  # hardware label shown in the report, e.g. "A100"
+    models: tuple[str, ...] = ("vit", "resnet")  # short names from the registry
+    size: str = "tiny"  # "full" = the checkpoint's architecture, "tiny" = shrunk config for smoke runs
+    batch_sizes: tuple[int, ...] = (1,)  # images per forward pass
+    modes: tuple[str, ...] = ("eager", "default")  # "eager" and/or torch.compile modes
+    fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break becomes an error
+    dtype: str = "float32"  # model and input dtype
+    device: str = "auto"  # "auto" picks cuda when available
+    weights: str = "auto"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
+    warmup: int = 3  # untimed calls before timing (compiled modes get extra, see measure.py)
+    iterations: int = 20  # timed calls per measurement (the guide used 300)
+    timeout_s: float = 600.0  # wall-clock limit per cell subprocess, seconds
+    image: str | None = None  # image path; None = a photograph shipped with matplotlib
+    tags: tuple[str, ...] = field(default=())  # free-form labels for the report, e.g. ("nightly",)
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    def cells(self) -> list[tuple[str, int, str]]:
+        """The (model, batch_size, mode) matrix in run order: model-major, eager before compiled."""
+        return [(m, b, mode) for m in self.models for b in self.batch_sizes for mode in self.modes]
+
+    def settings_fingerprint(self) -> str:
+        """Hash of the settings that change a measurement but are not part of a cell's key.
+
+        Resuming into a results file written with other settings would mix incomparable rows.
+        """
+        keep = {k: v for k, v in self.to_dict().items() if k not in ("models", "batch_sizes", "modes",
+                                                                     "timeout_s", "tags", "label")}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+
+    def slug(self) -> str:
+        """The label as a file-system friendly name, e.g. "A100 (nightly)" -> "a100-nightly"."""
+        return re.sub(r"[^a-z0-9]+", "-", self.label.lower()).strip("-") or "run"
+
+
+FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(BenchConfig)}
+_LIST_FIELDS = {"models": str, "batch_sizes": int, "modes": str, "tags": str}
+_CHOICES = {"size": SIZES, "dtype": DTYPES, "device": DEVICES, "weights": WEIGHTS}
+
+
+def _fail(key: str, value, allowed: str) -> None:
+    raise ConfigError(f"{key}: {value!r} is not allowed; allowed: {allowed}")
+
+
+def _check(cfg: BenchConfig) -> None:
+    if not isinstance(cfg.label, str) or not cfg.label.strip():
+        _fail("label", cfg.label, "a non-empty string")
+    for key, item_type in _LIST_FIELDS.items():
+        value = getattr(cfg, key)
+        if not isinstance(value, tuple) or not all(type(v) is item_type for v in value):
+            _fail(key, value, f"a list of {item_type.__name__}")
+        if key != "tags" and not value:
+            _fail(key, list(value), "a non-empty list")
+        if len(set(value)) != len(value):
+            _fail(key, list(value), "a list without repeats")
+    for name in cfg.models:
+        if name not in MODEL_NAMES:
+            _fail("models", name, ", ".join(MODEL_NAMES))
+    for mode in cfg.modes:
+        if mode not in MODES:
+            _fail("modes", mode, ", ".join(MODES))
+    for batch in cfg.batch_sizes:
+        if batch < 1:
+            _fail("batch_sizes", batch, "integers >= 1")
+    for key, allowed in _CHOICES.items():
+        if getattr(cfg, key) not in allowed:
+            _fail(key, getattr(cfg, key), ", ".join(allowed))
+    if cfg.size == "tiny" and cfg.weights == "pretrained":
+        _fail("weights", cfg.weights, "auto or random with size 'tiny' (there are no tiny checkpoints)")
+    if type(cfg.fullgraph) is not bool:
+        _fail("fullgraph", cfg.fullgraph, "true or false")
+    if type(cfg.warmup) is not int or cfg.warmup < 0:
+        _fail("warmup", cfg.warmup, "an integer >= 0")
+    if type(cfg.iterations) is not int or cfg.iterations < 2:
+        _fail("iterations", cfg.iterations, "an integer >= 2 (a spread needs two samples)")
+    if type(cfg.timeout_s) not in (int, float) or cfg.timeout_s <= 0:
+        _fail("timeout_s", cfg.timeout_s, "a number of seconds > 0")
+    if cfg.image is not None:
+        _check_image(cfg.image)
+
+
+def _check_image(image) -> None:
+    if not isinstance(image, str):
+        _fail("image", image, "a path to an image file, or null")
+    path = Path(image).expanduser()
+    if not path.is_file():
+        _fail("image", image, "an existing image file (file not found)")
+    # Pillow is light (no torch); verify() reads the header without decoding the pixels.
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            img.verify()
+    except (UnidentifiedImageError, OSError):
+        _fail("image", image, "an image file Pillow can read (this file is not an image)")
+
+
+def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
+    """Validate a mapping (from YAML or papermill parameters) into a BenchConfig."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: expected a mapping of key: value, got {type(values).__name__}")
+    unknown = sorted(set(values) - set(FIELD_TYPES))
+    if unknown:
+        _fail(unknown[0], values[unknown[0]], "keys " + ", ".join(FIELD_TYPES))
+    kwargs = {}
+    for key, value in values.items():
+        if key in _LIST_FIELDS:
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                value = [value]  # a lone value is a one-item list
+            if not isinstance(value, list):
+                _fail(key, value, f"a list of {_LIST_FIELDS[key].__name__}")
+            value = tuple(value)
+        kwargs[key] = value
+    return BenchConfig(**kwargs)
+
+
+REQUIRED_KEYS = ("label", "models", "batch_sizes", "modes")
+
+
+def load_config(path: str | Path) -> BenchConfig:
+    """Read and validate a parameters YAML file; raises ConfigError with a one-line message."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: parameters file not found")
+    try:
+        values = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where else ""
+        raise ConfigError(f"{path}: not valid YAML{line}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file") from None
+    if values is None:
+        raise ConfigError(f"{path}: the file is empty; required keys: {', '.join(REQUIRED_KEYS)}")
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: expected a mapping of key: value, got {type(values).__name__}")
+    missing = [key for key in REQUIRED_KEYS if key not in values]
+    if missing:
+        raise ConfigError(f"{path}: missing required key {missing[0]!r}; required: {', '.join(REQUIRED_KEYS)}")
+    try:
+        return config_from_dict(values, source=str(path))
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None

@@ -1,0 +1,52 @@
+"""Test-only fault injection, so the fault suite can prove what a failing cell does to a sweep.
+
+Set BENCH_UTILS_FAULT to a ';'-separated list of ``MODEL/BATCH/MODE=KIND`` (``*`` matches any
+part), e.g. ``vit/1/default=compile-error``. Unset in normal use, where this module does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+ENV_VAR = "BENCH_UTILS_FAULT"
+KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill")
+STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "eager",
+          "segfault": "eager", "sigkill": "eager"}
+
+
+class InjectedFault(RuntimeError):
+    """An error raised on purpose by the fault hook."""
+
+
+def planned_fault(model: str, batch_size: int, mode: str, spec: str | None = None) -> str | None:
+    """The fault kind planned for this cell, or None."""
+    spec = os.environ.get(ENV_VAR, "") if spec is None else spec
+    for entry in filter(None, (part.strip() for part in spec.split(";"))):
+        target, _, kind = entry.partition("=")
+        if kind not in KINDS:
+            raise ValueError(f"{ENV_VAR}: fault kind {kind!r} is not allowed; allowed: {', '.join(KINDS)}")
+        want = target.split("/")
+        if len(want) != 3:
+            raise ValueError(f"{ENV_VAR}: {target!r} is not MODEL/BATCH/MODE")
+        if all(w in ("*", str(v)) for w, v in zip(want, (model, batch_size, mode))):
+            return kind
+    return None
+
+
+def maybe_inject(stage: str, kind: str | None) -> None:
+    """Trigger `kind` if it belongs to `stage` ('load', 'eager' or 'compile')."""
+    if kind is None or STAGES[kind] != stage:
+        return
+    if kind == "oom":
+        raise MemoryError("injected fault: out of memory")
+    if kind in ("eager-error", "compile-error"):
+        raise InjectedFault(f"injected fault: {kind}")
+    if kind == "hang":
+        while True:  # the runner's timeout must end this
+            time.sleep(60)
+    if kind == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if kind == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,68 @@
+"""Model inputs: one photograph through the checkpoint's own preprocessing, repeated N times.
+
+The default image is a real photograph that ships with matplotlib (Grace Hopper, 512x600), so no
+download is needed. Preprocessing settings come from the checkpoint's preprocessor config shipped in
+the package. OWL-ViT's text queries are CLIP token ids, shipped too, so no tokenizer is fetched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from PIL import Image
+
+from .registry import ModelSpec
+
+TEXT_QUERIES = ("a photo of a cat", "a photo of a dog")  # the guide's OWL-ViT queries
+# CLIP BPE ids of TEXT_QUERIES: <|startoftext|> a photo of a cat|dog <|endoftext|>; OWL-ViT pads
+# with id 0 to 16 tokens (its processor uses padding="max_length").
+_QUERY_TOKEN_IDS = ((49406, 320, 1125, 539, 320, 2368, 49407), (49406, 320, 1125, 539, 320, 1929, 49407))
+OWLVIT_MAX_TEXT_LEN = 16
+MODEL_INPUT_KEYS = ("pixel_values", "pixel_mask", "input_ids", "attention_mask")
+
+
+def default_image_path() -> Path:
+    import matplotlib.cbook
+
+    return Path(matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False))
+
+
+def load_image(path: str | Path | None = None) -> Image.Image:
+    path = Path(path).expanduser() if path else default_image_path()
+    with Image.open(path) as img:
+        return img.convert("RGB")
+
+
+def image_processor(spec: ModelSpec, size: str):
+    from transformers import AutoImageProcessor
+
+    return AutoImageProcessor.from_pretrained(spec.config_dir(size), local_files_only=True)
+
+
+def text_inputs(batch_size: int, max_len: int = OWLVIT_MAX_TEXT_LEN) -> dict[str, torch.Tensor]:
+    """Token ids and attention mask for TEXT_QUERIES, once per image (OWL-ViT flattens them)."""
+    ids = torch.zeros((len(_QUERY_TOKEN_IDS), max_len), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, tokens in enumerate(_QUERY_TOKEN_IDS):
+        ids[row, : len(tokens)] = torch.tensor(tokens)
+        mask[row, : len(tokens)] = 1
+    return {"input_ids": ids.repeat(batch_size, 1), "attention_mask": mask.repeat(batch_size, 1)}
+
+
+def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype: torch.dtype,
+                 image: str | Path | None = None) -> dict[str, torch.Tensor]:
+    """Keyword inputs for `spec`'s forward: `batch_size` copies of the processed image."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size: {batch_size} is not allowed; allowed: >= 1")
+    processed = image_processor(spec, size)(images=load_image(image), return_tensors="pt")
+    inputs = {k: v for k, v in processed.items() if k in MODEL_INPUT_KEYS}
+    if spec.takes_text:
+        inputs.update(text_inputs(1))
+    batch = {}
+    for key, tensor in inputs.items():
+        repeats = (batch_size,) + (1,) * (tensor.dim() - 1)
+        tensor = tensor.repeat(*repeats).contiguous()
+        # Only floating inputs follow the model dtype; ids and masks keep their integer types.
+        batch[key] = tensor.to(device=device, dtype=dtype if tensor.is_floating_point() else None)
+    return batch

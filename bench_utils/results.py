@@ -1,0 +1,204 @@
+"""Benchmark results: one frozen row per cell, stored as JSON lines, read back in one place.
+
+The results file is append-only: each row is written, flushed and fsynced the moment its cell ends,
+so a killed run loses at most the cell in flight. A lock file refuses a second writer. No torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STATUSES = ("ok", "oom", "error", "timeout", "crashed")
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    # --- the cell ---
+    label: str  # hardware label from the parameters, e.g. "A100"
+    model: str  # registry short name
+    checkpoint: str  # hub id of the architecture
+    task: str
+    size: str  # "full" or "tiny"
+    batch_size: int
+    mode: str  # "eager" or a torch.compile mode
+    fullgraph: bool
+    dtype: str
+    device: str  # resolved device: "cpu" or "cuda"
+    settings: str  # BenchConfig.settings_fingerprint(): rows with equal settings are comparable
+    # --- outcome ---
+    status: str  # one of STATUSES
+    error: str = ""  # exception type and message when status != "ok"
+    weights: str = ""  # what was actually used: "pretrained" or "random"
+    weights_note: str = ""  # why (e.g. "not in local cache, offline")
+    num_params: int = 0
+    warmup: int = 0
+    iterations: int = 0
+    # --- latency of this cell's mode (compiled, or eager for mode "eager"), milliseconds ---
+    latency_ms_mean: float | None = None
+    latency_ms_median: float | None = None
+    latency_ms_p10: float | None = None
+    latency_ms_p90: float | None = None
+    latency_ms_std: float | None = None
+    latency_ms_ci95_low: float | None = None
+    latency_ms_ci95_high: float | None = None
+    # --- eager latency measured in the same process, interleaved with the compiled blocks ---
+    eager_ms_mean: float | None = None
+    eager_ms_median: float | None = None
+    speedup: float | None = None  # eager median / compiled median (1.0 for mode "eager")
+    speedup_ci95_low: float | None = None
+    speedup_ci95_high: float | None = None
+    # --- compile and resources ---
+    compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
+    peak_mem_mb: float | None = None  # CUDA max allocated, or peak RSS of the cell process on CPU
+    max_abs_diff: float | None = None  # compiled vs eager output
+    accuracy_ok: bool | None = None  # max_abs_diff within the documented tolerance
+    task_agreement: float | None = None  # top-1 / mask IoU / box agreement, compiled vs eager
+    graph_breaks: int | None = None
+    graph_count: int | None = None
+    recompiles: int | None = None
+    break_reasons: list[str] = field(default_factory=list)
+    # --- raw samples, seconds ---
+    samples_s: list[float] = field(default_factory=list)
+    eager_samples_s: list[float] = field(default_factory=list)
+    # --- provenance ---
+    env: dict = field(default_factory=dict)  # environment.collect()
+    started_at: str = ""  # ISO 8601 UTC
+    duration_s: float | None = None  # wall time of the whole cell
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status: {self.status!r} is not allowed; allowed: {', '.join(STATUSES)}")
+
+    @property
+    def key(self) -> tuple:
+        return cell_key(self.model, self.size, self.batch_size, self.mode, self.dtype, self.fullgraph)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "BenchResult":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool) -> tuple:
+    return (model, size, int(batch_size), mode, dtype, bool(fullgraph))
+
+
+class ResultsLockedError(RuntimeError):
+    """Another process is writing the same results file."""
+
+
+class ResultsWriter:
+    """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "w")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise ResultsLockedError(
+                f"{self.path} is being written by another run; wait for it or use --results") from None
+        self._lock_file.write(str(os.getpid()))
+        self._lock_file.flush()
+        self._repair_tail()
+
+    def _repair_tail(self) -> None:
+        # A kill during a write can leave a last line without its newline; end it so the next
+        # row starts on a line of its own (the loader then skips the broken line).
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb+") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+
+    def append(self, row: BenchResult) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(row.to_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def close(self) -> None:
+        if not self._lock_file.closed:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+
+    def __enter__(self) -> "ResultsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class LoadedResults:
+    rows: list[BenchResult]  # last row per cell key, in file order
+    skipped_lines: list[int]  # 1-based line numbers that were not valid rows
+
+
+def read_results(path: str | Path) -> LoadedResults:
+    """Read a results file; broken lines (a kill mid-write) are skipped and reported, never fatal."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: results file not found")
+    latest: dict[tuple, BenchResult] = {}
+    skipped: list[int] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                values = json.loads(line)
+                if not isinstance(values, dict):
+                    raise TypeError("not a JSON object")
+                row = BenchResult.from_dict(values)
+            except (json.JSONDecodeError, TypeError, ValueError):
+                skipped.append(number)
+                continue
+            latest.pop(row.key, None)  # a re-run of a cell replaces the earlier row
+            latest[row.key] = row
+    if skipped:
+        warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}", stacklevel=2)
+    return LoadedResults(list(latest.values()), skipped)
+
+
+SAMPLE_COLUMNS = ("samples_s", "eager_samples_s")
+
+
+def to_dataframe(rows, with_samples: bool = False):
+    """The one place a list of rows becomes a pandas DataFrame (one row per cell)."""
+    import pandas as pd
+
+    records = []
+    for row in rows:
+        record = dataclasses.asdict(row)
+        env = record.pop("env")
+        record["hardware"] = env.get("device_name", "")
+        record["torch"] = env.get("torch", "")
+        record["transformers"] = env.get("transformers", "")
+        record["hostname"] = env.get("hostname", "")
+        if not with_samples:
+            for column in SAMPLE_COLUMNS:
+                record.pop(column)
+        records.append(record)
+    columns = [f.name for f in dataclasses.fields(BenchResult) if f.name != "env"]
+    columns += ["hardware", "torch", "transformers", "hostname"]
+    if not with_samples:
+        columns = [c for c in columns if c not in SAMPLE_COLUMNS]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def load_dataframe(*paths, with_samples: bool = False):
+    """Rows of one or more results files as a single DataFrame."""
+    rows = [row for path in paths for row in read_results(path).rows]
+    return to_dataframe(rows, with_samples=with_samples)

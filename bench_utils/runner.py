@@ -1,0 +1,144 @@
+"""Run a sweep: every cell of a config in its own subprocess, each row appended as soon as it exists.
+
+A subprocess per cell isolates what one cell does to the next (CUDA-graph pools, dynamo caches,
+allocator fragmentation, a segfault) and lets a hung cell be killed. Re-running resumes: cells with
+a row in the results file are skipped. No torch import in the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import BenchConfig
+from .registry import get_spec
+from .results import BenchResult, ResultsWriter, cell_key, read_results
+
+LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
+
+
+class SettingsMismatchError(ValueError):
+    """The results file holds rows measured with other settings."""
+
+
+@dataclass
+class SweepSummary:
+    results_path: Path
+    total: int
+    skipped: int = 0  # finished in an earlier run
+    statuses: dict = field(default_factory=dict)  # status -> count for cells run now
+
+    def line(self) -> str:
+        done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
+        return f"{self.total} cells: {self.skipped} already done, {done} -> {self.results_path}"
+
+
+def default_results_path(cfg: BenchConfig, root: str | Path = "reports") -> Path:
+    return Path(root) / cfg.slug() / "results.jsonl"
+
+
+def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[tuple]:
+    """Cells of `cfg` that have no row yet (or no `ok` row, with retry_failed)."""
+    if not results_path.exists():
+        return cfg.cells()
+    rows = read_results(results_path).rows
+    foreign = {row.settings for row in rows} - {cfg.settings_fingerprint()}
+    if foreign:
+        raise SettingsMismatchError(
+            f"{results_path} holds rows measured with other settings (size, dtype, weights, "
+            f"warmup, iterations, image or device differ); choose another --results file")
+    done = {row.key for row in rows if row.status == "ok" or not retry_failed}
+    return [cell for cell in cfg.cells()
+            if cell_key(cell[0], cfg.size, cell[1], cell[2], cfg.dtype, cfg.fullgraph) not in done]
+
+
+def _failure_row(cfg: BenchConfig, cell: tuple, status: str, error: str, duration_s: float) -> BenchResult:
+    model, batch_size, mode = cell
+    spec = get_spec(model)
+    return BenchResult(
+        label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+        batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
+        device=cfg.device, settings=cfg.settings_fingerprint(), status=status, error=error,
+        warmup=cfg.warmup, iterations=cfg.iterations, duration_s=duration_s,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
+
+
+def _log_tail(log_path: Path) -> str:
+    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-5:])[-LOG_TAIL_CHARS:]
+
+
+def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchResult:
+    """Run one cell in a fresh Python process with cfg.timeout_s; always returns a row."""
+    model, batch_size, mode = cell
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{model}-bs{batch_size}-{mode}.log"
+    with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
+        config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
+        config_path.write_text(json.dumps(cfg.to_dict()))
+        command = [sys.executable, "-m", "bench_utils", "cell", "--config", str(config_path),
+                   "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--out", str(out_path)]
+        start = time.perf_counter()
+        with open(log_path, "w") as log:
+            # A session of its own, so a timeout kills the cell and any compile workers it forked.
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                returncode = process.wait(timeout=cfg.timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return _failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s",
+                                    time.perf_counter() - start)
+        duration_s = time.perf_counter() - start
+        if returncode == 0 and out_path.exists():
+            return BenchResult.from_dict(json.loads(out_path.read_text()))
+    if returncode < 0:
+        reason = f"killed by {signal.Signals(-returncode).name}"
+    else:
+        reason = f"exit code {returncode}"
+    return _failure_row(cfg, cell, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
+
+
+def _cell_line(row: BenchResult) -> str:
+    name = f"{row.model} bs={row.batch_size} {row.mode}"
+    if row.status != "ok":
+        return f"{name}: {row.status.upper()} {row.error[:160]}"
+    text = f"{name}: {row.latency_ms_median:.2f} ms median"
+    if row.mode != "eager":
+        text += f" (eager {row.eager_ms_median:.2f} ms, x{row.speedup:.2f}, compile {row.compile_s:.1f} s)"
+    return text
+
+
+def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
+              progress: bool = True) -> SweepSummary:
+    """Measure every pending cell of `cfg`, appending each row to `results_path` as it finishes."""
+    results_path = Path(results_path) if results_path else default_results_path(cfg)
+    with ResultsWriter(results_path) as writer:
+        todo = pending_cells(cfg, results_path, retry_failed)
+        summary = SweepSummary(results_path, total=len(cfg.cells()), skipped=len(cfg.cells()) - len(todo))
+        bar = _progress(todo, progress)
+        for cell in bar:
+            if progress:
+                bar.set_description(f"{cell[0]} bs={cell[1]} {cell[2]}")
+            row = run_cell_subprocess(cfg, cell, results_path.parent / "logs")
+            writer.append(row)
+            summary.statuses[row.status] = summary.statuses.get(row.status, 0) + 1
+            if progress:
+                bar.write(_cell_line(row))
+    return summary
+
+
+def _progress(cells: list, enabled: bool):
+    if not enabled:
+        return cells
+    from tqdm import tqdm
+
+    return tqdm(cells, unit="cell", file=sys.stderr, dynamic_ncols=True)

@@ -1,0 +1,82 @@
+import pytest
+
+from bench_utils.config import BenchConfig, ConfigError, config_from_dict, load_config
+
+GOOD = """\
+label: CPU test
+models: [vit, resnet]
+batch_sizes: [1, 4]
+modes: [eager, default]
+iterations: 10
+"""
+
+
+def write(tmp_path, text, name="p.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_good_file_becomes_frozen_config_with_cells(tmp_path):
+    cfg = load_config(write(tmp_path, GOOD))
+    assert cfg.models == ("vit", "resnet") and cfg.batch_sizes == (1, 4) and cfg.iterations == 10
+    assert cfg.cells()[:3] == [("vit", 1, "eager"), ("vit", 1, "default"), ("vit", 4, "eager")]
+    assert len(cfg.cells()) == 8
+    assert cfg.slug() == "cpu-test"
+    with pytest.raises(AttributeError):
+        cfg.iterations = 3
+
+
+def test_fingerprint_ignores_matrix_but_not_settings():
+    base = BenchConfig()
+    assert base.settings_fingerprint() == BenchConfig(models=("beit",), batch_sizes=(8,)).settings_fingerprint()
+    assert base.settings_fingerprint() != BenchConfig(iterations=21).settings_fingerprint()
+    assert base.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "the file is empty"),
+    ("label: [unclosed", "not valid YAML"),
+    ("- just\n- a list\n", "expected a mapping"),
+    ("models: [vit]\nbatch_sizes: [1]\nmodes: [eager]\n", "missing required key 'label'"),
+    (GOOD + "colour: blue\n", "colour: 'blue' is not allowed; allowed: keys label"),
+    (GOOD.replace("[vit, resnet]", "[vit, gpt2]"), "models: 'gpt2' is not allowed; allowed: vit, beit"),
+    (GOOD.replace("[eager, default]", "[eager, turbo]"), "modes: 'turbo' is not allowed"),
+    (GOOD.replace("[1, 4]", "[0, 4]"), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
+    (GOOD.replace("[1, 4]", "[-2]"), "batch_sizes: -2 is not allowed"),
+    (GOOD.replace("[1, 4]", "['one']"), "batch_sizes: ('one',) is not allowed; allowed: a list of int"),
+    (GOOD.replace("iterations: 10", "iterations: 0"), "iterations: 0 is not allowed"),
+    (GOOD.replace("iterations: 10", "iterations: ten"), "iterations: 'ten' is not allowed"),
+    (GOOD + "fullgraph: maybe\n", "fullgraph: 'maybe' is not allowed; allowed: true or false"),
+    (GOOD + "dtype: float64\n", "dtype: 'float64' is not allowed; allowed: float32, float16, bfloat16"),
+    (GOOD + "timeout_s: -1\n", "timeout_s: -1 is not allowed"),
+    (GOOD + "image: /no/such/file.jpg\n", "image: '/no/such/file.jpg' is not allowed; allowed: an existing image file"),
+    (GOOD + "weights: pretrained\n", "weights: 'pretrained' is not allowed; allowed: auto or random with size 'tiny'"),
+    (GOOD.replace("[vit, resnet]", "[vit, vit]"), "a list without repeats"),
+])
+def test_bad_files_give_one_line_naming_the_problem(tmp_path, text, message):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_image_that_is_not_an_image(tmp_path):
+    fake = write(tmp_path, "not a picture", "photo.jpg")
+    with pytest.raises(ConfigError, match="this file is not an image"):
+        load_config(write(tmp_path, GOOD + f"image: {fake}\n"))
+
+
+def test_missing_file_and_lone_values():
+    with pytest.raises(ConfigError, match="parameters file not found"):
+        load_config("/no/such/params.yaml")
+    cfg = config_from_dict({"models": "vit", "batch_sizes": 2, "modes": "eager"})
+    assert cfg.models == ("vit",) and cfg.batch_sizes == (2,)
+
+
+def test_config_module_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, bench_utils.config, bench_utils.stats, bench_utils.results; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

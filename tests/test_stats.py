@@ -1,0 +1,76 @@
+import math
+
+import numpy as np
+import pytest
+
+from bench_utils.stats import (breakeven_calls, median_ci_ranks, percent_improvement, speedup_ci,
+                               summarize)
+
+
+def test_summary_of_known_samples_in_ms():
+    samples_s = [0.001 * v for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)]
+    s = summarize(samples_s)
+    assert s.n == 10
+    assert s.mean_ms == pytest.approx(5.5)
+    assert s.median_ms == pytest.approx(5.5)
+    assert s.p10_ms == pytest.approx(1.9)  # numpy linear interpolation
+    assert s.p90_ms == pytest.approx(9.1)
+    assert s.std_ms == pytest.approx(3.0276503540974917)  # sample std (ddof=1)
+    # n=10: ranks floor(5 - 3.099) = 1 and ceil(5 + 3.099) = 9 (1-based) -> 1 ms and 9 ms
+    assert (s.ci95_low_ms, s.ci95_high_ms) == (pytest.approx(1.0), pytest.approx(9.0))
+
+
+def test_median_ci_ranks_follow_the_binomial_normal_approximation():
+    assert median_ci_ranks(10) == (0, 8)
+    assert median_ci_ranks(100) == (39, 59)  # 50 -+ 9.8 -> ranks 40..60 (1-based)
+    assert median_ci_ranks(300) == (132, 166)  # the guide's 300 calls
+    assert median_ci_ranks(1) == (0, 0)
+    with pytest.raises(ValueError, match="n:"):
+        median_ci_ranks(0)
+
+
+def test_ci_covers_the_median_and_narrows_with_more_samples():
+    rng = np.random.default_rng(1)
+    small = summarize(rng.normal(0.010, 0.001, 30))
+    large = summarize(rng.normal(0.010, 0.001, 3000))
+    assert small.ci95_low_ms <= small.median_ms <= small.ci95_high_ms
+    assert (large.ci95_high_ms - large.ci95_low_ms) < (small.ci95_high_ms - small.ci95_low_ms) / 5
+
+
+def test_summary_rejects_bad_samples():
+    for bad in ([], [float("nan")], [-1.0], [[0.1, 0.2]]):
+        with pytest.raises(ValueError, match="samples_s"):
+            summarize(bad)
+
+
+def test_noisy_flag_uses_relative_interdecile_range():
+    steady = summarize([0.010] * 50 + [0.0101] * 50)
+    noisy = summarize([0.005] * 20 + [0.010] * 60 + [0.020] * 20)
+    assert not steady.noisy
+    assert noisy.noisy and noisy.spread == pytest.approx((20 - 5) / 10)
+
+
+def test_speedup_ci_is_reproducible_and_significant_for_clear_gap():
+    rng = np.random.default_rng(0)
+    eager = rng.normal(0.020, 0.0005, 100)
+    compiled = rng.normal(0.010, 0.0005, 100)
+    est = speedup_ci(eager, compiled, seed=3)
+    assert est == speedup_ci(eager, compiled, seed=3)
+    assert est.speedup == pytest.approx(np.median(eager) / np.median(compiled))
+    assert 1.9 < est.ci95_low < est.speedup < est.ci95_high < 2.1
+    assert est.significant
+
+
+def test_speedup_ci_not_significant_for_same_distribution():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.010, 0.001, 60), rng.normal(0.010, 0.001, 60)
+    est = speedup_ci(a, b)
+    assert est.ci95_low < 1.0 < est.ci95_high
+    assert not est.significant
+
+
+def test_guide_percentages_and_breakeven():
+    # The guide's A100 ViT batch 1: 9.325 ms eager, 7.584 ms compiled.
+    assert percent_improvement(9.325, 7.584) == pytest.approx(18.670241)
+    assert breakeven_calls(30.0, 10.0, 8.0) == pytest.approx(15000)  # 30 s / 2 ms saved
+    assert math.isinf(breakeven_calls(30.0, 8.0, 10.0))
