@@ -47,7 +47,7 @@ def collect(device: str) -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "hostname": socket.gethostname(),
-        "cuda": torch.version.cuda or "",
+        "cuda_build": torch.version.cuda or "",  # CUDA version torch was built with
         "cudnn": "",
         "driver": "",
         "gpu_memory_gb": None,

@@ -1,0 +1,98 @@
+"""reports/index.html: one line per profile (hardware, weights, cells ok / failed / missing, best
+speedup) linking its page, and a flag on every profile whose notebook failed. No torch."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from .results import read_results
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
+padding:0 1rem;color:#1f2328}
+table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.45rem .6rem;
+text-align:left}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.failed{color:#b42318;font-weight:600}.ok{color:#1a7f37;font-weight:600}.random{color:#9a6700;font-weight:600}
+small{color:#57606a}
+"""
+
+
+@dataclass(frozen=True)
+class ProfileLine:
+    label: str
+    page: str  # link relative to index.html
+    params: str  # parameters file name
+    error: str  # "" when the notebook ran through
+    expected_cells: int
+    rows: list  # BenchResult rows read from the profile's results file
+
+
+def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
+    ok = sum(1 for row in line.rows if row.status == "ok")
+    failed = len(line.rows) - ok
+    return ok, failed, max(line.expected_cells - len(line.rows), 0)
+
+
+def _hardware(rows) -> str:
+    names = sorted({row.env.get("device_name", "") for row in rows if row.env} - {""})
+    return ", ".join(names) or "—"
+
+
+def _weights(rows) -> str:
+    used = sorted({row.weights for row in rows if row.weights})
+    if not used:
+        return "—"
+    text = " + ".join(used)
+    return f'<span class="random">{text}</span>' if "random" in used else text
+
+
+def _speedups(rows) -> str:
+    values = [row.speedup for row in rows if row.status == "ok" and row.mode != "eager" and row.speedup]
+    if not values:
+        return "—"
+    return f"median ×{statistics.median(values):.2f}, best ×{max(values):.2f}"
+
+
+def _row_html(line: ProfileLine) -> str:
+    ok, failed, missing = _cell_counts(line)
+    state = (f'<span class="failed">notebook failed: {html.escape(line.error)}</span>' if line.error
+             else '<span class="ok">complete</span>' if not failed and not missing
+             else f'<span class="failed">{failed} failed, {missing} missing</span>')
+    return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
+            f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
+            f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
+            f"<td class=num>{missing}</td><td>{_speedups(line.rows)}</td><td>{state}</td></tr>")
+
+
+def load_rows(results: Path) -> list:
+    return read_results(results).rows if results.exists() else []
+
+
+def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, summary_error: str = "") -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    body = "\n".join(_row_html(line) for line in lines)
+    summary = ""
+    if summary_page:
+        flag = f' <span class="failed">(failed: {html.escape(summary_error)})</span>' if summary_error else ""
+        summary = f'<p><a href="{html.escape(summary_page)}">Compare all runs side by side</a>{flag}</p>'
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>torch.compile benchmark reports</title>
+<style>{_STYLE}</style></head><body>
+<h1>torch.compile vs eager: benchmark reports</h1>
+<p>Latency of Hugging Face Transformers vision models in eager mode and under <code>torch.compile</code>,
+one page per hardware profile. Speedup = eager median / compiled median, measured in the same process.
+Rows built with <span class="random">random</span> weights have the checkpoint's architecture but not its weights.</p>
+<table><thead><tr><th>Profile</th><th>Hardware</th><th>Weights</th><th>OK cells</th><th>Failed</th>
+<th>Missing</th><th>Speedup</th><th>State</th></tr></thead><tbody>
+{body}
+</tbody></table>
+{summary}
+<p><small>Generated {stamp} by <code>python -m bench_utils report</code>.</small></p>
+</body></html>
+"""
+    path.write_text(page, encoding="utf-8")
+    return path

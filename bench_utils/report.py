@@ -1,0 +1,147 @@
+"""The main job: execute the benchmark notebook once per parameters profile with papermill, export each
+to one self-contained HTML page with nbconvert, and write reports/index.html linking them.
+
+A profile that fails still gets its page (papermill saves the notebook up to the failing cell) and
+is flagged in the index; the command then exits non-zero.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import BenchConfig, ConfigError, load_config
+
+KERNEL_NAME = "python3"
+HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
+PROFILES_BY_GPU = (("A100", "a100"), ("V100", "v100"), ("T4", "t4"), ("H100", "h100"))  # name part -> file
+
+
+def repo_root() -> Path:
+    """The checkout holding notebooks/ and parameters/ (the package is installed in editable mode)."""
+    return Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class ProfileOutcome:
+    params: Path
+    cfg: BenchConfig
+    page: Path  # the exported HTML page
+    results: Path
+    error: str = ""  # why the notebook failed; "" when it ran through
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def default_profiles(root: Path) -> list[Path]:
+    """parameters/cpu.yaml without CUDA; with CUDA the GPU's own profile, else parameters/gpu.yaml."""
+    gpu = _cuda_device_name()
+    if not gpu:
+        return [root / "parameters" / "cpu.yaml"]
+    for part, stem in PROFILES_BY_GPU:
+        if part.lower() in gpu.lower():
+            return [root / "parameters" / f"{stem}.yaml"]
+    return [root / "parameters" / "gpu.yaml"]
+
+
+def _cuda_device_name() -> str:
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
+
+
+def notebook_parameters(notebook: Path) -> set[str]:
+    import papermill
+
+    return set(papermill.inspect_notebook(str(notebook)))
+
+
+def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dict:
+    """The papermill parameters for `cfg`; every key must exist in the notebook's parameters cell
+    (papermill itself only warns about unknown keys, and the notebook would silently use defaults)."""
+    values = cfg.to_dict()
+    unknown = sorted(set(values) - notebook_parameters(notebook))
+    if unknown:
+        raise ConfigError(f"{params_path}: key {unknown[0]!r} is not a parameter of {notebook.name}")
+    return values
+
+
+def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int) -> str:
+    """Run `notebook` into `output`; returns "" on success, else the failing cell's error line."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s)
+    except PapermillExecutionError as err:
+        return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
+    return ""
+
+
+def export_html(notebook: Path, page: Path) -> None:
+    """One self-contained page: inputs of tagged cells removed, images inline as data URIs."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    exporter = HTMLExporter()
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
+    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    page.write_text(body, encoding="utf-8")
+
+
+def run_profile(params: Path, out_dir: Path, cell_timeout_s: int) -> ProfileOutcome:
+    notebook = repo_root() / "notebooks" / "benchmark.ipynb"
+    cfg = load_config(params)
+    parameters = check_parameters(cfg, params, notebook)
+    profile_dir = (out_dir / cfg.slug()).resolve()
+    results = profile_dir / "results.jsonl"
+    parameters["results_path"] = str(results)
+    executed = profile_dir / "benchmark.ipynb"
+    print(f"[report] {params.name}: running notebook -> {executed}", file=sys.stderr)
+    error = execute(notebook, executed, parameters, cell_timeout_s)
+    page = profile_dir / "report.html"
+    export_html(executed, page)
+    return ProfileOutcome(params, cfg, page, results, error)
+
+
+def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
+    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    paths = [str(o.results) for o in outcomes if o.results.exists()]
+    executed = out_dir.resolve() / "summary.ipynb"
+    error = execute(notebook, executed, {"results_paths": paths}, cell_timeout_s)
+    page = out_dir / "summary.html"
+    export_html(executed, page)
+    return page, error
+
+
+def main(args) -> int:
+    """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
+    from .index_page import ProfileLine, load_rows, write_index
+
+    root = repo_root()
+    profiles = [Path(p) for p in args.params] or default_profiles(root)
+    for path in profiles:  # every file is checked before anything runs
+        load_config(path)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = dt.datetime.now()
+    outcomes = [run_profile(p, out_dir, args.cell_timeout) for p in profiles]
+    summary_page, summary_error = build_summary(outcomes, out_dir, args.cell_timeout)
+    lines = [ProfileLine(o.cfg.label, str(o.page.relative_to(out_dir.resolve())), o.params.name, o.error,
+                         len(o.cfg.cells()), load_rows(o.results)) for o in outcomes]
+    index = write_index(lines, out_dir / "index.html", summary_page.name, summary_error)
+    minutes = (dt.datetime.now() - started).total_seconds() / 60
+    for outcome in outcomes:
+        state = f"FAILED ({outcome.error})" if outcome.error else "ok"
+        print(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}")
+    print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
+    failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])
+    return 1 if failed else 0
