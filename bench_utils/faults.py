@@ -11,6 +11,8 @@ import signal
 import time
 
 ENV_VAR = "BENCH_UTILS_FAULT"
+# "N": the results writer writes half of the N-th row it appends, flushes, then SIGKILLs its process.
+TORN_WRITE_ENV_VAR = "BENCH_UTILS_TORN_WRITE"
 KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill")
 STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "eager",
           "segfault": "eager", "sigkill": "eager"}
@@ -50,3 +52,13 @@ def maybe_inject(stage: str, kind: str | None) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
     if kind == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def torn_write_cut(rows_appended: int, line: str) -> int | None:
+    """Where to cut the line being appended (half of it) if a torn write is planned for it."""
+    planned = os.environ.get(TORN_WRITE_ENV_VAR, "")
+    return len(line) // 2 if planned.isdigit() and int(planned) == rows_appended + 1 else None
+
+
+def kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)

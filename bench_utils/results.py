@@ -14,6 +14,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import faults
+
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 
 
@@ -112,6 +114,7 @@ class ResultsWriter:
         self._lock_file.write(str(os.getpid()))
         self._lock_file.flush()
         self._repair_tail()
+        self._appended = 0
 
     def _repair_tail(self) -> None:
         # A kill during a write can leave a last line without its newline; end it so the next
@@ -123,10 +126,15 @@ class ResultsWriter:
                     fh.write(b"\n")
 
     def append(self, row: BenchResult) -> None:
+        line = row.to_json() + "\n"
+        cut = faults.torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(row.to_json() + "\n")
+            fh.write(line if cut is None else line[:cut])
             fh.flush()
-            os.fsync(fh.fileno())
+            os.fsync(fh.fileno())  # on disk before the next cell starts: a power cut loses no row
+        if cut is not None:
+            faults.kill_self()
+        self._appended += 1
 
     def close(self) -> None:
         if not self._lock_file.closed:

@@ -76,6 +76,24 @@ def _log_tail(log_path: Path) -> str:
     return " | ".join(lines[-5:])[-LOG_TAIL_CHARS:]
 
 
+def _die_with_parent() -> None:
+    """In the cell process: get SIGKILL if the sweep process dies (Linux), so no orphan keeps a GPU."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
 def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchResult:
     """Run one cell in a fresh Python process with cfg.timeout_s; always returns a row."""
     model, batch_size, mode = cell
@@ -89,14 +107,17 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
         start = time.perf_counter()
         with open(log_path, "w") as log:
             # A session of its own, so a timeout kills the cell and any compile workers it forked.
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True, preexec_fn=_die_with_parent)
             try:
                 returncode = process.wait(timeout=cfg.timeout_s)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+                _kill_group(process)
                 return _failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s",
                                     time.perf_counter() - start)
+            except BaseException:  # Ctrl-C and friends: the cell must not outlive the sweep
+                _kill_group(process)
+                raise
         duration_s = time.perf_counter() - start
         if returncode == 0 and out_path.exists():
             return BenchResult.from_dict(json.loads(out_path.read_text()))
@@ -137,7 +158,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
 
 
 def _progress(cells: list, enabled: bool):
-    if not enabled:
+    if not enabled or not cells:
         return cells
     from tqdm import tqdm
 

@@ -1,0 +1,110 @@
+"""Two runs of the same cells side by side (e.g. two torch versions on one GPU). No torch.
+
+Both frames come from ``results.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` let each
+cell's change carry a bootstrap 95% CI of the ratio of medians (stats.speedup_ci), so a change is
+called significant only when that interval excludes "no change".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .stats import speedup_ci
+
+KEY = ["model", "size", "batch_size", "mode", "dtype", "fullgraph"]
+STATS = ("median", "mean")
+CELL_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
+                      "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
+                      "before_torch", "after_torch"]
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    cells: object  # DataFrame, one row per cell ok in both runs (CELL_COLUMNS)
+    unmatched: object  # DataFrame: KEY + reason ("only in before", "only in after", "status before=..., after=...")
+    stat: str  # latency statistic behind before_ms / after_ms / change_pct
+
+
+def compare_runs(before_df, after_df, stat: str = "median", resamples: int = 2000, seed: int = 0) -> RunComparison:
+    """Per cell: before and after latency (ms), change % (negative = faster), CI and significance.
+
+    change_pct uses `stat` ("median" or "mean" latency); the CI and `significant` always come from
+    the bootstrap of the ratio of medians over the raw samples (before median / after median).
+    """
+    import pandas as pd
+
+    if stat not in STATS:
+        raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
+    before = _indexed(before_df, "before_df")
+    after = _indexed(after_df, "after_df")
+    records, unmatched = [], []
+    for key in sorted(set(before) | set(after)):
+        b, a = before.get(key), after.get(key)
+        if b is None or a is None:
+            unmatched.append((*key, "only in after" if b is None else "only in before"))
+        elif b["status"] != "ok" or a["status"] != "ok":
+            unmatched.append((*key, f"status before={b['status']}, after={a['status']}"))
+        else:
+            records.append(_cell(key, b, a, stat, resamples, seed))
+    return RunComparison(pd.DataFrame.from_records(records, columns=CELL_COLUMNS),
+                         pd.DataFrame.from_records(unmatched, columns=KEY + ["reason"]), stat)
+
+
+def _indexed(df, name: str) -> dict:
+    if "samples_s" not in df.columns:
+        raise ValueError(f"{name}: no samples_s column; build it with to_dataframe(rows, with_samples=True)")
+    rows = {}
+    for row in df.to_dict("records"):
+        key = (row["model"], row["size"], int(row["batch_size"]), row["mode"], row["dtype"], bool(row["fullgraph"]))
+        if key in rows:
+            raise ValueError(f"{name}: cell {key} appears twice; keep one run (one hardware label) per frame")
+        rows[key] = row
+    return rows
+
+
+def _cell(key: tuple, before: dict, after: dict, stat: str, resamples: int, seed: int) -> dict:
+    before_ms, after_ms = before[f"latency_ms_{stat}"], after[f"latency_ms_{stat}"]
+    ratio = low = high = math.nan
+    if len(before["samples_s"]) >= 2 and len(after["samples_s"]) >= 2:
+        est = speedup_ci(before["samples_s"], after["samples_s"], resamples=resamples, seed=seed)
+        ratio, low, high = est.speedup, est.ci95_low, est.ci95_high
+    return dict(zip(KEY, key)) | {
+        "before_ms": before_ms, "after_ms": after_ms,
+        "change_pct": (after_ms - before_ms) / before_ms * 100.0,
+        # after/before = 1/ratio, so the ratio's upper bound gives the change's lower bound
+        "change_ci95_low_pct": (1.0 / high - 1.0) * 100.0, "change_ci95_high_pct": (1.0 / low - 1.0) * 100.0,
+        "significant": bool(low > 1.0 or high < 1.0), "ratio": ratio, "ratio_ci95_low": low,
+        "ratio_ci95_high": high, "n_before": len(before["samples_s"]), "n_after": len(after["samples_s"]),
+        "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
+    }
+
+
+def comparison_chart(comparison: RunComparison):
+    """Horizontal bars of % change per cell with 95% CI whiskers; significant cells in colour."""
+    from matplotlib.figure import Figure
+
+    cells = comparison.cells.sort_values("change_pct", ignore_index=True)
+    fig = Figure(figsize=(8, 1.0 + 0.32 * max(len(cells), 1)), layout="constrained")
+    ax = fig.add_subplot()
+    colors = ["tab:green" if s and c < 0 else "tab:red" if s else "lightgray"
+              for s, c in zip(cells["significant"], cells["change_pct"])]
+    errors = [(cells["change_pct"] - cells["change_ci95_low_pct"]).clip(lower=0).fillna(0),
+              (cells["change_ci95_high_pct"] - cells["change_pct"]).clip(lower=0).fillna(0)]
+    ax.barh(range(len(cells)), cells["change_pct"], xerr=errors, color=colors, ecolor="black", capsize=2)
+    ax.set_yticks(range(len(cells)), [_cell_label(row) for row in cells.to_dict("records")])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel(f"change in {comparison.stat} latency, % (negative = faster; whiskers: 95% CI)")
+    ax.set_title(_title(cells))
+    return fig
+
+
+def _cell_label(row: dict) -> str:
+    graph = ", fullgraph" if row["fullgraph"] else ""
+    return f"{row['model']} bs={row['batch_size']} {row['mode']} ({row['dtype']}, {row['size']}{graph})"
+
+
+def _title(cells) -> str:
+    before = ", ".join(sorted({str(v) for v in cells["before_torch"] if v})) or "before"
+    after = ", ".join(sorted({str(v) for v in cells["after_torch"] if v})) or "after"
+    return f"torch {before} → {after}" if before != "before" else "before → after"

@@ -1,0 +1,272 @@
+"""Display tables for the report notebooks, built from the DataFrame of ``results.to_dataframe``. No torch.
+
+Every function takes that one-row-per-cell DataFrame and returns a new DataFrame to show; the
+notebooks only call these and display what comes back. Models are named by the guide's row labels
+("Image Classification/ViT") and listed in registry order; modes in the order of ``config.MODES``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .config import MODES
+from .registry import MODEL_NAMES, MODELS
+from .stats import NOISY_SPREAD, breakeven_calls, percent_improvement
+
+MISSING = "—"  # a cell the run never measured
+STATS = ("mean", "median")
+COMPILE_MODES = tuple(mode for mode in MODES if mode != "eager")
+MODEL_INDEX_NAME = "Task/Model"  # the guide's first column
+_REQUIRED = ("label", "model", "batch_size", "mode", "status")
+
+
+def model_label(name: str) -> str:
+    """The guide's row label for a registry short name; unknown names are shown as they are."""
+    spec = MODELS.get(name)
+    return spec.label if spec else name
+
+
+def ordered_models(names) -> list[str]:
+    """Distinct short names in registry order, names unknown to the registry last (alphabetically)."""
+    names = set(names)
+    return [n for n in MODEL_NAMES if n in names] + sorted(names - set(MODEL_NAMES))
+
+
+def ordered_modes(modes) -> list[str]:
+    present = set(modes)
+    return [m for m in MODES if m in present] + sorted(present - set(MODES))
+
+
+def _check_df(df) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"df: expected the DataFrame of results.to_dataframe, got {type(df).__name__}")
+    absent = [c for c in _REQUIRED if c not in df.columns]
+    if absent:
+        raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with results.to_dataframe")
+
+
+def _check_stat(stat: str) -> None:
+    if stat not in STATS:
+        raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
+
+
+def _number(df, column: str) -> pd.Series:
+    """A column as float (None -> NaN); all-None columns arrive as object dtype."""
+    if column not in df.columns:
+        return pd.Series(math.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df[column], errors="coerce").astype(float)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
+    mode_rank = {mode: i for i, mode in enumerate(ordered_modes(frame["mode"]))}
+    keys = frame.assign(_model=frame["model"].map(model_rank), _mode=frame["mode"].map(mode_rank))
+    keys = keys.sort_values(["label", "_model", "batch_size", "_mode"], kind="stable")
+    return keys.drop(columns=["_model", "_mode"]).reset_index(drop=True)
+
+
+def _cell_frame(df) -> pd.DataFrame:
+    """The identifying columns shared by the long tables."""
+    return pd.DataFrame({"label": df["label"], "model": df["model"],
+                         "task_model": df["model"].map(model_label),
+                         "batch_size": df["batch_size"].astype(int), "mode": df["mode"],
+                         "status": df["status"]}, index=df.index)
+
+
+def latency_cells(df, stat: str = "median") -> pd.DataFrame:
+    """One row per (label, model, batch_size, mode) with `latency_ms` (NaN unless status is ok).
+
+    The eager latency comes from the mode "eager" row when there is one; otherwise from the eager
+    blocks measured in the same process as a compiled cell (first ok compile mode in MODES order).
+    """
+    _check_df(df)
+    _check_stat(stat)
+    cells = _cell_frame(df)
+    cells["latency_ms"] = _number(df, f"latency_ms_{stat}").where(df["status"] == "ok")
+    has_eager_row = set(zip(df["label"], df["model"], df["batch_size"].astype(int), df["mode"]))
+    borrowed = cells[(cells["mode"] != "eager") & (cells["status"] == "ok")].copy()
+    borrowed["latency_ms"] = _number(df, f"eager_ms_{stat}")
+    borrowed = borrowed[borrowed["latency_ms"].notna()]
+    no_eager_row = pd.Series([(lab, m, b, "eager") not in has_eager_row for lab, m, b in
+                              zip(borrowed["label"], borrowed["model"], borrowed["batch_size"])],
+                             index=borrowed.index, dtype=bool)
+    borrowed = borrowed[no_eager_row]
+    borrowed = _sorted(borrowed).drop_duplicates(["label", "model", "batch_size"]).assign(mode="eager")
+    return _sorted(pd.concat([cells, borrowed], ignore_index=True))
+
+
+def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
+    """The guide's table for one batch size: Task/Model x "eager (ms)", "<mode> (ms)" ...
+
+    Cells hold the latency formatted to 3 decimals, the status in capitals ("OOM") for failed cells
+    and "—" for cells never measured. numeric=True gives floats instead (NaN for both), for charts.
+    `df` must hold one run (one label); the guide reported the mean, hence the default `stat`.
+    """
+    if type(batch_size) is not int or batch_size < 1:
+        raise ValueError(f"batch_size: {batch_size!r} is not allowed; allowed: an integer >= 1")
+    cells = latency_cells(df, stat)
+    labels = sorted(set(cells["label"]))
+    if len(labels) > 1:
+        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+    at_batch = cells[cells["batch_size"] == batch_size].set_index(["model", "mode"])
+    if at_batch.index.duplicated().any():
+        raise ValueError("df: more than one row per model and mode (mixed sizes, dtypes or fullgraph?)")
+    models = ordered_models(df["model"])
+    modes = ["eager"] + [m for m in ordered_modes(df["mode"]) if m != "eager"]
+    table = pd.DataFrame(index=pd.Index([model_label(m) for m in models], name=MODEL_INDEX_NAME),
+                         columns=[f"{mode} (ms)" for mode in modes], dtype=float if numeric else object)
+    for model in models:
+        for mode in modes:
+            table.loc[model_label(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode, numeric)
+    return table
+
+
+def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
+    if (model, mode) not in at_batch.index:
+        return math.nan if numeric else MISSING
+    cell = at_batch.loc[(model, mode)]
+    if cell["status"] != "ok":
+        return math.nan if numeric else str(cell["status"]).upper()
+    if numeric:
+        return float(cell["latency_ms"])
+    return MISSING if pd.isna(cell["latency_ms"]) else f"{cell['latency_ms']:.3f}"
+
+
+def improvement_table(df) -> pd.DataFrame:
+    """Per compiled cell: the guide's percentage improvement and our speedup with its 95% CI.
+
+    Both come from the eager and compiled medians of the same process; `significant` means the
+    speedup CI excludes 1, `noisy` that the compiled (p90 - p10) / median exceeds stats.NOISY_SPREAD.
+    Failed cells keep their row (status) with NaN numbers.
+    """
+    _check_df(df)
+    compiled = df[df["mode"] != "eager"]
+    ok = compiled["status"] == "ok"
+    table = _cell_frame(compiled)
+    # which machine and torch: the summary notebook filters a table of several runs by them
+    table.insert(1, "hardware", compiled.get("hardware", ""))
+    table.insert(2, "torch", compiled.get("torch", ""))
+    table["eager_ms_median"] = _number(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = _number(compiled, "latency_ms_median").where(ok)
+    table["improvement_pct"] = percent_improvement(table["eager_ms_median"], table["compiled_ms_median"])
+    for column in ("speedup", "speedup_ci95_low", "speedup_ci95_high"):
+        table[column] = _number(compiled, column).where(ok)
+    table["significant"] = (table["speedup_ci95_low"] > 1.0) | (table["speedup_ci95_high"] < 1.0)
+    spread = (_number(compiled, "latency_ms_p90") - _number(compiled, "latency_ms_p10")) \
+        / table["compiled_ms_median"]
+    table["noisy"] = spread > NOISY_SPREAD
+    return _sorted(table)
+
+
+def compile_table(df) -> pd.DataFrame:
+    """Per compiled cell: compile time, calls to pay it off, graph breaks and agreement with eager."""
+    _check_df(df)
+    compiled = df[df["mode"] != "eager"]
+    ok = compiled["status"] == "ok"
+    table = _cell_frame(compiled)
+    table["compile_s"] = _number(compiled, "compile_s").where(ok)
+    table["eager_ms_median"] = _number(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = _number(compiled, "latency_ms_median").where(ok)
+    table["breakeven_calls"] = [
+        breakeven_calls(c, e, m) if not any(map(math.isnan, (c, e, m))) else math.nan
+        for c, e, m in zip(table["compile_s"], table["eager_ms_median"], table["compiled_ms_median"])]
+    for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
+        table[column] = _number(compiled, column)
+    reasons = compiled.get("break_reasons", [None] * len(compiled))
+    table["break_reasons"] = [("; ".join(r) if isinstance(r, list) else "") for r in reasons]
+    table["accuracy_ok"] = compiled.get("accuracy_ok", None)
+    order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "eager_ms_median",
+             "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles", "break_reasons",
+             "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
+    return _sorted(table[order])
+
+
+def failures_table(df) -> pd.DataFrame:
+    """Every cell whose status is not ok, with the status in capitals and the error text."""
+    _check_df(df)
+    failed = df[df["status"] != "ok"]
+    table = _cell_frame(failed)
+    table["status"] = failed["status"].str.upper()
+    table["error"] = failed["error"] if "error" in failed else ""
+    return _sorted(table)
+
+
+def missing_cells(df, expected_cells) -> pd.DataFrame:
+    """The (model, batch_size, mode) cells of `expected_cells` (e.g. BenchConfig.cells()) with no row."""
+    _check_df(df)
+    expected = list(expected_cells)
+    for cell in expected:
+        if not isinstance(cell, (tuple, list)) or len(cell) != 3:
+            raise ValueError(f"expected_cells: {cell!r} is not allowed; allowed: (model, batch_size, mode)")
+    measured = set(zip(df["model"], df["batch_size"].astype(int), df["mode"]))
+    missing = [(m, int(b), mode) for m, b, mode in expected if (m, int(b), mode) not in measured]
+    return pd.DataFrame({"model": [c[0] for c in missing],
+                         "task_model": [model_label(c[0]) for c in missing],
+                         "batch_size": pd.Series([c[1] for c in missing], dtype=int),
+                         "mode": [c[2] for c in missing]})
+
+
+# (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
+_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("dtype", "dtype"), ("model size", "size"),
+              ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
+              ("python", "python"), ("platform", "platform"), ("host", "hostname"),
+              ("warm-up calls", "warmup"), ("timed calls per measurement", "iterations"))
+
+
+def _joined(values) -> str:
+    texts = sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
+    return ", ".join(texts) or MISSING
+
+
+def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
+    facts = {fact: _joined(run[column]) for fact, column in _ENV_FACTS if column in run.columns}
+    ok = int((run["status"] == "ok").sum())
+    facts["cells"] = f"{ok} ok, {len(run) - ok} failed"
+    facts["weights"] = _weights_summary(run)
+    for model in ordered_models(run["model"]):
+        rows = run[run["model"] == model]
+        used, note = _joined(rows.get("weights", [])), _joined(rows.get("weights_note", []))
+        facts[f"weights: {model_label(model)}"] = used if note == MISSING else f"{used} ({note})"
+    return facts
+
+
+def _weights_summary(run: pd.DataFrame) -> str:
+    if "weights" not in run.columns:
+        return MISSING
+    used = run[run["weights"].fillna("") != ""]  # failed cells may not have got as far as loading
+    if used.empty:
+        return MISSING
+    random_models = ordered_models(used.loc[used["weights"] == "random", "model"])
+    if not random_models:
+        return "pretrained (hub checkpoints)"
+    loaded = used["model"].nunique()
+    return f"RANDOM weights, not pretrained, for {len(random_models)} of {loaded} loaded models: " \
+        + ", ".join(random_models)
+
+
+def run_facts(df) -> pd.DataFrame:
+    """The environment of each run: one column per label, one row per fact (hardware, versions,
+    device, dtype, size, cells, and the weights each model actually used, with the reason)."""
+    _check_df(df)
+    if df.empty:
+        return pd.DataFrame({MISSING: [MISSING]}, index=pd.Index(["results"], name="fact"))
+    columns = {label: _facts_of_run(df[df["label"] == label]) for label in sorted(set(df["label"]))}
+    table = pd.DataFrame(columns).fillna(MISSING)
+    table.index.name = "fact"
+    return table
+
+
+def weights_notice(df) -> str:
+    """One Markdown sentence on the weights used, loud when any model ran with random weights."""
+    _check_df(df)
+    summary = _weights_summary(df) if not df.empty else MISSING
+    if summary == MISSING:
+        return "No measured cells yet, so no weights to report."
+    if not summary.startswith("RANDOM"):
+        return "**Pretrained weights**: every model was loaded from its hub checkpoint."
+    return (f"**⚠ {summary}.** These models were built from the shipped config with random weights. "
+            "Latency depends on the architecture and input shape, not on weight values, so the timings "
+            "stand; predictions are meaningless, and near-tied random outputs make the compiled-vs-eager "
+            "task agreement a weaker check.")

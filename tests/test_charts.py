@@ -1,0 +1,118 @@
+import matplotlib
+
+matplotlib.use("Agg")  # tests only: no display; the library itself never picks a backend
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from bench_utils import charts  # noqa: E402
+from bench_utils.results import to_dataframe  # noqa: E402
+
+from test_tables import make_row  # noqa: E402
+
+
+@pytest.fixture
+def df():
+    return to_dataframe([
+        make_row("vit", 1, "eager", compiled_ms=10.0),
+        make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=2.0,
+                 speedup_ci95_low=1.1, speedup_ci95_high=1.4),
+        make_row("resnet", 1, "eager", compiled_ms=20.0),
+        make_row("resnet", 1, "default", status="oom"),
+        make_row("vit", 2, "eager", compiled_ms=18.0),
+        make_row("vit", 2, "default", compiled_ms=19.0, eager_ms=18.0, compile_s=2.5,
+                 speedup_ci95_low=0.8, speedup_ci95_high=1.1),
+    ])
+
+
+@pytest.fixture
+def all_failed():
+    return to_dataframe([make_row("vit", 1, "eager", status="error"),
+                         make_row("vit", 1, "default", status="timeout")])
+
+
+@pytest.fixture(autouse=True)
+def no_pyplot_figures_leak():
+    yield
+    assert plt.get_fignums() == []  # charts build Figure objects, never pyplot-managed ones
+
+
+def _texts(fig: Figure) -> list[str]:
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def test_duration_chart_draws_a_bar_per_measured_cell_and_the_status_of_failed_ones(df):
+    fig = charts.duration_chart(df, 1)
+    assert isinstance(fig, Figure) and len(fig.axes) == 1
+    ax = fig.axes[0]
+    assert sorted(round(p.get_width(), 6) for p in ax.patches) == [8.0, 10.0, 20.0]  # resnet default: OOM
+    assert "OOM" in _texts(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT",
+                                                            "Image Classification/ResNet"]
+    assert "ms" in ax.get_xlabel()
+    fig.savefig(__import__("io").BytesIO(), format="png")  # renders
+
+
+def test_improvement_chart_values_and_hatching_of_non_significant_bars(df):
+    ax = charts.improvement_chart(df, 1).axes[0]
+    assert [round(p.get_width(), 6) for p in ax.patches] == [20.0]  # (10 - 8) / 10
+    assert "OOM" in [t.get_text() for t in ax.texts]
+    ax2 = charts.improvement_chart(df, 2).axes[0]
+    (bar,) = ax2.patches
+    assert bar.get_width() == pytest.approx((18 - 19) / 18 * 100)
+    assert bar.get_hatch() == "//"  # CI 0.8..1.1 includes no change
+    assert ax.patches[0].get_hatch() in (None, "")
+
+
+def test_batch_comparison_chart_has_a_panel_per_model_with_eager_and_compiled_lines(df):
+    fig = charts.batch_comparison_chart(df, "default")
+    assert len(fig.axes) == 2  # vit and resnet (resnet: eager line only)
+    vit = fig.axes[0]
+    eager, compiled = vit.get_lines()
+    assert list(eager.get_xdata()) == [1, 2] and list(eager.get_ydata()) == [10.0, 18.0]
+    assert list(compiled.get_ydata()) == [8.0, 19.0]
+    with pytest.raises(ValueError, match="mode"):
+        charts.batch_comparison_chart(df, "eager")
+
+
+def test_compile_time_and_breakeven_charts(df):
+    fig = charts.compile_time_chart(df)
+    assert len(fig.axes) == 1
+    assert sorted(p.get_width() for p in fig.axes[0].patches) == [2.0, 2.5]
+    fig = charts.breakeven_chart(df)
+    assert len(fig.axes) == 2
+    payoff = fig.axes[1]
+    assert [round(p.get_width(), 6) for p in payoff.patches] == [1000.0]  # 2 s / 2 ms
+    assert "never (not faster)" in [t.get_text() for t in payoff.texts]  # vit bs2 is slower
+    fig.savefig(__import__("io").BytesIO(), format="png")
+
+
+def test_cross_label_chart_has_a_panel_per_mode_and_batch_and_a_bar_per_label(df):
+    both = to_dataframe([make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, label=label)
+                         for label in ("A100", "T4")] +
+                        [make_row("vit", 4, "default", compiled_ms=5.0, eager_ms=10.0, label="A100")])
+    fig = charts.cross_label_chart(both)
+    assert len(fig.axes) == 2  # default x batch 1, 4
+    assert sorted(p.get_width() for p in fig.axes[0].patches) == [1.25, 1.25]
+    assert [p.get_width() for p in fig.axes[1].patches] == [2.0]
+
+
+@pytest.mark.parametrize("chart", [
+    lambda d: charts.duration_chart(d, 1), lambda d: charts.improvement_chart(d, 1),
+    lambda d: charts.batch_comparison_chart(d, "default"), charts.compile_time_chart,
+    charts.breakeven_chart, charts.cross_label_chart])
+def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
+    for frame in (all_failed, to_dataframe([])):
+        fig = chart(frame)
+        assert isinstance(fig, Figure)
+        assert any(charts.NO_DATA in text for text in _texts(fig))
+
+
+def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
+    rows = [make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, label="A100",
+                     env={"device_name": "A100", "torch": version}) for version in ("2.1", "2.5")]
+    rows.append(rows[-1])  # the same file loaded twice: one bar, not two
+    ax = charts.cross_label_chart(to_dataframe(rows)).axes[0]
+    assert len(ax.patches) == 2
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A100 · torch 2.1", "A100 · torch 2.5"]
