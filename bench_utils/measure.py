@@ -23,7 +23,7 @@ from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
 from .registry import get_spec
-from .results import BenchResult
+from .results import BenchResult, cell_fields
 from .stats import speedup_ci, summarize
 from .timing import time_calls, time_once, warm_up
 
@@ -143,7 +143,6 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str) 
     started = dt.datetime.now(dt.timezone.utc)
     clock = time.perf_counter()
     fault = faults.planned_fault(model_name, batch_size, mode)
-    spec = get_spec(model_name)
     device = environment.resolve_device(cfg.device)
     fields: dict = {}
     status, error = "ok", ""
@@ -154,9 +153,6 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str) 
         if device == "cuda":
             torch.cuda.empty_cache()
     return BenchResult(
-        label=cfg.label, model=model_name, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-        batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype, device=device,
-        settings=cfg.settings_fingerprint(), status=status, error=error, warmup=cfg.warmup,
-        iterations=cfg.iterations, env=environment.collect(device),
-        started_at=started.isoformat(timespec="seconds"), duration_s=time.perf_counter() - clock,
-        **fields)
+        **cell_fields(cfg, model_name, batch_size, mode, device), status=status, error=error,
+        env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),
+        duration_s=time.perf_counter() - clock, **fields)

@@ -90,6 +90,16 @@ class BenchResult:
         return cls(**{k: v for k, v in values.items() if k in known})
 
 
+def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str) -> dict:
+    """The identity and settings columns of a row for one cell of `cfg` (a BenchConfig)."""
+    from .registry import get_spec
+
+    spec = get_spec(model)
+    return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+                batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype, device=device,
+                settings=cfg.settings_fingerprint(), warmup=cfg.warmup, iterations=cfg.iterations)
+
+
 def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool) -> tuple:
     return (model, size, int(batch_size), mode, dtype, bool(fullgraph))
 

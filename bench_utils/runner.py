@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import BenchConfig
-from .registry import get_spec
-from .results import BenchResult, ResultsWriter, cell_key, read_results
+from .results import BenchResult, ResultsWriter, cell_fields, cell_key, read_results
 
 LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
 
@@ -60,13 +59,8 @@ def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = Fal
 
 
 def _failure_row(cfg: BenchConfig, cell: tuple, status: str, error: str, duration_s: float) -> BenchResult:
-    model, batch_size, mode = cell
-    spec = get_spec(model)
     return BenchResult(
-        label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-        batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
-        device=cfg.device, settings=cfg.settings_fingerprint(), status=status, error=error,
-        warmup=cfg.warmup, iterations=cfg.iterations, duration_s=duration_s,
+        **cell_fields(cfg, *cell, device=cfg.device), status=status, error=error, duration_s=duration_s,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
 
 
