@@ -16,7 +16,11 @@ from .registry import ModelSpec
 
 TEXT_QUERIES = ("a photo of a cat", "a photo of a dog")  # the guide's OWL-ViT queries
 # CLIP BPE ids of TEXT_QUERIES: <|startoftext|> a photo of a cat|dog <|endoftext|>; OWL-ViT pads
-# with id 0 to 16 tokens (its processor uses padding="max_length").
+# with id 0 to 16 tokens (its processor uses padding="max_length"; id 0 is "!", its pad token).
+# Checked offline: transformers' CLIPTokenizer, built from CLIP's BPE merges as shipped in the PyPI
+# wheel open_clip_torch 3.3.0 (open_clip/bpe_simple_vocab_16e6.txt.gz; vocab = 256 bytes, the same
+# with </w>, the merges, then <|startoftext|> <|endoftext|>: 49408 ids), encodes both queries to
+# exactly these ids. Neither tokenizers nor transformers ships the vocabulary, so no test redoes it.
 _QUERY_TOKEN_IDS = ((49406, 320, 1125, 539, 320, 2368, 49407), (49406, 320, 1125, 539, 320, 1929, 49407))
 OWLVIT_MAX_TEXT_LEN = 16
 MODEL_INPUT_KEYS = ("pixel_values", "pixel_mask", "input_ids", "attention_mask")
