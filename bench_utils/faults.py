@@ -14,7 +14,8 @@ ENV_VAR = "BENCH_UTILS_FAULT"
 # "N": the results writer writes half of the N-th row it appends, flushes, then SIGKILLs its process.
 TORN_WRITE_ENV_VAR = "BENCH_UTILS_TORN_WRITE"
 KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill")
-STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "eager",
+# "hang" fires before the model loads (like a stalled hub download), so a small timeout_s reaches it.
+STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "load",
           "segfault": "eager", "sigkill": "eager"}
 
 
@@ -46,6 +47,7 @@ def maybe_inject(stage: str, kind: str | None) -> None:
     if kind in ("eager-error", "compile-error"):
         raise InjectedFault(f"injected fault: {kind}")
     if kind == "hang":
+        print("injected fault: hang (sleeping until the runner's timeout kills this process)", flush=True)
         while True:  # the runner's timeout must end this
             time.sleep(60)
     if kind == "segfault":
