@@ -107,19 +107,24 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
                 returncode = process.wait(timeout=cfg.timeout_s)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
-                return _failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s",
-                                    time.perf_counter() - start)
+                return _failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
+                                    f"log: {_log_tail(log_path)}", time.perf_counter() - start)
             except BaseException:  # Ctrl-C and friends: the cell must not outlive the sweep
                 _kill_group(process)
                 raise
         duration_s = time.perf_counter() - start
         if returncode == 0 and out_path.exists():
             return BenchResult.from_dict(json.loads(out_path.read_text()))
-    if returncode < 0:
-        reason = f"killed by {signal.Signals(-returncode).name}"
-    else:
-        reason = f"exit code {returncode}"
+    reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
     return _failure_row(cfg, cell, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
+
+
+def signal_name(number: int) -> str:
+    """'SIGSEGV' for 11; numbers without a name (most real-time signals) as 'signal 40'."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _cell_line(row: BenchResult) -> str:
