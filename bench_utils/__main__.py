@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from .config import ConfigError, config_from_dict, load_config
@@ -27,13 +28,13 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .results import ResultsLockedError
+    from .results import NotAResultsFileError, ResultsLockedError
     from .runner import SettingsMismatchError, run_sweep
 
     cfg = load_config(args.params)
     try:
         summary = run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
-    except (ResultsLockedError, SettingsMismatchError) as err:
+    except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         raise ConfigError(str(err)) from None
     print(summary.line())
     return 0
@@ -83,8 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """One line for users (e.g. a results line skipped), not the source line that warned."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    return f"warning{kind}: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.formatwarning = _one_line_warning
     try:
         return args.func(args)
     except ConfigError as err:

@@ -30,7 +30,7 @@ class BenchResult:
     batch_size: int
     mode: str  # "eager" or a torch.compile mode
     fullgraph: bool
-    dtype: str
+    dtype: str  # model dtype, or the autocast dtype when autocast is true
     device: str  # resolved device: "cpu" or "cuda"
     settings: str  # BenchConfig.settings_fingerprint(): rows with equal settings are comparable
     # --- outcome ---
@@ -41,6 +41,8 @@ class BenchResult:
     num_params: int = 0
     warmup: int = 0
     iterations: int = 0
+    autocast: bool = False  # torch.autocast(dtype) around float32 weights
+    channels_last: bool = False  # channels_last memory format for the model and 4-D inputs
     # --- latency of this cell's mode (compiled, or eager for mode "eager"), milliseconds ---
     latency_ms_mean: float | None = None
     latency_ms_median: float | None = None
@@ -57,6 +59,7 @@ class BenchResult:
     speedup_ci95_high: float | None = None
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
+    compile_warm_s: float | None = None  # the same after a dynamo reset, with the compiler cache compile_s filled
     peak_mem_mb: float | None = None  # CUDA max allocated, or peak RSS of the cell process on CPU
     max_abs_diff: float | None = None  # compiled vs eager output
     accuracy_ok: bool | None = None  # max_abs_diff within the documented tolerance
@@ -97,7 +100,8 @@ def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str) -> dic
     spec = get_spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
                 batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype, device=device,
-                settings=cfg.settings_fingerprint(), warmup=cfg.warmup, iterations=cfg.iterations)
+                settings=cfg.settings_fingerprint(), warmup=cfg.warmup, iterations=cfg.iterations,
+                autocast=cfg.autocast, channels_last=cfg.channels_last)
 
 
 def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool) -> tuple:
@@ -108,19 +112,41 @@ class ResultsLockedError(RuntimeError):
     """Another process is writing the same results file."""
 
 
+class NotAResultsFileError(ValueError):
+    """The path holds something other than results rows; appending to it would damage it."""
+
+
+def _check_is_results_file(path: Path) -> None:
+    """A new path, an empty file or one starting with a JSON row (even a torn one) is fine."""
+    if path.exists() and not path.is_file():
+        raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
+    if path.exists():
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip()
+        if head and not head.startswith(b"{"):
+            raise NotAResultsFileError(
+                f"{path}: not a results file (line 1 is not a JSON row); choose another --results file")
+
+
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        _check_is_results_file(self.path)  # before anything is created or written next to it
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "w")
+        # "a+", not "w": a refused writer must not erase the holder's pid before reading it.
+        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = self._lock_file.read().strip()
             self._lock_file.close()
             raise ResultsLockedError(
-                f"{self.path} is being written by another run; wait for it or use --results") from None
+                f"{self.path} is being written by another run (pid {holder or '?'}); "
+                "wait for it or use another --results file") from None
+        self._lock_file.truncate(0)
         self._lock_file.write(str(os.getpid()))
         self._lock_file.flush()
         self._repair_tail()
@@ -197,6 +223,8 @@ def to_dataframe(rows, with_samples: bool = False):
     """The one place a list of rows becomes a pandas DataFrame (one row per cell)."""
     import pandas as pd
 
+    from .config import variant_name
+
     records = []
     for row in rows:
         record = dataclasses.asdict(row)
@@ -205,12 +233,13 @@ def to_dataframe(rows, with_samples: bool = False):
         record["torch"] = env.get("torch", "")
         record["transformers"] = env.get("transformers", "")
         record["hostname"] = env.get("hostname", "")
+        record["variant"] = variant_name(row.dtype, row.autocast, row.channels_last)
         if not with_samples:
             for column in SAMPLE_COLUMNS:
                 record.pop(column)
         records.append(record)
     columns = [f.name for f in dataclasses.fields(BenchResult) if f.name != "env"]
-    columns += ["hardware", "torch", "transformers", "hostname"]
+    columns += ["hardware", "torch", "transformers", "hostname", "variant"]
     if not with_samples:
         columns = [c for c in columns if c not in SAMPLE_COLUMNS]
     return pd.DataFrame.from_records(records, columns=columns)
