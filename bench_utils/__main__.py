@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
-    report.add_argument("--out", default="reports", help="report folder (default: reports)")
+    report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
     report.add_argument("--cell-timeout", type=int, default=3600, help="seconds per notebook cell")
     report.set_defaults(func=_cmd_report)
     return parser

@@ -209,6 +209,26 @@ def compile_time_chart(df) -> Figure:
     return fig
 
 
+def compile_cache_chart(df) -> Figure:
+    """Compile time with an empty compiler cache (cold) against the same compile with the cache that
+    the cold one filled (warm), per compiled cell that measured both (parameter cold_compile)."""
+    _one_label(df)
+    ok = _ok_compiled(df)
+    ok = ok[ok["compile_warm_s"].notna()]
+    if ok.empty:
+        return _empty_figure("no cell measured a warm compile (set cold_compile: true)")
+    names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in zip(ok["model"], ok["mode"], ok["batch_size"])]
+    cold, warm = sns.color_palette("colorblind", 5)[3:5]
+    series = [_Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold, [""] * len(ok)),
+              _Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm, [""] * len(ok))]
+    fig, axes = _figure(8, 1.2 + BAR_SLOT_IN * 2 * len(ok))
+    ax = axes[0, 0]
+    _grouped_barh(ax, names, series)
+    ax.set(title="Compile time, cold vs warm compiler cache", xlabel="first compiled call (s)")
+    _legend(ax, series, "Inductor cache", fontsize=8)
+    return fig
+
+
 def breakeven_chart(df) -> Figure:
     """Left: speedup against compile time per cell. Right: calls needed before compiling pays off."""
     _one_label(df)
@@ -291,3 +311,38 @@ def _speedup_bars(cells, models: list[str], label: str, color) -> _Bars:
     faint = ~cells["significant"].eq(True).to_numpy(bool)
     notes = _status_notes(cells["status"])
     return _Bars(label, values, color, notes, xerr, faint)
+
+
+def reference_chart(beside) -> Figure:
+    """Our speedups (one series per label and mode) beside the guide's published ones (one series per
+    guide GPU, default mode), per model; one panel per batch size. `beside` is
+    reference.compare_with_reference's table."""
+    from .reference import GPUS
+
+    if beside.empty:
+        return _empty_figure("no successful compiled cell to compare")
+    models = tables.ordered_models(beside["model"])
+    runs = sorted(set(zip(beside["label"], beside["mode"])))
+    gpus = [gpu for gpu in GPUS if gpu in set(beside["gpu"].dropna())]
+    colors = sns.color_palette("colorblind", len(runs) + len(gpus))
+    batches = sorted(set(beside["batch_size"]))
+    fig, axes = _figure(5 * len(batches), 1.2 + BAR_SLOT_IN * len(models) * (len(runs) + len(gpus)), 1, len(batches))
+    for ax, batch in zip(axes.flat, batches):
+        at = beside[beside["batch_size"] == batch]
+        series = [_Bars(f"ours: {label}, {mode}", _per_model(at[(at["label"] == label) & (at["mode"] == mode)],
+                                                             "speedup", models), color, [""] * len(models))
+                  for (label, mode), color in zip(runs, colors)]
+        for gpu, color in zip(gpus, colors[len(runs):]):
+            published = at[(at["gpu"] == gpu) & (at["mode"] == "default")]
+            notes = published.drop_duplicates("model").set_index("model").reindex(models)["ref_status"]
+            series.append(_Bars(f"guide: {gpu}", _per_model(published, "ref_speedup", models), color,
+                                _status_notes(notes)))
+        _grouped_barh(ax, [tables.model_label(m) for m in models], series)
+        ax.axvline(1, color="0.2", linewidth=0.8)
+        ax.set(title=f"batch size {batch}", xlabel="speedup over eager (×)")
+    _legend(axes[0, -1], series, "speedup", fontsize=8)
+    return fig
+
+
+def _per_model(rows, column: str, models: list[str]) -> np.ndarray:
+    return rows.drop_duplicates("model").set_index("model").reindex(models)[column].to_numpy(float)

@@ -12,11 +12,14 @@ from dataclasses import dataclass
 
 from .stats import speedup_ci
 
-KEY = ["model", "size", "batch_size", "mode", "dtype", "fullgraph"]
+# A cell within one run: every other setting is the same for all rows of a results file (its
+# settings fingerprint), so two runs that differ in one setting (torch version, dtype, autocast,
+# channels_last, fullgraph) are compared cell by cell, and `before_variant`/`after_variant` say which.
+KEY = ["model", "size", "batch_size", "mode"]
 STATS = ("median", "mean")
 CELL_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
                       "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
-                      "before_torch", "after_torch"]
+                      "before_torch", "after_torch", "before_variant", "after_variant"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def _indexed(df, name: str) -> dict:
         raise ValueError(f"{name}: no samples_s column; build it with to_dataframe(rows, with_samples=True)")
     rows = {}
     for row in df.to_dict("records"):
-        key = (row["model"], row["size"], int(row["batch_size"]), row["mode"], row["dtype"], bool(row["fullgraph"]))
+        key = (row["model"], row["size"], int(row["batch_size"]), row["mode"])
         if key in rows:
             raise ValueError(f"{name}: cell {key} appears twice; keep one run (one hardware label) per frame")
         rows[key] = row
@@ -77,7 +80,13 @@ def _cell(key: tuple, before: dict, after: dict, stat: str, resamples: int, seed
         "significant": bool(low > 1.0 or high < 1.0), "ratio": ratio, "ratio_ci95_low": low,
         "ratio_ci95_high": high, "n_before": len(before["samples_s"]), "n_after": len(after["samples_s"]),
         "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
+        "before_variant": _variant(before), "after_variant": _variant(after),
     }
+
+
+def _variant(row: dict) -> str:
+    graph = ", fullgraph" if row.get("fullgraph") else ""
+    return str(row.get("variant") or row.get("dtype", "")) + graph
 
 
 def comparison_chart(comparison: RunComparison):
@@ -100,11 +109,15 @@ def comparison_chart(comparison: RunComparison):
 
 
 def _cell_label(row: dict) -> str:
-    graph = ", fullgraph" if row["fullgraph"] else ""
-    return f"{row['model']} bs={row['batch_size']} {row['mode']} ({row['dtype']}, {row['size']}{graph})"
+    return f"{row['model']} bs={row['batch_size']} {row['mode']} ({row['size']})"
 
 
 def _title(cells) -> str:
-    before = ", ".join(sorted({str(v) for v in cells["before_torch"] if v})) or "before"
-    after = ", ".join(sorted({str(v) for v in cells["after_torch"] if v})) or "after"
-    return f"torch {before} → {after}" if before != "before" else "before → after"
+    """What changed between the runs: the torch version, the variant, or both."""
+    parts = []
+    for name, prefix in (("torch", "torch "), ("variant", "")):
+        before = ", ".join(sorted({str(v) for v in cells[f"before_{name}"] if v}))
+        after = ", ".join(sorted({str(v) for v in cells[f"after_{name}"] if v}))
+        if before != after:
+            parts.append(f"{prefix}{before or '?'} → {prefix}{after or '?'}")
+    return "; ".join(parts) or "before → after (same torch and variant)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +33,15 @@ class BenchConfig:
     batch_sizes: tuple[int, ...] = (1,)  # images per forward pass
     modes: tuple[str, ...] = ("eager", "default")  # "eager" and/or torch.compile modes
     fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break becomes an error
-    dtype: str = "float32"  # model and input dtype
+    dtype: str = "float32"  # model and input dtype (with autocast: the autocast dtype, weights stay float32)
+    autocast: bool = False  # run under torch.autocast(dtype) with float32 weights; needs float16/bfloat16
+    channels_last: bool = False  # model and 4-D inputs in channels_last memory format (convolutional models)
     device: str = "auto"  # "auto" picks cuda when available
     weights: str = "auto"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
     warmup: int = 3  # untimed calls before timing (compiled modes get extra, see measure.py)
     iterations: int = 20  # timed calls per measurement (the guide used 300)
     timeout_s: float = 600.0  # wall-clock limit per cell subprocess, seconds
+    cold_compile: bool = False  # compile first with an empty compiler cache, then again with it filled
     image: str | None = None  # image path; None = a photograph shipped with matplotlib
     tags: tuple[str, ...] = field(default=())  # free-form labels for the report, e.g. ("nightly",)
 
@@ -60,9 +64,18 @@ class BenchConfig:
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
+    def variant(self) -> str:
+        """Precision and layout in words, e.g. "bfloat16 autocast, channels_last"."""
+        return variant_name(self.dtype, self.autocast, self.channels_last)
+
     def slug(self) -> str:
         """The label as a file-system friendly name, e.g. "A100 (nightly)" -> "a100-nightly"."""
         return re.sub(r"[^a-z0-9]+", "-", self.label.lower()).strip("-") or "run"
+
+
+def variant_name(dtype: str, autocast: bool, channels_last: bool) -> str:
+    """The precision/layout variant of a run, as the report names it."""
+    return dtype + (" autocast" if autocast else "") + (", channels_last" if channels_last else "")
 
 
 FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(BenchConfig)}
@@ -99,14 +112,18 @@ def _check(cfg: BenchConfig) -> None:
             _fail(key, getattr(cfg, key), ", ".join(allowed))
     if cfg.size == "tiny" and cfg.weights == "pretrained":
         _fail("weights", cfg.weights, "auto or random with size 'tiny' (there are no tiny checkpoints)")
-    if type(cfg.fullgraph) is not bool:
-        _fail("fullgraph", cfg.fullgraph, "true or false")
+    for key in ("fullgraph", "autocast", "channels_last", "cold_compile"):
+        if type(getattr(cfg, key)) is not bool:
+            _fail(key, getattr(cfg, key), "true or false")
+    if cfg.autocast and cfg.dtype == "float32":
+        _fail("autocast", cfg.autocast, "false with dtype float32 (autocast needs dtype float16 or bfloat16)")
     if type(cfg.warmup) is not int or cfg.warmup < 0:
         _fail("warmup", cfg.warmup, "an integer >= 0")
     if type(cfg.iterations) is not int or cfg.iterations < 2:
         _fail("iterations", cfg.iterations, "an integer >= 2 (a spread needs two samples)")
-    if type(cfg.timeout_s) not in (int, float) or cfg.timeout_s <= 0:
-        _fail("timeout_s", cfg.timeout_s, "a number of seconds > 0")
+    # NaN passes "<= 0" and would make the runner wait forever for a hung cell; so would infinity.
+    if type(cfg.timeout_s) not in (int, float) or not math.isfinite(cfg.timeout_s) or cfg.timeout_s <= 0:
+        _fail("timeout_s", cfg.timeout_s, "a finite number of seconds > 0")
     if cfg.image is not None:
         _check_image(cfg.image)
 

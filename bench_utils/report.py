@@ -13,15 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import BenchConfig, ConfigError, load_config
+from .paths import repo_root, reports_root
 
 KERNEL_NAME = "python3"
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
 PROFILES_BY_GPU = (("A100", "a100"), ("V100", "v100"), ("T4", "t4"), ("H100", "h100"))  # name part -> file
-
-
-def repo_root() -> Path:
-    """The checkout holding notebooks/ and parameters/ (the package is installed in editable mode)."""
-    return Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -130,7 +126,7 @@ def main(args) -> int:
     profiles = [Path(p) for p in args.params] or default_profiles(root)
     for path in profiles:  # every file is checked before anything runs
         load_config(path)
-    out_dir = Path(args.out)
+    out_dir = Path(args.out) if args.out else reports_root()
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
     outcomes = [run_profile(p, out_dir, args.cell_timeout) for p in profiles]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import BenchConfig
+from .paths import reports_root
 from .results import BenchResult, ResultsWriter, cell_fields, cell_key, read_results
 
 LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
@@ -39,8 +40,9 @@ class SweepSummary:
         return f"{self.total} cells: {self.skipped} already done, {done} -> {self.results_path}"
 
 
-def default_results_path(cfg: BenchConfig, root: str | Path = "reports") -> Path:
-    return Path(root) / cfg.slug() / "results.jsonl"
+def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
+    """<root>/<label slug>/results.jsonl; root defaults to paths.reports_root()."""
+    return Path(root or reports_root()) / cfg.slug() / "results.jsonl"
 
 
 def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[tuple]:

@@ -157,7 +157,15 @@ def improvement_table(df) -> pd.DataFrame:
     spread = (_number(compiled, "latency_ms_p90") - _number(compiled, "latency_ms_p10")) \
         / table["compiled_ms_median"]
     table["noisy"] = spread > NOISY_SPREAD
+    # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
+    table["graph_breaks"] = _number(compiled, "graph_breaks")
+    table["break_reasons"] = _reasons(compiled)
     return _sorted(table)
+
+
+def _reasons(compiled: pd.DataFrame) -> list[str]:
+    reasons = compiled.get("break_reasons", [None] * len(compiled))
+    return [("; ".join(r) if isinstance(r, list) else "") for r in reasons]
 
 
 def compile_table(df) -> pd.DataFrame:
@@ -167,6 +175,7 @@ def compile_table(df) -> pd.DataFrame:
     ok = compiled["status"] == "ok"
     table = _cell_frame(compiled)
     table["compile_s"] = _number(compiled, "compile_s").where(ok)
+    table["compile_warm_s"] = _number(compiled, "compile_warm_s").where(ok)
     table["eager_ms_median"] = _number(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = _number(compiled, "latency_ms_median").where(ok)
     table["breakeven_calls"] = [
@@ -174,10 +183,10 @@ def compile_table(df) -> pd.DataFrame:
         for c, e, m in zip(table["compile_s"], table["eager_ms_median"], table["compiled_ms_median"])]
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = _number(compiled, column)
-    reasons = compiled.get("break_reasons", [None] * len(compiled))
-    table["break_reasons"] = [("; ".join(r) if isinstance(r, list) else "") for r in reasons]
+    table["break_reasons"] = _reasons(compiled)
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
-    order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "eager_ms_median",
+    order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
+             "eager_ms_median",
              "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles", "break_reasons",
              "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
     return _sorted(table[order])
@@ -209,7 +218,8 @@ def missing_cells(df, expected_cells) -> pd.DataFrame:
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
-_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("dtype", "dtype"), ("model size", "size"),
+_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layout", "variant"),
+              ("model size", "size"),
               ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
               ("python", "python"), ("platform", "platform"), ("host", "hostname"),
               ("warm-up calls", "warmup"), ("timed calls per measurement", "iterations"))

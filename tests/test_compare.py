@@ -86,5 +86,19 @@ def test_chart_has_one_bar_per_cell_and_highlights_significant_ones():
     bars = fig.axes[0].patches
     assert [round(b.get_width(), 6) for b in bars] == [-20.0, 0.0, 20.0]  # sorted by change
     assert [b.get_facecolor() for b in bars] == [to_rgba(c) for c in ("tab:green", "lightgray", "tab:red")]
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "vit bs=1 default (float32, full)"
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "vit bs=1 default (full)"
+    assert fig.axes[0].get_title() == "before → after (same torch and variant)"
     fig.savefig(io.BytesIO(), format="png")
+
+
+def test_runs_differing_in_one_setting_are_matched_cell_by_cell_and_titled_by_it():
+    variant = BenchResult.from_dict({**row(5.0).__dict__, "dtype": "bfloat16", "autocast": True,
+                                     "channels_last": True})
+    before, after = frames([row(10.0)], [variant])
+    result = compare_runs(before, after)
+    cell = result.cells.iloc[0]
+    assert cell.change_pct == pytest.approx(-50.0) and cell.significant
+    assert (cell.before_variant, cell.after_variant) == ("float32", "bfloat16 autocast, channels_last")
+    assert comparison_chart(result).axes[0].get_title() == "float32 → bfloat16 autocast, channels_last"
+    newer = frames([row(10.0)], [row(9.0, torch="2.6.0")])
+    assert comparison_chart(compare_runs(*newer)).axes[0].get_title() == "torch 2.4.0 → torch 2.6.0"

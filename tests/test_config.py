@@ -80,3 +80,22 @@ def test_config_module_does_not_import_torch():
 
     code = "import sys, bench_utils.config, bench_utils.stats, bench_utils.results; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("value, shown", [(".nan", "nan"), (".inf", "inf")])
+def test_timeout_that_is_not_a_finite_number_is_refused(tmp_path, value, shown):
+    # subprocess.wait(timeout=nan) never times out: a hung cell would hang the sweep
+    with pytest.raises(ConfigError, match=f"timeout_s: {shown} is not allowed; allowed: a finite number"):
+        load_config(write(tmp_path, GOOD + f"timeout_s: {value}\n"))
+
+
+def test_precision_and_layout_variant_settings():
+    cfg = BenchConfig(dtype="bfloat16", autocast=True, channels_last=True)
+    assert cfg.variant() == "bfloat16 autocast, channels_last" and BenchConfig().variant() == "float32"
+    assert cfg.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
+    assert BenchConfig(cold_compile=True).settings_fingerprint() != BenchConfig().settings_fingerprint()
+    with pytest.raises(ConfigError, match="^autocast: True is not allowed; allowed: false with dtype float32"):
+        BenchConfig(autocast=True)
+    for key in ("autocast", "channels_last", "cold_compile"):
+        with pytest.raises(ConfigError, match=f"^{key}: 'yes' is not allowed; allowed: true or false"):
+            config_from_dict({key: "yes"})
