@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
     report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
     report.add_argument("--cell-timeout", type=int, default=3600, help="seconds per notebook cell")
+    report.add_argument("--report-only", action="store_true",
+                        help="measure nothing: report the results files already in the report folder")
     report.set_defaults(func=_cmd_report)
     return parser
 

@@ -33,11 +33,14 @@ class ProfileOutcome:
         return not self.error
 
 
+CPU_PROFILES = ("cpu.yaml", "cpu-variants.yaml")  # float32, then bfloat16 autocast + channels_last
+
+
 def default_profiles(root: Path) -> list[Path]:
-    """parameters/cpu.yaml without CUDA; with CUDA the GPU's own profile, else parameters/gpu.yaml."""
+    """The CPU profiles without CUDA; with CUDA the GPU's own profile, else parameters/gpu.yaml."""
     gpu = _cuda_device_name()
     if not gpu:
-        return [root / "parameters" / "cpu.yaml"]
+        return [root / "parameters" / name for name in CPU_PROFILES]
     for part, stem in PROFILES_BY_GPU:
         if part.lower() in gpu.lower():
             return [root / "parameters" / f"{stem}.yaml"]
@@ -82,28 +85,44 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
 
 
 def export_html(notebook: Path, page: Path) -> None:
-    """One self-contained page: inputs of tagged cells removed, images inline as data URIs."""
+    """One self-contained page that opens offline: inputs of tagged cells removed, images inline as
+    data URIs, no script from a CDN (templates/offline)."""
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
-    exporter = HTMLExporter()
+    templates = Path(__file__).resolve().parent / "templates"
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(templates)])
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
     page.write_text(body, encoding="utf-8")
 
 
-def run_profile(params: Path, out_dir: Path, cell_timeout_s: int) -> ProfileOutcome:
+def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
+    return (out_dir / cfg.slug()).resolve() / "results.jsonl"
+
+
+def check_results_file(path: Path, params: Path) -> None:
+    """For --report-only: the profile's results file must exist and hold rows (a one-line error)."""
+    from .results import read_results
+
+    if not path.is_file():
+        raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
+    loaded = read_results(path)
+    if not loaded.rows:
+        raise ConfigError(f"{path}: no readable results rows ({len(loaded.skipped_lines)} unreadable lines)")
+
+
+def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool = True) -> ProfileOutcome:
     notebook = repo_root() / "notebooks" / "benchmark.ipynb"
     cfg = load_config(params)
     parameters = check_parameters(cfg, params, notebook)
-    profile_dir = (out_dir / cfg.slug()).resolve()
-    results = profile_dir / "results.jsonl"
-    parameters["results_path"] = str(results)
-    executed = profile_dir / "benchmark.ipynb"
+    results = profile_results(cfg, out_dir)
+    parameters |= {"results_path": str(results), "measure": measure}
+    executed = results.parent / "benchmark.ipynb"
     print(f"[report] {params.name}: running notebook -> {executed}", file=sys.stderr)
     error = execute(notebook, executed, parameters, cell_timeout_s)
-    page = profile_dir / "report.html"
+    page = results.parent / "report.html"
     export_html(executed, page)
     return ProfileOutcome(params, cfg, page, results, error)
 
@@ -124,12 +143,14 @@ def main(args) -> int:
 
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
-    for path in profiles:  # every file is checked before anything runs
-        load_config(path)
     out_dir = Path(args.out) if args.out else reports_root()
+    for path in profiles:  # every file is checked before anything runs
+        cfg = load_config(path)
+        if args.report_only:
+            check_results_file(profile_results(cfg, out_dir), path)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
-    outcomes = [run_profile(p, out_dir, args.cell_timeout) for p in profiles]
+    outcomes = [run_profile(p, out_dir, args.cell_timeout, measure=not args.report_only) for p in profiles]
     summary_page, summary_error = build_summary(outcomes, out_dir, args.cell_timeout)
     lines = [ProfileLine(o.cfg.label, str(o.page.relative_to(out_dir.resolve())), o.params.name, o.error,
                          len(o.cfg.cells()), load_rows(o.results)) for o in outcomes]

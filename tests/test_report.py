@@ -1,0 +1,113 @@
+"""The report command: parameters profiles, notebook parameters, and a report built by the CLI from
+fixture rows (--report-only: papermill and nbconvert run for real, nothing is measured)."""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import papermill
+import pytest
+
+from bench_utils import report
+from bench_utils.config import FIELD_TYPES, ConfigError, load_config
+from bench_utils.registry import MODEL_NAMES
+from conftest import REPO, run_cli, tiny_params
+
+PARAMETERS = REPO / "parameters"
+NOTEBOOK = REPO / "notebooks" / "benchmark.ipynb"
+GUIDE_GPUS = ("a100", "v100", "t4", "h100")
+
+
+def test_every_parameters_file_is_valid():
+    names = sorted(p.name for p in PARAMETERS.glob("*.yaml"))
+    assert names == sorted(["cpu.yaml", "cpu-variants.yaml", "cpu-full.yaml", "gpu.yaml", "reduce-overhead.yaml",
+                            "nightly.yaml"] + [f"{gpu}.yaml" for gpu in GUIDE_GPUS])
+    labels = [load_config(PARAMETERS / name).label for name in names]
+    assert len(set(labels)) == len(labels)  # one results folder per profile
+
+
+@pytest.mark.parametrize("name", [f"{gpu}.yaml" for gpu in GUIDE_GPUS] + ["gpu.yaml"])
+def test_gpu_profiles_run_the_guides_matrix(name):
+    cfg = load_config(PARAMETERS / name)
+    assert cfg.models == MODEL_NAMES and cfg.batch_sizes == (1, 4, 16) and cfg.iterations == 300
+    assert cfg.size == "full" and cfg.device == "cuda" and cfg.dtype == "float32" and cfg.modes[:2] == ("eager", "default")
+
+
+def test_guide_subset_profiles():
+    reduce = load_config(PARAMETERS / "reduce-overhead.yaml")
+    assert reduce.models == ("convnext", "resnet", "conditional-detr", "deeplabv3-mobilenet")
+    assert reduce.batch_sizes == (1, 4) and "reduce-overhead" in reduce.modes
+    nightly = load_config(PARAMETERS / "nightly.yaml")
+    assert nightly.models == ("beit", "detr") and nightly.batch_sizes == (1, 4, 16)
+
+
+def _notebook_defaults(notebook: Path) -> dict:
+    return {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(notebook)).items()}
+
+
+def test_notebook_parameters_are_the_config_fields_and_default_to_cpu_yaml():
+    defaults = _notebook_defaults(NOTEBOOK)
+    assert set(defaults) == set(FIELD_TYPES) | {"results_path", "measure"}
+    cpu = load_config(PARAMETERS / "cpu.yaml").to_dict()
+    assert {k: defaults[k] for k in cpu} == cpu  # the notebook's own defaults are the CPU profile
+
+
+def test_a_key_the_notebook_lacks_is_refused(tmp_path):
+    nb = json.loads(NOTEBOOK.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = [line for line in cell["source"] if not line.startswith("tags =")]
+    stripped = tmp_path / "benchmark.ipynb"
+    stripped.write_text(json.dumps(nb))
+    cfg = load_config(tiny_params(tmp_path))
+    with pytest.raises(ConfigError, match="key 'tags' is not a parameter of benchmark.ipynb"):
+        report.check_parameters(cfg, Path("p.yaml"), stripped)
+
+
+def test_default_profiles_follow_the_hardware(monkeypatch):
+    monkeypatch.setattr(report, "_cuda_device_name", lambda: "")
+    assert [p.name for p in report.default_profiles(REPO)] == ["cpu.yaml", "cpu-variants.yaml"]
+    for gpu, expected in (("NVIDIA A100-SXM4-80GB", "a100.yaml"), ("Tesla T4", "t4.yaml"),
+                          ("NVIDIA H100 80GB HBM3", "h100.yaml"), ("NVIDIA L4", "gpu.yaml")):
+        monkeypatch.setattr(report, "_cuda_device_name", lambda gpu=gpu: gpu)
+        assert [p.name for p in report.default_profiles(REPO)] == [expected]
+
+
+def test_report_only_without_results_is_a_one_line_error(tmp_path):
+    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "empty", "--report-only")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "no results file at" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_only_with_a_corrupt_results_file_is_a_one_line_error(tmp_path):
+    params = tiny_params(tmp_path)
+    results = report.profile_results(load_config(params), tmp_path / "out")
+    results.parent.mkdir(parents=True)
+    results.write_text('{"model": "vit", "status": "ok"\n')  # torn: no valid row at all
+    proc = run_cli("report", params, "--out", tmp_path / "out", "--report-only")
+    assert proc.returncode == 2 and "no readable results rows (1 unreadable lines)" in proc.stderr.splitlines()[-1]
+
+
+def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_report):
+    _, out, proc = fixture_report
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"open {(out / 'index.html').resolve()}" in proc.stdout
+    index = (out / "index.html").read_text()
+    assert 'href="fixture-cpu/report.html"' in index and 'href="summary.html"' in index
+    assert "1 failed, 1 missing" in index  # resnet bs=4 default OOM, vit bs=4 default never measured
+
+
+def test_profile_page_shows_failed_and_missing_cells_and_hides_code(fixture_report):
+    page = (fixture_report[1] / "fixture-cpu" / "report.html").read_text()
+    assert "RANDOM weights, not pretrained" in page
+    assert ">OOM<" in page and "<strong>1</strong> failed cells" in page and "1</strong> of 8 cells missing" in page
+    assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', page)) >= 8  # charts inline
+    assert "config_from_dict(" not in page  # code cells are hidden
+    assert "fixture break" in page  # graph-break reasons beside the speedups
+
+
+def test_summary_page_has_best_configuration_reference_and_comparison_sections(fixture_report):
+    page = (fixture_report[1] / "summary.html").read_text()
+    for heading in ("Best configuration per model", "Beside the published numbers", "Compare two runs"):
+        assert heading in page
+    assert "Only one results file: nothing to compare" in page
