@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import socket
@@ -52,11 +53,9 @@ def collect(device: str) -> dict:
         "driver": "",
         "gpu_memory_gb": None,
     }
-    try:
-        import timm
-
-        record["timm"] = timm.__version__
-    except ImportError:
+    try:  # the version from the package metadata: importing timm costs seconds in every cell process
+        record["timm"] = importlib.metadata.version("timm")
+    except importlib.metadata.PackageNotFoundError:
         record["timm"] = ""
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())

@@ -87,7 +87,7 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     cells["latency_ms"] = _number(df, f"latency_ms_{stat}").where(df["status"] == "ok")
     has_eager_row = set(zip(df["label"], df["model"], df["batch_size"].astype(int), df["mode"]))
     borrowed = cells[(cells["mode"] != "eager") & (cells["status"] == "ok")].copy()
-    borrowed["latency_ms"] = _number(df, f"eager_ms_{stat}")
+    borrowed["latency_ms"] = _number(df, f"eager_ms_{stat}").loc[borrowed.index]
     borrowed = borrowed[borrowed["latency_ms"].notna()]
     no_eager_row = pd.Series([(lab, m, b, "eager") not in has_eager_row for lab, m, b in
                               zip(borrowed["label"], borrowed["model"], borrowed["batch_size"])],

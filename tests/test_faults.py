@@ -400,9 +400,6 @@ def test_latency_table_shows_failed_statuses_never_numbers():
     assert failures_table(df)["status"].tolist() == ["CRASHED", "OOM", "ERROR", "TIMEOUT"]
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="tables.latency_cells: when no compiled cell is ok, "
-                   "assigning a full-length Series to the empty `borrowed` frame adopts df's index, so eager "
-                   "rows come back with NaN labels and sorted() fails")
 def test_latency_table_when_every_compile_failed():
     df = to_dataframe([_measured_row("vit", "eager", ms=10.0), _measured_row("vit", "default", "error")])
     assert latency_table(df, 1).values.tolist() == [["10.000", "ERROR"]]

@@ -54,3 +54,43 @@ def test_error_text_is_short_and_names_the_frame():
     except RuntimeError as err:
         text = error_text(err)
     assert text.startswith("RuntimeError: ") and "test_measure.py:" in text and "\n" not in text
+
+
+def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "user-cache"))
+    cfg = BenchConfig(models=("resnet",), modes=("default",), device="cpu", weights="random", iterations=4,
+                      warmup=1, dtype="bfloat16", autocast=True, channels_last=True, cold_compile=True)
+    row = measure_cell(cfg, "resnet", 1, "default")
+    assert row.status == "ok", row.error
+    assert (row.dtype, row.autocast, row.channels_last) == ("bfloat16", True, True)
+    # the second compile finds what the first wrote to the (then empty) cache: clearly cheaper
+    assert 0 < row.compile_warm_s < row.compile_s / 2
+    assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
+    # the cold compile used a folder of its own, and the user's cache setting is back afterwards
+    assert not [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
+    import os
+
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
+
+
+def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), device="cpu", weights="random", iterations=2,
+                      dtype="bfloat16", autocast=True)
+    import bench_utils.measure as measure
+
+    seen = {}
+    real_load = measure.load_model
+
+    def spy(spec, size, weights, device, dtype):
+        loaded = real_load(spec, size, weights, device, dtype)
+        seen["weights_dtype"] = next(loaded.model.parameters()).dtype
+        return loaded
+
+    measure.load_model = spy
+    try:
+        with measure._precision(cfg, "cpu"):
+            assert torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.is_autocast_enabled("cpu")
+        row = measure_cell(cfg, "resnet", 1, "eager")
+    finally:
+        measure.load_model = real_load
+    assert row.status == "ok" and seen["weights_dtype"] == torch.float32
