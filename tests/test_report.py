@@ -111,3 +111,22 @@ def test_summary_page_has_best_configuration_reference_and_comparison_sections(f
     for heading in ("Best configuration per model", "Beside the published numbers", "Compare two runs"):
         assert heading in page
     assert "Only one results file: nothing to compare" in page
+
+
+def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
+    """Resuming into a results file measured with other settings fails inside the notebook: the page
+    shows the error, the index flags the profile, and the command exits non-zero."""
+    from bench_utils.results import ResultsWriter
+    from conftest import synthetic_row
+
+    params = tiny_params(tmp_path, label="Clash")
+    other = load_config(tiny_params(tmp_path, name="other.yaml", label="Clash", iterations=7))
+    with ResultsWriter(report.profile_results(other, tmp_path / "out")) as writer:
+        writer.append(synthetic_row(other, "vit", 1, "eager", 4.0))
+    proc = run_cli("report", params, "--out", tmp_path / "out", "--cell-timeout", 300)
+    assert proc.returncode == 1
+    assert "[report] Clash: FAILED (cell" in proc.stdout and "SettingsMismatchError" in proc.stdout
+    page = (tmp_path / "out" / "clash" / "report.html").read_text()
+    assert "SettingsMismatchError" in page and "holds rows measured with other settings" in page
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert "notebook failed: cell" in index and 'href="clash/report.html"' in index
