@@ -39,7 +39,7 @@ def ordered_modes(modes) -> list[str]:
     return [m for m in MODES if m in present] + sorted(present - set(MODES))
 
 
-def _check_df(df) -> None:
+def check_frame(df) -> None:
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected the DataFrame of results.to_dataframe, got {type(df).__name__}")
     absent = [c for c in _REQUIRED if c not in df.columns]
@@ -52,7 +52,7 @@ def _check_stat(stat: str) -> None:
         raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
 
 
-def _number(df, column: str) -> pd.Series:
+def numeric_column(df, column: str) -> pd.Series:
     """A column as float (None -> NaN); all-None columns arrive as object dtype."""
     if column not in df.columns:
         return pd.Series(math.nan, index=df.index, dtype=float)
@@ -81,13 +81,13 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     The eager latency comes from the mode "eager" row when there is one; otherwise from the eager
     blocks measured in the same process as a compiled cell (first ok compile mode in MODES order).
     """
-    _check_df(df)
+    check_frame(df)
     _check_stat(stat)
     cells = _cell_frame(df)
-    cells["latency_ms"] = _number(df, f"latency_ms_{stat}").where(df["status"] == "ok")
+    cells["latency_ms"] = numeric_column(df, f"latency_ms_{stat}").where(df["status"] == "ok")
     has_eager_row = set(zip(df["label"], df["model"], df["batch_size"].astype(int), df["mode"]))
     borrowed = cells[(cells["mode"] != "eager") & (cells["status"] == "ok")].copy()
-    borrowed["latency_ms"] = _number(df, f"eager_ms_{stat}").loc[borrowed.index]
+    borrowed["latency_ms"] = numeric_column(df, f"eager_ms_{stat}").loc[borrowed.index]
     borrowed = borrowed[borrowed["latency_ms"].notna()]
     no_eager_row = pd.Series([(lab, m, b, "eager") not in has_eager_row for lab, m, b in
                               zip(borrowed["label"], borrowed["model"], borrowed["batch_size"])],
@@ -141,24 +141,24 @@ def improvement_table(df) -> pd.DataFrame:
     speedup CI excludes 1, `noisy` that the compiled (p90 - p10) / median exceeds stats.NOISY_SPREAD.
     Failed cells keep their row (status) with NaN numbers.
     """
-    _check_df(df)
+    check_frame(df)
     compiled = df[df["mode"] != "eager"]
     ok = compiled["status"] == "ok"
     table = _cell_frame(compiled)
     # which machine and torch: the summary notebook filters a table of several runs by them
     table.insert(1, "hardware", compiled.get("hardware", ""))
     table.insert(2, "torch", compiled.get("torch", ""))
-    table["eager_ms_median"] = _number(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = _number(compiled, "latency_ms_median").where(ok)
+    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table["improvement_pct"] = percent_improvement(table["eager_ms_median"], table["compiled_ms_median"])
     for column in ("speedup", "speedup_ci95_low", "speedup_ci95_high"):
-        table[column] = _number(compiled, column).where(ok)
+        table[column] = numeric_column(compiled, column).where(ok)
     table["significant"] = (table["speedup_ci95_low"] > 1.0) | (table["speedup_ci95_high"] < 1.0)
-    spread = (_number(compiled, "latency_ms_p90") - _number(compiled, "latency_ms_p10")) \
+    spread = (numeric_column(compiled, "latency_ms_p90") - numeric_column(compiled, "latency_ms_p10")) \
         / table["compiled_ms_median"]
     table["noisy"] = spread > NOISY_SPREAD
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
-    table["graph_breaks"] = _number(compiled, "graph_breaks")
+    table["graph_breaks"] = numeric_column(compiled, "graph_breaks")
     table["break_reasons"] = _reasons(compiled)
     return _sorted(table)
 
@@ -170,19 +170,19 @@ def _reasons(compiled: pd.DataFrame) -> list[str]:
 
 def compile_table(df) -> pd.DataFrame:
     """Per compiled cell: compile time, calls to pay it off, graph breaks and agreement with eager."""
-    _check_df(df)
+    check_frame(df)
     compiled = df[df["mode"] != "eager"]
     ok = compiled["status"] == "ok"
     table = _cell_frame(compiled)
-    table["compile_s"] = _number(compiled, "compile_s").where(ok)
-    table["compile_warm_s"] = _number(compiled, "compile_warm_s").where(ok)
-    table["eager_ms_median"] = _number(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = _number(compiled, "latency_ms_median").where(ok)
+    table["compile_s"] = numeric_column(compiled, "compile_s").where(ok)
+    table["compile_warm_s"] = numeric_column(compiled, "compile_warm_s").where(ok)
+    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table["breakeven_calls"] = [
         breakeven_calls(c, e, m) if not any(map(math.isnan, (c, e, m))) else math.nan
         for c, e, m in zip(table["compile_s"], table["eager_ms_median"], table["compiled_ms_median"])]
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
-        table[column] = _number(compiled, column)
+        table[column] = numeric_column(compiled, column)
     table["break_reasons"] = _reasons(compiled)
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
@@ -194,7 +194,7 @@ def compile_table(df) -> pd.DataFrame:
 
 def failures_table(df) -> pd.DataFrame:
     """Every cell whose status is not ok, with the status in capitals and the error text."""
-    _check_df(df)
+    check_frame(df)
     failed = df[df["status"] != "ok"]
     table = _cell_frame(failed)
     table["status"] = failed["status"].str.upper()
@@ -204,7 +204,7 @@ def failures_table(df) -> pd.DataFrame:
 
 def missing_cells(df, expected_cells) -> pd.DataFrame:
     """The (model, batch_size, mode) cells of `expected_cells` (e.g. BenchConfig.cells()) with no row."""
-    _check_df(df)
+    check_frame(df)
     expected = list(expected_cells)
     for cell in expected:
         if not isinstance(cell, (tuple, list)) or len(cell) != 3:
@@ -259,7 +259,7 @@ def _weights_summary(run: pd.DataFrame) -> str:
 def run_facts(df) -> pd.DataFrame:
     """The environment of each run: one column per label, one row per fact (hardware, versions,
     device, dtype, size, cells, and the weights each model actually used, with the reason)."""
-    _check_df(df)
+    check_frame(df)
     if df.empty:
         return pd.DataFrame({MISSING: [MISSING]}, index=pd.Index(["results"], name="fact"))
     columns = {label: _facts_of_run(df[df["label"] == label]) for label in sorted(set(df["label"]))}
@@ -270,7 +270,7 @@ def run_facts(df) -> pd.DataFrame:
 
 def weights_notice(df) -> str:
     """One Markdown sentence on the weights used, loud when any model ran with random weights."""
-    _check_df(df)
+    check_frame(df)
     summary = _weights_summary(df) if not df.empty else MISSING
     if summary == MISSING:
         return "No measured cells yet, so no weights to report."

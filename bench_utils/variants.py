@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from .tables import MISSING, _check_df, _number, model_label, ordered_models
+from .tables import MISSING, check_frame, model_label, numeric_column, ordered_models
 
 BASELINE_VARIANT = "float32"  # the guide's precision and layout: the baseline of best_configuration
 
@@ -19,8 +19,8 @@ def best_configuration(df) -> pd.DataFrame:
     Variants are precision/layout runs (`variant` column: dtype, autocast, channels_last); a missing
     float32 eager cell leaves the speedups NaN.
     """
-    _check_df(df)
-    ok = df[df["status"] == "ok"].assign(ms=lambda t: _number(t, "latency_ms_median"))
+    check_frame(df)
+    ok = df[df["status"] == "ok"].assign(ms=lambda t: numeric_column(t, "latency_ms_median"))
     if "variant" not in ok.columns:
         ok = ok.assign(variant=ok["dtype"])
     records = []
