@@ -31,12 +31,22 @@ def _cmd_run(args) -> int:
     from .results import NotAResultsFileError, ResultsLockedError
     from .runner import SettingsMismatchError, run_sweep
 
-    cfg = load_config(args.params)
+    configs = [load_config(path) for path in args.params]
+    if args.results and len(configs) > 1:
+        raise ConfigError("--results names one file: give one parameters file with it")
     try:
-        summary = run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
+        if args.ray:  # every profile at once, each cell a Ray task (bench_utils/cluster.py)
+            from .cluster import run_sweeps_on_ray
+
+            summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
+                                          progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
+        else:
+            summaries = [run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
+                         for cfg in configs]
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         raise ConfigError(str(err)) from None
-    print(summary.line())
+    for summary in summaries:
+        print(summary.line())
     return 0
 
 
@@ -62,10 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("models", help="list the registry's checkpoints").set_defaults(func=_cmd_models)
 
     run = sub.add_parser("run", help="measure every cell of a parameters file")
-    run.add_argument("params", help="parameters YAML, e.g. parameters/cpu.yaml")
+    run.add_argument("params", nargs="+", help="parameters YAML, e.g. parameters/cpu.yaml (several: in turn)")
     run.add_argument("--results", help="results JSONL (default: reports/<label>/results.jsonl)")
     run.add_argument("--retry-failed", action="store_true", help="measure again cells that did not end ok")
     run.add_argument("--quiet", action="store_true", help="no progress bar or per-cell lines")
+    run.add_argument("--ray", metavar="ADDRESS", help="run the cells as Ray tasks, all profiles at once: auto "
+                     "(the cluster `ray start` joined), ray://HOST:PORT, HOST:PORT, or local:N (N CPUs here)")
+    run.add_argument("--cpus-per-cell", type=int, default=1, help="with --ray: CPUs (and torch threads) per cell")
     run.set_defaults(func=_cmd_run)
 
     cell = sub.add_parser("cell")  # internal, unlisted: one cell in a subprocess, run by the runner
