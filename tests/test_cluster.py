@@ -1,0 +1,288 @@
+"""Ray dispatch (bench_utils/cluster.py) on a two-node local Ray cluster, CPU only.
+
+Each node stands in for a GPU machine through the resource Ray gives detected GPUs
+("accelerator_type:A100" on the head node, "accelerator_type:T4" on the other), one CPU each.
+Hostnames cannot tell two nodes on one machine apart, so rows are placed by env["ray_node_id"].
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+from ray.util import accelerators
+
+from bench_utils.cluster import accelerator_type, parse_ray_address, run_sweeps_on_ray, task_options
+from bench_utils.config import ConfigError, load_config
+from bench_utils.results import read_results, to_dataframe
+from bench_utils.runner import run_sweep
+from conftest import REPO, run_cli, tiny_params
+
+FAULTS = "resnet/2/eager=oom;resnet/3/eager=sigkill"  # two failing cells in the T4 profile
+
+
+# --- without a cluster -----------------------------------------------------------------------------
+
+def test_ray_address_spellings():
+    assert parse_ray_address("auto").address == "auto"
+    assert parse_ray_address("ray://head.example:10001").address == "ray://head.example:10001"
+    assert parse_ray_address("10.0.0.5:6379").address == "10.0.0.5:6379"
+    local = parse_ray_address("local:3")
+    assert local.address is None and local.num_cpus == 3
+    for bad in ("local:0", "local", "ray://head", "head", ""):
+        with pytest.raises(ConfigError, match="--ray: .* is not allowed; allowed: auto, ray://HOST:PORT"):
+            parse_ray_address(bad)
+
+
+def test_labels_name_ray_accelerator_types():
+    assert accelerator_type("A100") == accelerators.NVIDIA_A100 == "A100"
+    assert accelerator_type("V100 (nightly)") == accelerators.NVIDIA_TESLA_V100
+    assert accelerator_type("t4") == accelerators.NVIDIA_TESLA_T4
+    assert accelerator_type("H100-80GB") == accelerators.NVIDIA_H100
+    assert accelerator_type("L40S") == "L40S" and accelerator_type("L4") == "L4"
+    assert accelerator_type("A10G") == "A10G"
+    for label in ("CPU", "GPU nightly", "CPU bf16 channels_last", "A1000"):
+        assert accelerator_type(label) is None
+
+
+def test_task_options_ask_for_one_gpu_or_cpus_and_the_labelled_gpu_type(tmp_path):
+    cpu = load_config(tiny_params(tmp_path, label="CPU"))
+    assert task_options(cpu, cluster_has_gpus=True) == {"num_gpus": 0, "num_cpus": 1}
+    cuda = load_config(tiny_params(tmp_path, label="A100 (nightly)", device="cuda"))
+    assert task_options(cuda, cluster_has_gpus=False, cpus_per_cell=4) == {
+        "num_gpus": 1, "num_cpus": 4, "accelerator_type": "A100"}
+    auto = load_config(tiny_params(tmp_path, label="T4", device="auto"))
+    assert task_options(auto, cluster_has_gpus=True)["num_gpus"] == 1
+    assert task_options(auto, cluster_has_gpus=False) == {"num_gpus": 0, "num_cpus": 1, "accelerator_type": "T4"}
+
+
+def test_cli_refuses_bad_ray_options_before_connecting(tmp_path):
+    params = tiny_params(tmp_path)
+    proc = run_cli("run", params, "--ray", "local:0", "--results", tmp_path / "r.jsonl")
+    assert proc.returncode == 2 and "--ray: 'local:0' is not allowed" in proc.stderr
+    proc = run_cli("run", params, "--ray", "local:1", "--cpus-per-cell", "0")
+    assert proc.returncode == 2 and "--cpus-per-cell): 0 is not allowed" in proc.stderr
+    proc = run_cli("run", params, tiny_params(tmp_path, "b.yaml"), "--results", tmp_path / "r.jsonl")
+    assert proc.returncode == 2 and "--results names one file" in proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+# --- on a two-node cluster ---------------------------------------------------------------------------
+
+@dataclass
+class Nodes:
+    address: str
+    a100: str  # Ray node ids
+    t4: str
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    nodes = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": {"accelerator_type:A100": 1}, "include_dashboard": False})
+    t4 = nodes.add_node(num_cpus=1, resources={"accelerator_type:T4": 1})
+    ray.init(address=nodes.address)
+    yield Nodes(nodes.address, nodes.head_node.node_id, t4.node_id)
+    ray.shutdown()
+    nodes.shutdown()
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("profiles")
+    a100 = load_config(tiny_params(tmp, "a100.yaml", label="A100", models=["vit"], batch_sizes=[1, 2]))
+    t4 = load_config(tiny_params(tmp, "t4.yaml", label="T4", models=["resnet"], batch_sizes=[1, 2, 3]))
+    return a100, t4
+
+
+@pytest.fixture(scope="module")
+def local_run(profiles, tmp_path_factory):
+    """The same two profiles measured by the local runner, with the same faults."""
+    tmp = tmp_path_factory.mktemp("local")
+    paths = [tmp / "a100.jsonl", tmp / "t4.jsonl"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BENCH_UTILS_FAULT", FAULTS)
+        for cfg, path in zip(profiles, paths):
+            run_sweep(cfg, path, progress=False)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def ray_run(cluster, profiles, local_run, tmp_path_factory):
+    """Both profiles at once on the cluster; the A100 file already holds vit bs=1 from the local run."""
+    tmp = tmp_path_factory.mktemp("ray")
+    paths = [tmp / "a100.jsonl", tmp / "t4.jsonl"]
+    paths[0].write_text(local_run[0].read_text().splitlines()[0] + "\n")
+    seeded = paths[0].read_text()
+    start = time.perf_counter()
+    summaries = run_sweeps_on_ray(list(profiles), cluster.address, paths, progress=False,
+                                  env={"BENCH_UTILS_FAULT": FAULTS})
+    return paths, summaries, seeded, time.perf_counter() - start
+
+
+@pytest.mark.cluster
+def test_each_profile_runs_only_on_the_node_with_its_gpu_type(cluster, ray_run):
+    (a100_path, t4_path), _, _, _ = ray_run
+    a100_rows = [r for r in read_results(a100_path).rows if "ray_node_id" in r.env]  # not the seeded row
+    t4_rows = read_results(t4_path).rows
+    assert [r.batch_size for r in a100_rows] == [2] and len(t4_rows) == 3
+    assert {r.env["ray_node_id"] for r in a100_rows} == {cluster.a100}
+    assert {r.env["ray_node_id"] for r in t4_rows} == {cluster.t4}  # failed cells included
+    assert cluster.a100 != cluster.t4
+
+
+@pytest.mark.cluster
+def test_ray_rows_match_a_local_run_cell_for_cell(profiles, local_run, ray_run):
+    paths, _, _, _ = ray_run
+    for cfg, local_path, ray_path in zip(profiles, local_run, paths):
+        local = {r.key: r for r in read_results(local_path).rows}
+        remote = {r.key: r for r in read_results(ray_path).rows}
+        assert set(remote) == set(local) and len(remote) == len(cfg.cells())
+        for key, row in remote.items():
+            same = ("label", "checkpoint", "status", "weights", "num_params", "device", "settings", "iterations")
+            assert {f: getattr(row, f) for f in same} == {f: getattr(local[key], f) for f in same}
+            assert len(row.samples_s) == len(local[key].samples_s)
+    statuses = {r.batch_size: r.status for r in read_results(paths[1]).rows}
+    assert statuses == {1: "ok", 2: "oom", 3: "crashed"}
+    crashed = next(r for r in read_results(paths[1]).rows if r.status == "crashed")
+    assert "killed by SIGKILL" in crashed.error  # the runner's own crashed row, made on the worker
+
+
+@pytest.mark.cluster
+def test_resume_skips_cells_in_the_file_and_writes_each_cell_once(profiles, ray_run):
+    paths, summaries, seeded, _ = ray_run
+    assert [(s.total, s.skipped) for s in summaries] == [(2, 1), (3, 0)]
+    assert summaries[0].statuses == {"ok": 1} and summaries[1].statuses == {"ok": 1, "oom": 1, "crashed": 1}
+    assert paths[0].read_text().startswith(seeded)  # the earlier row untouched
+    assert [len(p.read_text().splitlines()) for p in paths] == [2, 3]
+    again = run_sweeps_on_ray(list(profiles), "auto", paths, progress=False)  # already connected
+    assert [(s.skipped, s.statuses) for s in again] == [(2, {}), (3, {})]
+    assert [len(p.read_text().splitlines()) for p in paths] == [2, 3]
+
+
+@pytest.mark.cluster
+def test_rows_record_the_worker_host_and_one_thread_per_cell(ray_run):
+    paths, _, _, _ = ray_run
+    rows = [r for r in read_results(paths[1]).rows] + read_results(paths[0]).rows[1:]
+    assert {r.env["hostname"] for r in rows} == {socket.gethostname()}
+    assert all(r.env["ray_worker_pid"] > 0 and r.env["ray_gpu_ids"] == [] for r in rows)
+    assert [r.env["torch_threads"] for r in rows if r.status == "ok"] == [1, 1]  # OMP_NUM_THREADS=1
+    frame = to_dataframe(rows)
+    assert list(frame["hostname"]) == [socket.gethostname()] * 4
+    assert (frame.loc[frame["status"] == "ok", "hardware"] != "").all()
+
+
+@pytest.mark.cluster
+def test_a_profile_no_node_can_take_fails_before_anything_runs(cluster, tmp_path):
+    results = tmp_path / "r.jsonl"
+    h100 = load_config(tiny_params(tmp_path, label="H100"))
+    with pytest.raises(ConfigError, match="'H100': no Ray node offers accelerator_type:H100 .*CPU=2"):
+        run_sweeps_on_ray([h100], cluster.address, [results], progress=False)
+    cuda = load_config(tiny_params(tmp_path, label="A100", device="cuda"))
+    with pytest.raises(ConfigError, match="'A100': no Ray node offers GPU"):
+        run_sweeps_on_ray([cuda], cluster.address, [results], progress=False)
+    assert not results.exists()
+
+
+# --- a worker killed mid-cell --------------------------------------------------------------------------
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from_me(pid: int) -> bool:
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def _running_cell() -> tuple[int, int] | None:
+    """(pid of the Ray worker, batch size) of a cell process this test's cluster is running."""
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            if args[1:4] != [b"-m", b"bench_utils", b"cell"]:
+                continue
+            worker = _parent(int(entry.name))
+            if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::") and _descends_from_me(worker):
+                return worker, int(args[args.index(b"--batch-size") + 1])
+        except (OSError, IndexError, ValueError):  # a process that ended while we looked
+            continue
+    return None
+
+
+def _kill_worker_of_a_running_cell(results: Path, after_rows: int = 0, timeout_s: float = 180) -> tuple:
+    """SIGKILL the Ray worker of a running cell once `results` holds `after_rows` rows;
+    returns (worker pid, batch size, the results lines at the kill)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        rows = results.read_text().splitlines() if results.exists() else []
+        found = _running_cell() if len(rows) >= after_rows else None
+        if found:
+            time.sleep(0.5)  # the cell is under way, not just spawned
+            rows = results.read_text().splitlines() if results.exists() else []
+            os.kill(found[0], signal.SIGKILL)
+            return (*found, rows)
+        time.sleep(0.1)
+    raise AssertionError("no cell process of a Ray worker appeared")
+
+
+@pytest.mark.cluster
+def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, tmp_path):
+    params = tiny_params(tmp_path, label="A100", batch_sizes=[1, 2, 3])
+    results, log = tmp_path / "results.jsonl", tmp_path / "driver.log"
+    with open(log, "w") as out:
+        driver = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
+                                   str(results), "--ray", cluster.address], cwd=REPO, stdout=out, stderr=out)
+        worker, batch_size, _ = _kill_worker_of_a_running_cell(results)
+        assert driver.wait(timeout=300) == 0, log.read_text()[-3000:]
+    rows = read_results(results).rows
+    assert len(results.read_text().splitlines()) == 3
+    assert sorted(r.batch_size for r in rows) == [1, 2, 3] and {r.status for r in rows} == {"ok"}
+    retried = next(r for r in rows if r.batch_size == batch_size)
+    assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
+    assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
+    assert "3 cells: 0 already done, 3 ok" in log.read_text()
+
+
+@pytest.mark.cluster
+def test_worker_lost_for_good_becomes_one_crashed_row_then_retry_failed_redoes_it(cluster, tmp_path):
+    cfg = load_config(tiny_params(tmp_path, label="T4", batch_sizes=[1, 2]))
+    results = tmp_path / "results.jsonl"
+    outcome = {}
+
+    def sweep():
+        try:
+            outcome["summaries"] = run_sweeps_on_ray([cfg], cluster.address, [results], progress=False,
+                                                     max_retries=0)
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            outcome["error"] = err
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    _, batch_size, rows_at_kill = _kill_worker_of_a_running_cell(results, after_rows=1)
+    thread.join(timeout=300)
+    # one node CPU: the cells ran one after the other, and the first row was on disk mid-sweep
+    assert len(rows_at_kill) == 1 and f'"batch_size": {3 - batch_size}' in rows_at_kill[0]
+    assert "summaries" in outcome, outcome
+    assert outcome["summaries"][0].statuses == {"ok": 1, "crashed": 1}
+    rows = {r.batch_size: r for r in read_results(results).rows}
+    assert len(results.read_text().splitlines()) == 2 and sorted(rows) == [1, 2]
+    lost = rows[batch_size]
+    assert lost.status == "crashed" and lost.error.startswith("Ray task failed after 0 retries: ")
+    assert "WorkerCrashedError" in lost.error or "died" in lost.error
+    again = run_sweeps_on_ray([cfg], cluster.address, [results], retry_failed=True, progress=False)
+    assert (again[0].skipped, again[0].statuses) == (1, {"ok": 1})
+    assert len(results.read_text().splitlines()) == 3  # the crashed row stays; the new row replaces it
+    assert {r.status for r in read_results(results).rows} == {"ok"}
