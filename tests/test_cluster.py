@@ -82,6 +82,7 @@ class Nodes:
     address: str
     a100: str  # Ray node ids
     t4: str
+    cluster: Cluster
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,7 @@ def cluster():
         "num_cpus": 1, "resources": {"accelerator_type:A100": 1}, "include_dashboard": False})
     t4 = nodes.add_node(num_cpus=1, resources={"accelerator_type:T4": 1})
     ray.init(address=nodes.address)
-    yield Nodes(nodes.address, nodes.head_node.node_id, t4.node_id)
+    yield Nodes(nodes.address, nodes.head_node.node_id, t4.node_id, nodes)
     ray.shutdown()
     nodes.shutdown()
 
@@ -199,23 +200,24 @@ def _parent(pid: int) -> int:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def _descends_from_me(pid: int) -> bool:
+def _descends_from(pid: int, ancestor: int) -> bool:
     while pid > 1:
-        if pid == os.getpid():
+        if pid == ancestor:
             return True
         pid = _parent(pid)
     return False
 
 
-def _running_cell() -> tuple[int, int] | None:
-    """(pid of the Ray worker, batch size) of a cell process this test's cluster is running."""
+def _running_cell(under: int | None = None) -> tuple[int, int] | None:
+    """(pid of the Ray worker, batch size) of a cell process this test's cluster (or the Ray process
+    `under`) is running."""
     for entry in Path("/proc").iterdir():
         try:
             args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
             if args[1:4] != [b"-m", b"bench_utils", b"cell"]:
                 continue
             worker = _parent(int(entry.name))
-            if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::") and _descends_from_me(worker):
+            if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::") and _descends_from(worker, under or os.getpid()):
                 return worker, int(args[args.index(b"--batch-size") + 1])
         except (OSError, IndexError, ValueError):  # a process that ended while we looked
             continue
@@ -240,7 +242,7 @@ def _kill_worker_of_a_running_cell(results: Path, after_rows: int = 0, timeout_s
 
 @pytest.mark.cluster
 def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, tmp_path):
-    params = tiny_params(tmp_path, label="A100", batch_sizes=[1, 2, 3])
+    params = tiny_params(tmp_path, label="A100", batch_sizes=[1, 2])
     results, log = tmp_path / "results.jsonl", tmp_path / "driver.log"
     with open(log, "w") as out:
         driver = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
@@ -248,12 +250,12 @@ def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, t
         worker, batch_size, _ = _kill_worker_of_a_running_cell(results)
         assert driver.wait(timeout=300) == 0, log.read_text()[-3000:]
     rows = read_results(results).rows
-    assert len(results.read_text().splitlines()) == 3
-    assert sorted(r.batch_size for r in rows) == [1, 2, 3] and {r.status for r in rows} == {"ok"}
+    assert len(results.read_text().splitlines()) == 2
+    assert sorted(r.batch_size for r in rows) == [1, 2] and {r.status for r in rows} == {"ok"}
     retried = next(r for r in rows if r.batch_size == batch_size)
     assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
     assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
-    assert "3 cells: 0 already done, 3 ok" in log.read_text()
+    assert "2 cells: 0 already done, 2 ok" in log.read_text()
 
 
 @pytest.mark.cluster
@@ -286,3 +288,25 @@ def test_worker_lost_for_good_becomes_one_crashed_row_then_retry_failed_redoes_i
     assert (again[0].skipped, again[0].statuses) == (1, {"ok": 1})
     assert len(results.read_text().splitlines()) == 3  # the crashed row stays; the new row replaces it
     assert {r.status for r in read_results(results).rows} == {"ok"}
+
+
+@pytest.mark.cluster
+def test_node_removed_mid_cell_its_cell_is_measured_again_on_another_node(cluster, tmp_path):
+    spare = cluster.cluster.add_node(num_cpus=1, resources={"accelerator_type:A100": 1})
+    raylet = spare.all_processes["raylet"][0].process.pid
+    cfg = load_config(tiny_params(tmp_path, label="A100", batch_sizes=[1, 2]))
+    results, outcome = tmp_path / "results.jsonl", {}
+    thread = threading.Thread(target=lambda: outcome.update(
+        summaries=run_sweeps_on_ray([cfg], cluster.address, [results], progress=False)))
+    thread.start()
+    deadline = time.time() + 180
+    while time.time() < deadline and not (found := _running_cell(under=raylet)):
+        time.sleep(0.1)
+    assert found, "no cell ran on the spare A100 node"
+    time.sleep(0.5)
+    cluster.cluster.remove_node(spare)
+    thread.join(timeout=300)
+    assert outcome["summaries"][0].statuses == {"ok": 2}
+    rows = {r.batch_size: r for r in read_results(results).rows}
+    assert len(results.read_text().splitlines()) == 2 and sorted(rows) == [1, 2]
+    assert rows[found[1]].env["ray_node_id"] == cluster.a100 != spare.node_id  # re-run on the head node
