@@ -217,7 +217,8 @@ def _running_cell(under: int | None = None) -> tuple[int, int] | None:
             if args[1:4] != [b"-m", b"bench_utils", b"cell"]:
                 continue
             worker = _parent(int(entry.name))
-            if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::") and _descends_from(worker, under or os.getpid()):
+            is_ray_worker = Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::")
+            if is_ray_worker and _descends_from(worker, under or os.getpid()):
                 return worker, int(args[args.index(b"--batch-size") + 1])
         except (OSError, IndexError, ValueError):  # a process that ended while we looked
             continue
