@@ -97,7 +97,8 @@ def _environ(extra: dict):
 
 
 def _writable_dir(path: Path) -> Path:
-    """The driver's log folder when this node can write it (same machine, shared disk), else /tmp."""
+    """The driver's log folder path on this node (the same folder on the driver's machine or a shared
+    disk, else that path on the worker's own disk); a temp folder where it cannot be created."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         return path
