@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .config import BenchConfig, ConfigError, config_from_dict
 from .results import BenchResult, ResultsWriter
-from .runner import (SweepSummary, _cell_line, _failure_row, default_results_path, pending_cells,
+from .runner import (SweepSummary, cell_line, failure_row, default_results_path, pending_cells,
                      run_cell_subprocess)
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
@@ -200,13 +200,13 @@ def _collect(ray, jobs: dict, configs, writers, summaries, max_retries: int, pro
             except ray.exceptions.RayError as err:
                 first = next((line for line in str(err).splitlines() if line.strip()), "")[:500]
                 error = f"Ray task failed after {max_retries} retries: {type(err).__name__}: {first}"
-                row = _failure_row(configs[index], cell, "crashed", error, time.perf_counter() - submitted)
+                row = failure_row(configs[index], cell, "crashed", error, time.perf_counter() - submitted)
             writers[index].append(row)
             statuses = summaries[index].statuses
             statuses[row.status] = statuses.get(row.status, 0) + 1
             if bar is not None:
                 bar.update(1)
-                bar.write(f"[{configs[index].label} @ {row.env.get('hostname', '?')}] {_cell_line(row)}")
+                bar.write(f"[{configs[index].label} @ {row.env.get('hostname', '?')}] {cell_line(row)}")
     except BaseException:  # Ctrl-C: stop the cells still running; the rows written stay, resume redoes the rest
         for ref in waiting:
             ray.cancel(ref, force=True)

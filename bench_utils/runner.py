@@ -60,7 +60,7 @@ def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = Fal
             if cell_key(cell[0], cfg.size, cell[1], cell[2], cfg.dtype, cfg.fullgraph) not in done]
 
 
-def _failure_row(cfg: BenchConfig, cell: tuple, status: str, error: str, duration_s: float) -> BenchResult:
+def failure_row(cfg: BenchConfig, cell: tuple, status: str, error: str, duration_s: float) -> BenchResult:
     return BenchResult(
         **cell_fields(cfg, *cell, device=cfg.device), status=status, error=error, duration_s=duration_s,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
@@ -109,7 +109,7 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
                 returncode = process.wait(timeout=cfg.timeout_s)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
-                return _failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
+                return failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
                                     f"log: {_log_tail(log_path)}", time.perf_counter() - start)
             except BaseException:  # Ctrl-C and friends: the cell must not outlive the sweep
                 _kill_group(process)
@@ -118,7 +118,7 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
         if returncode == 0 and out_path.exists():
             return BenchResult.from_dict(json.loads(out_path.read_text()))
     reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
-    return _failure_row(cfg, cell, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
+    return failure_row(cfg, cell, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
 
 
 def signal_name(number: int) -> str:
@@ -129,7 +129,7 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _cell_line(row: BenchResult) -> str:
+def cell_line(row: BenchResult) -> str:
     name = f"{row.model} bs={row.batch_size} {row.mode}"
     if row.status != "ok":
         return f"{name}: {row.status.upper()} {row.error[:160]}"
@@ -154,7 +154,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             writer.append(row)
             summary.statuses[row.status] = summary.statuses.get(row.status, 0) + 1
             if progress:
-                bar.write(_cell_line(row))
+                bar.write(cell_line(row))
     return summary
 
 

@@ -192,6 +192,16 @@ def compile_table(df) -> pd.DataFrame:
     return _sorted(table[order])
 
 
+def placement_table(df) -> pd.DataFrame:
+    """Where each cell ran: host and device (several hosts when the sweep ran on a Ray cluster), and
+    the wall time of the whole cell process, seconds."""
+    check_frame(df)
+    table = _cell_frame(df)
+    for column in ("hostname", "hardware", "duration_s"):
+        table[column] = df[column] if column in df.columns else None
+    return _sorted(table)
+
+
 def failures_table(df) -> pd.DataFrame:
     """Every cell whose status is not ok, with the status in capitals and the error text."""
     check_frame(df)

@@ -149,3 +149,16 @@ def test_empty_input_gives_empty_tables_not_errors():
     assert len(missing_cells(empty, [("vit", 1, "eager")])) == 1
     assert run_facts(empty).shape == (1, 1)
     assert weights_notice(empty).startswith("No measured cells")
+
+
+def test_placement_table_names_host_device_and_duration():
+    from bench_utils.results import BenchResult, to_dataframe
+    from bench_utils.tables import placement_table
+
+    rows = [BenchResult(label="A100", model=model, checkpoint="x", task="image-classification", size="full",
+                        batch_size=1, mode="eager", fullgraph=False, dtype="float32", device="cuda", settings="s",
+                        status="ok", duration_s=duration, env={"hostname": host, "device_name": "NVIDIA A100"})
+            for model, host, duration in (("resnet", "node-b", 12.5), ("vit", "node-a", 30.0))]
+    table = placement_table(to_dataframe(rows))
+    assert table[["model", "hostname", "hardware", "duration_s"]].values.tolist() == [
+        ["vit", "node-a", "NVIDIA A100", 30.0], ["resnet", "node-b", "NVIDIA A100", 12.5]]
