@@ -116,3 +116,26 @@ def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
     ax = charts.cross_label_chart(to_dataframe(rows)).axes[0]
     assert len(ax.patches) == 2
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A100 · torch 2.1", "A100 · torch 2.5"]
+
+
+def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
+    assert any("cold_compile" in text for text in _texts(charts.compile_cache_chart(df)))  # no warm compile yet
+    rows = [make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=30.0, compile_warm_s=2.0),
+            make_row("resnet", 4, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=40.0, compile_warm_s=3.0)]
+    ax = charts.compile_cache_chart(to_dataframe(rows)).axes[0]
+    assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT · default · bs 1",
+                                                            "Image Classification/ResNet · default · bs 4"]
+
+
+def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
+    from bench_utils.reference import compare_with_reference
+
+    beside = compare_with_reference(to_dataframe([make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0)]))
+    ax = charts.reference_chart(beside).axes[0]
+    widths = sorted(round(p.get_width(), 3) for p in ax.patches)
+    # ours 1.25; the guide's torch 2.0.1 ViT batch-1 speedups: A100 9.325/7.584, V100 and T4 from the CSV
+    assert 1.25 in widths and round(9.325 / 7.584, 3) in widths and len(widths) == 4
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours: CPU, default", "guide: A100",
+                                                                   "guide: V100", "guide: T4"]
+    assert any("no successful" in text for text in _texts(charts.reference_chart(beside.iloc[0:0])))
