@@ -57,14 +57,25 @@ def _peak_mem_mb(device: str) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-def _graph_stats(frames_after_first_call: int) -> dict:
-    from torch._dynamo.utils import counters
+def clear_graph_stats() -> None:
+    """Forget dynamo's counts and guard failures, so that graph_stats speaks of what follows only."""
+    from torch._dynamo.utils import counters, guard_failures
 
-    reasons = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
+    counters.clear()
+    guard_failures.clear()
+
+
+def graph_stats(frames_after_first_call: int) -> dict:
+    """Graph breaks and their reasons (dynamo's counters), graphs compiled, and recompiles after the
+    first call with the guard that failed for each (why dynamo compiled again)."""
+    from torch._dynamo.utils import counters, guard_failures
+
+    breaks = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
+    failed_guards = [reason.strip().splitlines()[0] for reasons in guard_failures.values() for reason in reasons]
     return {"graph_breaks": int(sum(counters["graph_break"].values())),
             "graph_count": int(counters["stats"]["unique_graphs"]),
             "recompiles": int(counters["frames"]["total"]) - frames_after_first_call,
-            "break_reasons": sorted(set(reasons))}
+            "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards))}
 
 
 def _time_eager(eager, cfg: BenchConfig, device: str) -> dict:
@@ -78,14 +89,14 @@ def _time_compiled(model, inputs, eager, reference, cfg: BenchConfig, mode: str,
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
-    counters.clear()
+    clear_graph_stats()
     faults.maybe_inject("compile", fault)
     compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=False)
     compiled = lambda: compiled_model(**inputs)  # noqa: E731
     fields = {"compile_s": time_once(compiled, device)}
     if cfg.cold_compile:  # again, as a new process would: in-memory state gone, on-disk cache filled
         torch._dynamo.reset()
-        counters.clear()  # count the graphs and breaks of one compile, not two
+        clear_graph_stats()  # count the graphs and breaks of one compile, not two
         fields["compile_warm_s"] = time_once(compiled, device)
     frames_after_first_call = int(counters["frames"]["total"])
     warm_up(compiled, cfg.warmup + COMPILED_EXTRA_WARMUP[mode], device)
@@ -104,7 +115,7 @@ def _time_compiled(model, inputs, eager, reference, cfg: BenchConfig, mode: str,
                   eager_samples_s=eager_samples, eager_ms_mean=eager_summary.mean_ms,
                   eager_ms_median=eager_summary.median_ms, speedup=speedup.speedup,
                   speedup_ci95_low=speedup.ci95_low, speedup_ci95_high=speedup.ci95_high)
-    fields.update(_graph_stats(frames_after_first_call))
+    fields.update(graph_stats(frames_after_first_call))
     return fields
 
 

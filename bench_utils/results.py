@@ -67,7 +67,8 @@ class BenchResult:
     graph_breaks: int | None = None
     graph_count: int | None = None
     recompiles: int | None = None
-    break_reasons: list[str] = field(default_factory=list)
+    break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
+    recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
     # --- raw samples, seconds ---
     samples_s: list[float] = field(default_factory=list)
     eager_samples_s: list[float] = field(default_factory=list)

@@ -163,8 +163,8 @@ def improvement_table(df) -> pd.DataFrame:
     return _sorted(table)
 
 
-def _reasons(compiled: pd.DataFrame) -> list[str]:
-    reasons = compiled.get("break_reasons", [None] * len(compiled))
+def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]:
+    reasons = compiled.get(column, [None] * len(compiled))
     return [("; ".join(r) if isinstance(r, list) else "") for r in reasons]
 
 
@@ -184,10 +184,11 @@ def compile_table(df) -> pd.DataFrame:
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = numeric_column(compiled, column)
     table["break_reasons"] = _reasons(compiled)
+    table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
              "eager_ms_median",
-             "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles", "break_reasons",
+             "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles", "break_reasons", "recompile_reasons",
              "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
     return _sorted(table[order])
 
