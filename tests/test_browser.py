@@ -42,6 +42,15 @@ def _open(browser, path):
     return browser
 
 
+def _rendered(browser, css: str, at_least: int = 1) -> list:
+    """The elements matching `css` once the page's scripts made at least `at_least` of them (itables
+    builds its tables from module scripts, a moment after the page loaded)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 20).until(lambda b: len(b.find_elements("css selector", css)) >= at_least)
+    return browser.find_elements("css selector", css)
+
+
 def _severe(browser) -> list[str]:
     return [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
 
@@ -62,8 +71,7 @@ def test_index_page_links_profiles(browser, fixture_report):
 def test_profile_page_renders_interactive_tables_and_charts(browser, fixture_report):
     page = _open(browser, fixture_report[1] / "fixture-cpu" / "report.html")
     # itables turns each shown table into a DataTable, with its JavaScript embedded (offline)
-    tables = page.find_elements("css selector", "table.dataTable")
-    assert len(tables) >= 5, f"{len(tables)} interactive tables"
+    tables = _rendered(page, "table.dataTable", at_least=5)  # times out unless 5 tables render
     assert any("OOM" in t.text for t in tables)
     total, loaded = _loaded_images(page)
     assert total >= 8 and loaded == total
@@ -75,7 +83,7 @@ def test_summary_table_filters_by_model(browser, fixture_report):
     from selenium.webdriver.common.by import By
 
     page = _open(browser, fixture_report[1] / "summary.html")
-    table = page.find_elements(By.CSS_SELECTOR, ".dt-container")[0]  # the table of every compiled cell
+    table = _rendered(page, ".dt-container")[0]  # the table of every compiled cell
     before = len(table.find_elements(By.CSS_SELECTOR, "tbody tr"))
     table.find_element(By.CSS_SELECTOR, "thead input[placeholder='model']").send_keys("resnet")
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from bench_utils import charts  # noqa: E402
+from bench_utils import charts, summary_charts  # noqa: E402
 from bench_utils.results import to_dataframe  # noqa: E402
 
 from test_tables import make_row  # noqa: E402
@@ -88,34 +88,15 @@ def test_compile_time_and_breakeven_charts(df):
     fig.savefig(__import__("io").BytesIO(), format="png")
 
 
-def test_cross_label_chart_has_a_panel_per_mode_and_batch_and_a_bar_per_label(df):
-    both = to_dataframe([make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, label=label)
-                         for label in ("A100", "T4")] +
-                        [make_row("vit", 4, "default", compiled_ms=5.0, eager_ms=10.0, label="A100")])
-    fig = charts.cross_label_chart(both)
-    assert len(fig.axes) == 2  # default x batch 1, 4
-    assert sorted(p.get_width() for p in fig.axes[0].patches) == [1.25, 1.25]
-    assert [p.get_width() for p in fig.axes[1].patches] == [2.0]
-
-
 @pytest.mark.parametrize("chart", [
     lambda d: charts.duration_chart(d, 1), lambda d: charts.improvement_chart(d, 1),
     lambda d: charts.batch_comparison_chart(d, "default"), charts.compile_time_chart,
-    charts.breakeven_chart, charts.cross_label_chart])
+    charts.breakeven_chart, summary_charts.cross_label_chart])
 def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
     for frame in (all_failed, to_dataframe([])):
         fig = chart(frame)
         assert isinstance(fig, Figure)
         assert any(charts.NO_DATA in text for text in _texts(fig))
-
-
-def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
-    rows = [make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, label="A100",
-                     env={"device_name": "A100", "torch": version}) for version in ("2.1", "2.5")]
-    rows.append(rows[-1])  # the same file loaded twice: one bar, not two
-    ax = charts.cross_label_chart(to_dataframe(rows)).axes[0]
-    assert len(ax.patches) == 2
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A100 · torch 2.1", "A100 · torch 2.5"]
 
 
 def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
@@ -126,16 +107,3 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT · default · bs 1",
                                                             "Image Classification/ResNet · default · bs 4"]
-
-
-def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
-    from bench_utils.reference import compare_with_reference
-
-    beside = compare_with_reference(to_dataframe([make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0)]))
-    ax = charts.reference_chart(beside).axes[0]
-    widths = sorted(round(p.get_width(), 3) for p in ax.patches)
-    # ours 1.25; the guide's torch 2.0.1 ViT batch-1 speedups: A100 9.325/7.584, V100 and T4 from the CSV
-    assert 1.25 in widths and round(9.325 / 7.584, 3) in widths and len(widths) == 4
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours: CPU, default", "guide: A100",
-                                                                   "guide: V100", "guide: T4"]
-    assert any("no successful" in text for text in _texts(charts.reference_chart(beside.iloc[0:0])))

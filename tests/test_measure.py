@@ -1,6 +1,5 @@
 """One cell measured in-process (no subprocess): the row's numbers and failure classification."""
 
-import pytest
 import torch
 
 from bench_utils.config import BenchConfig
