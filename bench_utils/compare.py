@@ -86,7 +86,7 @@ def _cell(key: tuple, before: dict, after: dict, stat: str, resamples: int, seed
 
 def _variant(row: dict) -> str:
     graph = ", fullgraph" if row.get("fullgraph") else ""
-    return str(row.get("variant") or row.get("dtype", "")) + graph
+    return row["variant"] + graph  # variant: results.to_dataframe's name for dtype, autocast, channels_last
 
 
 def comparison_chart(comparison: RunComparison):

@@ -187,9 +187,8 @@ def compile_table(df) -> pd.DataFrame:
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
-             "eager_ms_median",
-             "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles", "break_reasons", "recompile_reasons",
-             "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
+             "eager_ms_median", "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles",
+             "break_reasons", "recompile_reasons", "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
     return _sorted(table[order])
 
 

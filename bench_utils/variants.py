@@ -21,8 +21,6 @@ def best_configuration(df) -> pd.DataFrame:
     """
     check_frame(df)
     ok = df[df["status"] == "ok"].assign(ms=lambda t: numeric_column(t, "latency_ms_median"))
-    if "variant" not in ok.columns:
-        ok = ok.assign(variant=ok["dtype"])
     records = []
     for (hardware, model, batch), cell in ok.groupby(["hardware", "model", "batch_size"], sort=False):
         eager, compiled = cell[cell["mode"] == "eager"], cell[cell["mode"] != "eager"]
