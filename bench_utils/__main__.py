@@ -54,9 +54,9 @@ def _cmd_cell(args) -> int:
     from .measure import measure_cell
 
     cfg = config_from_dict(json.loads(Path(args.config).read_text()))
-    row = measure_cell(cfg, args.model, args.batch_size, args.mode)
+    row = measure_cell(cfg, args.model, args.batch_size, args.mode, args.repeat)
     Path(args.out).write_text(row.to_json())
-    print(f"{args.model} bs={args.batch_size} {args.mode}: {row.status} {row.error}")
+    print(f"{args.model} bs={args.batch_size} {args.mode} #{args.repeat}: {row.status} {row.error}")
     return 0
 
 
@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     cell.add_argument("--model", required=True)
     cell.add_argument("--batch-size", type=int, required=True)
     cell.add_argument("--mode", required=True)
+    cell.add_argument("--repeat", type=int, default=0)
     cell.add_argument("--out", required=True)
     cell.set_defaults(func=_cmd_cell)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .config import BenchConfig, ConfigError, config_from_dict
 from .results import BenchResult, ResultsWriter
-from .runner import (SweepSummary, cell_line, failure_row, default_results_path, pending_cells,
+from .runner import (SweepSummary, cell_line, failure_row, default_results_path, pending_runs,
                      run_cell_subprocess)
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
@@ -174,8 +174,8 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
 def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tuple[dict, list]:
     """Every pending cell of every profile as a Ray task; pending cells of all profiles are read first,
     so a profile refused for its results file stops the run before any task starts."""
-    todos = [pending_cells(cfg, path, retry_failed) for cfg, path in zip(configs, paths)]
-    summaries = [SweepSummary(path, total=len(cfg.cells()), skipped=len(cfg.cells()) - len(todo))
+    todos = [pending_runs(cfg, path, retry_failed) for cfg, path in zip(configs, paths)]
+    summaries = [SweepSummary(path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
                  for cfg, path, todo in zip(configs, paths, todos)]
     task = ray.remote(run_cell_task)
     jobs = {}

@@ -1,7 +1,8 @@
 """Two runs of the same cells side by side (e.g. two torch versions on one GPU). No torch.
 
-Both frames come from ``results.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` let each
-cell's change carry a bootstrap 95% CI of the ratio of medians (stats.speedup_ci), so a change is
+Both frames come from ``results.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
+process let each cell's change carry the 95% CI of the ratio of medians that speedups use
+(stats.speedup_over_processes: between processes when both runs have repeats), so a change is
 called significant only when that interval excludes "no change".
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .stats import speedup_ci
+from .stats import speedup_over_processes
 
 # A cell within one run: every other setting is the same for all rows of a results file (its
 # settings fingerprint), so two runs that differ in one setting (torch version, dtype, autocast,
@@ -29,11 +30,11 @@ class RunComparison:
     stat: str  # latency statistic behind before_ms / after_ms / change_pct
 
 
-def compare_runs(before_df, after_df, stat: str = "median", resamples: int = 2000, seed: int = 0) -> RunComparison:
+def compare_runs(before_df, after_df, stat: str = "median") -> RunComparison:
     """Per cell: before and after latency (ms), change % (negative = faster), CI and significance.
 
     change_pct uses `stat` ("median" or "mean" latency); the CI and `significant` always come from
-    the bootstrap of the ratio of medians over the raw samples (before median / after median).
+    the ratio of medians over the raw samples of each process (before median / after median).
     """
     import pandas as pd
 
@@ -49,7 +50,7 @@ def compare_runs(before_df, after_df, stat: str = "median", resamples: int = 200
         elif b["status"] != "ok" or a["status"] != "ok":
             unmatched.append((*key, f"status before={b['status']}, after={a['status']}"))
         else:
-            records.append(_cell(key, b, a, stat, resamples, seed))
+            records.append(_cell(key, b, a, stat))
     return RunComparison(pd.DataFrame.from_records(records, columns=CELL_COLUMNS),
                          pd.DataFrame.from_records(unmatched, columns=KEY + ["reason"]), stat)
 
@@ -66,11 +67,11 @@ def _indexed(df, name: str) -> dict:
     return rows
 
 
-def _cell(key: tuple, before: dict, after: dict, stat: str, resamples: int, seed: int) -> dict:
+def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
     before_ms, after_ms = before[f"latency_ms_{stat}"], after[f"latency_ms_{stat}"]
     ratio = low = high = math.nan
-    if len(before["samples_s"]) >= 2 and len(after["samples_s"]) >= 2:
-        est = speedup_ci(before["samples_s"], after["samples_s"], resamples=resamples, seed=seed)
+    if before["samples_s"] and after["samples_s"]:
+        est = speedup_over_processes(before["samples_s"], after["samples_s"])
         ratio, low, high = est.speedup, est.ci95_low, est.ci95_high
     return dict(zip(KEY, key)) | {
         "before_ms": before_ms, "after_ms": after_ms,
@@ -78,7 +79,8 @@ def _cell(key: tuple, before: dict, after: dict, stat: str, resamples: int, seed
         # after/before = 1/ratio, so the ratio's upper bound gives the change's lower bound
         "change_ci95_low_pct": (1.0 / high - 1.0) * 100.0, "change_ci95_high_pct": (1.0 / low - 1.0) * 100.0,
         "significant": bool(low > 1.0 or high < 1.0), "ratio": ratio, "ratio_ci95_low": low,
-        "ratio_ci95_high": high, "n_before": len(before["samples_s"]), "n_after": len(after["samples_s"]),
+        "ratio_ci95_high": high, "n_before": sum(map(len, before["samples_s"])),
+        "n_after": sum(map(len, after["samples_s"])),
         "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
         "before_variant": _variant(before), "after_variant": _variant(after),
     }
@@ -121,3 +123,29 @@ def _title(cells) -> str:
         if before != after:
             parts.append(f"{prefix}{before or '?'} → {prefix}{after or '?'}")
     return "; ".join(parts) or "before → after (same torch and variant)"
+
+
+AGREEMENT_FIGURES = {"eager median": ("latency_ms_median", "latency_ms_ci95_low", "latency_ms_ci95_high"),
+                     "speedup": ("speedup", "speedup_ci95_low", "speedup_ci95_high")}
+
+
+def rerun_agreement(first_df, second_df):
+    """Do two runs of the same cells agree within their own intervals? For every cell ok in both:
+    whether each run's eager median (eager cells) and speedup (compiled cells) falls inside the
+    other run's 95% interval. A method whose intervals are honest has most figures inside."""
+    import pandas as pd
+
+    key = ["model", "size", "batch_size", "mode", "variant"]
+    merged = pd.merge(first_df[first_df["status"] == "ok"], second_df[second_df["status"] == "ok"], on=key,
+                      suffixes=("_1", "_2"))
+    records = []
+    for row in merged.to_dict("records"):
+        figure = "eager median" if row["mode"] == "eager" else "speedup"
+        value, low, high = AGREEMENT_FIGURES[figure]
+        records.append({**{k: row[k] for k in key}, "figure": figure, "run1": row[f"{value}_1"],
+                        "run1_low": row[f"{low}_1"], "run1_high": row[f"{high}_1"], "run2": row[f"{value}_2"],
+                        "run2_low": row[f"{low}_2"], "run2_high": row[f"{high}_2"],
+                        "run2_in_run1": bool(row[f"{low}_1"] <= row[f"{value}_2"] <= row[f"{high}_1"]),
+                        "run1_in_run2": bool(row[f"{low}_2"] <= row[f"{value}_1"] <= row[f"{high}_2"])})
+    return pd.DataFrame.from_records(records, columns=key + ["figure", "run1", "run1_low", "run1_high", "run2",
+                                                             "run2_low", "run2_high", "run2_in_run1", "run1_in_run2"])

@@ -38,8 +38,11 @@ class BenchConfig:
     channels_last: bool = False  # model and 4-D inputs in channels_last memory format (convolutional models)
     device: str = "auto"  # "auto" picks cuda when available
     weights: str = "auto"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
-    warmup: int = 3  # untimed calls before timing (compiled modes get extra, see measure.py)
-    iterations: int = 20  # timed calls per measurement (the guide used 300)
+    warmup: int = 3  # at least this many untimed calls; warm-up then goes on until steady (timing.py)
+    max_warmup_s: float = 30.0  # warm-up stops here even if the latency has not settled, seconds per mode
+    iterations: int = 20  # at least this many timed calls per mode (the guide used 300)
+    min_time_s: float = 2.0  # and at least this long timing each mode, seconds (more samples for fast models)
+    repeats: int = 3  # processes per cell: intervals include the variation between processes
     timeout_s: float = 600.0  # wall-clock limit per cell subprocess, seconds
     cold_compile: bool = False  # compile first with an empty compiler cache, then again with it filled
     image: str | None = None  # image path; None = a photograph shipped with matplotlib
@@ -52,13 +55,20 @@ class BenchConfig:
         """The (model, batch_size, mode) matrix in run order: model-major, eager before compiled."""
         return [(m, b, mode) for m in self.models for b in self.batch_sizes for mode in self.modes]
 
+    def runs(self) -> list[tuple[str, int, str, int]]:
+        """Every process to run, (model, batch_size, mode, repeat), in run order: the repeats of eager
+        and compiled alternate (eager r0, default r0, eager r1, ...), so slow drift of the machine
+        hits both sides of a speedup alike."""
+        return [(m, b, mode, r) for m in self.models for b in self.batch_sizes for r in range(self.repeats)
+                for mode in self.modes]
+
     def settings_fingerprint(self) -> str:
         """Hash of the settings that change a measurement but are not part of a cell's key.
 
         Resuming into a results file written with other settings would mix incomparable rows.
         """
         keep = {k: v for k, v in self.to_dict().items() if k not in ("models", "batch_sizes", "modes",
-                                                                     "timeout_s", "tags", "label")}
+                                                                     "repeats", "timeout_s", "tags", "label")}
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:
@@ -85,6 +95,23 @@ _CHOICES = {"size": SIZES, "dtype": DTYPES, "device": DEVICES, "weights": WEIGHT
 
 def _fail(key: str, value, allowed: str) -> None:
     raise ConfigError(f"{key}: {value!r} is not allowed; allowed: {allowed}")
+
+
+MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
+MAX_REPEATS = 100  # processes per cell
+MAX_SECONDS = 7 * 24 * 3600.0  # any duration parameter: a week
+
+
+def _check_count(key: str, value, low: int, high: int, why: str = "") -> None:
+    if type(value) is not int or not low <= value <= high:
+        _fail(key, value, f"an integer from {low} to {high:,}{why}")
+
+
+def _check_seconds(key: str, value, allow_zero: bool) -> None:
+    # NaN passes "<= 0" and would make the runner wait forever for a hung cell; so would infinity.
+    low_ok = (lambda v: v >= 0) if allow_zero else (lambda v: v > 0)
+    if type(value) not in (int, float) or not math.isfinite(value) or not low_ok(value) or value > MAX_SECONDS:
+        _fail(key, value, f"a finite number of seconds {'>= 0' if allow_zero else '> 0'}, at most {MAX_SECONDS:g}")
 
 
 def _check(cfg: BenchConfig) -> None:
@@ -117,13 +144,14 @@ def _check(cfg: BenchConfig) -> None:
             _fail(key, getattr(cfg, key), "true or false")
     if cfg.autocast and cfg.dtype == "float32":
         _fail("autocast", cfg.autocast, "false with dtype float32 (autocast needs dtype float16 or bfloat16)")
-    if type(cfg.warmup) is not int or cfg.warmup < 0:
-        _fail("warmup", cfg.warmup, "an integer >= 0")
-    if type(cfg.iterations) is not int or cfg.iterations < 2:
-        _fail("iterations", cfg.iterations, "an integer >= 2 (a spread needs two samples)")
-    # NaN passes "<= 0" and would make the runner wait forever for a hung cell; so would infinity.
-    if type(cfg.timeout_s) not in (int, float) or not math.isfinite(cfg.timeout_s) or cfg.timeout_s <= 0:
-        _fail("timeout_s", cfg.timeout_s, "a finite number of seconds > 0")
+    if "eager" not in cfg.modes:
+        _fail("modes", list(cfg.modes), "a list that includes eager (the baseline of every speedup)")
+    _check_count("warmup", cfg.warmup, 0, MAX_CALLS)
+    _check_count("iterations", cfg.iterations, 2, MAX_CALLS, " (a spread needs two samples)")
+    _check_count("repeats", cfg.repeats, 1, MAX_REPEATS)
+    _check_seconds("min_time_s", cfg.min_time_s, allow_zero=True)
+    _check_seconds("max_warmup_s", cfg.max_warmup_s, allow_zero=True)
+    _check_seconds("timeout_s", cfg.timeout_s, allow_zero=False)
     if cfg.image is not None:
         _check_image(cfg.image)
 

@@ -9,6 +9,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from .aggregate import cells
 from .results import read_results
 
 _STYLE = """
@@ -30,11 +31,16 @@ class ProfileLine:
     expected_cells: int
     rows: list  # BenchResult rows read from the profile's results file
 
+    @property
+    def cells(self) -> list[dict]:
+        """The rows combined into cells (aggregate.cells): what the counts and speedups speak of."""
+        return cells(self.rows)
+
 
 def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
-    ok = sum(1 for row in line.rows if row.status == "ok")
-    failed = len(line.rows) - ok
-    return ok, failed, max(line.expected_cells - len(line.rows), 0)
+    records = line.cells
+    ok = sum(1 for record in records if record["status"] == "ok")
+    return ok, len(records) - ok, max(line.expected_cells - len(records), 0)
 
 
 def _hardware(rows) -> str:
@@ -50,8 +56,8 @@ def _weights(rows) -> str:
     return f'<span class="random">{text}</span>' if "random" in used else text
 
 
-def _speedups(rows) -> str:
-    values = [row.speedup for row in rows if row.status == "ok" and row.mode != "eager" and row.speedup]
+def _speedups(records: list[dict]) -> str:
+    values = [r["speedup"] for r in records if r["status"] == "ok" and r["mode"] != "eager" and r["speedup"] > 0]
     if not values:
         return "—"
     return f"median ×{statistics.median(values):.2f}, best ×{max(values):.2f}"
@@ -59,13 +65,13 @@ def _speedups(rows) -> str:
 
 def _row_html(line: ProfileLine) -> str:
     ok, failed, missing = _cell_counts(line)
-    state = (f'<span class="failed">notebook failed: {html.escape(line.error)}</span>' if line.error
+    state = (f'<span class="failed">failed: {html.escape(line.error)}</span>' if line.error
              else '<span class="ok">complete</span>' if not failed and not missing
              else f'<span class="failed">{failed} failed, {missing} missing</span>')
     return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
             f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
             f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
-            f"<td class=num>{missing}</td><td>{_speedups(line.rows)}</td><td>{state}</td></tr>")
+            f"<td class=num>{missing}</td><td>{_speedups(line.cells)}</td><td>{state}</td></tr>")
 
 
 def load_rows(results: Path) -> list:
@@ -84,7 +90,7 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
 <style>{_STYLE}</style></head><body>
 <h1>torch.compile vs eager: benchmark reports</h1>
 <p>Latency of Hugging Face Transformers vision models in eager mode and under <code>torch.compile</code>,
-one page per hardware profile. Speedup = eager median / compiled median, measured in the same process.
+one page per hardware profile. Speedup = eager median / compiled median, each mode timed in processes of its own.
 Rows built with <span class="random">random</span> weights have the checkpoint's architecture but not its weights.</p>
 <table><thead><tr><th>Profile</th><th>Hardware</th><th>Weights</th><th>OK cells</th><th>Failed</th>
 <th>Missing</th><th>Speedup</th><th>State</th></tr></thead><tbody>

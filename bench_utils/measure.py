@@ -1,12 +1,15 @@
-"""Measure one cell (model, batch size, mode) in this process and return its row.
+"""Measure one process of a cell (model, batch size, mode, repeat) and return its row.
 
 Order of work, all under torch.inference_mode():
-1. build the model and the batch; warm eager up; keep eager's output as the accuracy reference;
-2. mode "eager": time `iterations` eager calls;
-   a compile mode: reset dynamo, compile with static shapes, time the first call (compile_s),
-   warm up (extra calls for CUDA-graph recording / autotuning), compare the output with eager,
-   then time eager and compiled in alternating blocks so slow drift (clocks, thermals) hits both.
-Any failure becomes the row's status; `runner` runs this in a subprocess per cell.
+1. build the model and the batch;
+2. mode "eager": warm up until steady, then time eager calls (schedule: a count and a duration);
+   a compile mode: one eager call as the accuracy reference, reset dynamo, compile with static
+   shapes and time the first call (compile_s), warm the compiled model up until steady, compare its
+   output with eager, then time compiled calls only.
+Each mode is timed alone in its own process: the eager figure of a cell is its eager cell's, the one
+every table, chart and speedup reads (results.to_dataframe pairs them). Why not alternate eager and
+compiled blocks in one process: see the README's "How we measure".
+Any failure becomes the row's status; `runner` runs this in a subprocess per cell and repeat.
 """
 
 from __future__ import annotations
@@ -15,40 +18,25 @@ import contextlib
 import datetime as dt
 import os
 import resource
+import shutil
 import tempfile
 import time
 import traceback
 
 import torch
 
-from . import accuracy, environment, faults
+from . import accuracy, environment, faults, machine_load, schedule
 from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
 from .registry import get_spec
 from .results import BenchResult, cell_fields
-from .stats import speedup_ci, summarize
-from .timing import time_calls, time_once, warm_up
+from .stats import summarize
+from .timing import time_calls, time_once, warm_until_steady
 
-# Extra untimed calls after compiling: CUDA-graph trees record on the first calls after warm-up,
-# max-autotune benchmarks kernels on first use. Calls, not seconds.
+# Untimed calls right after compiling, before the steady-state warm-up: CUDA-graph trees record on
+# the first calls, max-autotune benchmarks kernels on first use. Calls, not seconds.
 COMPILED_EXTRA_WARMUP = {"default": 1, "reduce-overhead": 3, "max-autotune": 3}
-TIMING_BLOCKS = 5  # alternating eager/compiled blocks per cell (fewer when iterations is small)
-
-
-def block_sizes(iterations: int, blocks: int = TIMING_BLOCKS) -> list[int]:
-    """Split `iterations` into at most `blocks` near-equal blocks of at least 2 calls each."""
-    count = max(1, min(blocks, iterations // 2))
-    base, extra = divmod(iterations, count)
-    return [base + (1 if i < extra else 0) for i in range(count)]
-
-
-def _latency_fields(prefix: str, samples_s: list[float]) -> dict:
-    summary = summarize(samples_s)
-    return {f"{prefix}_mean": summary.mean_ms, f"{prefix}_median": summary.median_ms,
-            f"{prefix}_p10": summary.p10_ms, f"{prefix}_p90": summary.p90_ms,
-            f"{prefix}_std": summary.std_ms, f"{prefix}_ci95_low": summary.ci95_low_ms,
-            f"{prefix}_ci95_high": summary.ci95_high_ms}
 
 
 def _peak_mem_mb(device: str) -> float:
@@ -58,7 +46,8 @@ def _peak_mem_mb(device: str) -> float:
 
 
 def clear_graph_stats() -> None:
-    """Forget dynamo's counts and guard failures, so that graph_stats speaks of what follows only."""
+    """Forget dynamo's and Inductor's counts and guard failures, so that graph_stats speaks of what
+    follows only."""
     from torch._dynamo.utils import counters, guard_failures
 
     counters.clear()
@@ -66,8 +55,9 @@ def clear_graph_stats() -> None:
 
 
 def graph_stats(frames_after_first_call: int) -> dict:
-    """Graph breaks and their reasons (dynamo's counters), graphs compiled, and recompiles after the
-    first call with the guard that failed for each (why dynamo compiled again)."""
+    """Graph breaks and their reasons (dynamo's counters), graphs compiled, recompiles after the
+    first call with the guard that failed for each (why dynamo compiled again), and the graphs that
+    ran without CUDA graphs (reduce-overhead skipped them)."""
     from torch._dynamo.utils import counters, guard_failures
 
     breaks = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
@@ -75,57 +65,75 @@ def graph_stats(frames_after_first_call: int) -> dict:
     return {"graph_breaks": int(sum(counters["graph_break"].values())),
             "graph_count": int(counters["stats"]["unique_graphs"]),
             "recompiles": int(counters["frames"]["total"]) - frames_after_first_call,
-            "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards))}
+            "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards)),
+            "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"])}
 
 
-def _time_eager(eager, cfg: BenchConfig, device: str) -> dict:
-    samples = time_calls(eager, cfg.iterations, device)
-    return {**_latency_fields("latency_ms", samples), "samples_s": samples, "eager_samples_s": samples,
-            "eager_ms_mean": float(sum(samples) / len(samples) * 1000), "speedup": 1.0}
+def fx_cache_counts() -> dict:
+    """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
+    from torch._dynamo.utils import counters
+
+    return {"fx_cache_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
+            "fx_cache_misses": int(counters["inductor"]["fxgraph_cache_miss"])}
 
 
-def _time_compiled(model, inputs, eager, reference, cfg: BenchConfig, mode: str, device: str,
-                   task: str, fault: str | None) -> dict:
+def _timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
+    """Warm `fn` up until steady, then time it: the row's samples, warm-up record and the machine's
+    load from others while timing."""
+    warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, schedule.warmup_window_s(cfg.min_time_s),
+                               cfg.max_warmup_s)
+    before = machine_load.snapshot()
+    samples = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
+    load = machine_load.between(before, machine_load.snapshot())
+    return {"samples_s": samples, "warmup_calls": warmup.calls, "warmup_s": warmup.seconds,
+            "warmup_steady": warmup.steady, "others_cpu_pct": load.others_cpu_pct if load else None,
+            "steal_pct": load.steal_pct if load else None}
+
+
+def _reset_peak_memory(device: str) -> None:
+    """CUDA: the next peak counts from here (the compiled peak must not include eager's)."""
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device: str, task: str,
+                   cold: bool, fault: str | None) -> dict:
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
     clear_graph_stats()
+    _reset_peak_memory(device)
     faults.maybe_inject("compile", fault)
     compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=False)
     compiled = lambda: compiled_model(**inputs)  # noqa: E731
     fields = {"compile_s": time_once(compiled, device)}
-    if cfg.cold_compile:  # again, as a new process would: in-memory state gone, on-disk cache filled
+    fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
+    if cold:  # again, as a new process would: in-memory state gone, on-disk cache filled
         torch._dynamo.reset()
         clear_graph_stats()  # count the graphs and breaks of one compile, not two
         fields["compile_warm_s"] = time_once(compiled, device)
     frames_after_first_call = int(counters["frames"]["total"])
-    warm_up(compiled, cfg.warmup + COMPILED_EXTRA_WARMUP[mode], device)
+    fields.update(_timed_phase(compiled, cfg, device, COMPILED_EXTRA_WARMUP[mode]))
     output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
     fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], cfg.dtype)
     fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
     del output
-    eager_samples, compiled_samples = [], []
-    for size in block_sizes(cfg.iterations):
-        eager_samples += time_calls(eager, size, device)
-        compiled_samples += time_calls(compiled, size, device)
-    speedup = speedup_ci(eager_samples, compiled_samples)
-    eager_summary = summarize(eager_samples)
-    fields.update(_latency_fields("latency_ms", compiled_samples), samples_s=compiled_samples,
-                  eager_samples_s=eager_samples, eager_ms_mean=eager_summary.mean_ms,
-                  eager_ms_median=eager_summary.median_ms, speedup=speedup.speedup,
-                  speedup_ci95_low=speedup.ci95_low, speedup_ci95_high=speedup.ci95_high)
     fields.update(graph_stats(frames_after_first_call))
     return fields
 
 
 @contextlib.contextmanager
 def _compiler_cache(empty: bool):
-    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder, removed
-    afterwards; otherwise keep whatever TORCHINDUCTOR_CACHE_DIR the user set (a warm cache)."""
+    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder; afterwards
+    its kernels join the user's cache (TORCHINDUCTOR_CACHE_DIR, else Inductor's default folder), as
+    if the compile had run there, so the cell's later processes compile warm. Without `empty`, keep
+    whatever cache the user set."""
     if not empty:
         yield
         return
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
     before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="inductor-cold-") as folder:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder  # read by Inductor on every cache access
@@ -136,6 +144,8 @@ def _compiler_cache(empty: bool):
                 os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
             else:
                 os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
+            # cache entries are named by content hashes: merging folders never overwrites another graph
+            shutil.copytree(folder, before or default_cache_dir(), dirs_exist_ok=True, symlinks=True)
 
 
 def _precision(cfg: BenchConfig, device: str):
@@ -152,7 +162,12 @@ def _to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
             else v for k, v in inputs.items()}
 
 
-def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, device: str,
+def _latency_fields(samples_s: list[float]) -> dict:
+    summary = summarize(samples_s)
+    return {"latency_ms_mean": summary.mean_ms, "latency_ms_median": summary.median_ms}
+
+
+def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
              fault: str | None, fields: dict) -> None:
     spec = get_spec(model_name)
     faults.maybe_inject("load", fault)
@@ -165,26 +180,30 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, devi
     with torch.inference_mode(), _precision(cfg, device):
         eager = lambda: loaded.model(**inputs)  # noqa: E731
         faults.maybe_inject("eager", fault)
-        warm_up(eager, cfg.warmup, device)
-        reference = eager()
         if mode == "eager":
-            fields.update(_time_eager(eager, cfg, device))
-            fields["eager_ms_median"] = fields["latency_ms_median"]
+            _reset_peak_memory(device)
+            fields.update(_timed_phase(eager, cfg, device))
         else:
+            reference = eager()
             # the whole compiled life of the cell, warm-up included: CUDA-graph recording and
             # autotuning may still write kernels to the cache after the first call
-            with _compiler_cache(empty=cfg.cold_compile):
-                fields.update(_time_compiled(loaded.model, inputs, eager, reference, cfg, mode, device,
-                                             spec.task, fault))
-    fields["peak_mem_mb"] = _peak_mem_mb(device)
+            cold = cfg.cold_compile and repeat == 0  # later repeats compile with the cache it filled
+            with _compiler_cache(empty=cold):
+                fields.update(_time_compiled(loaded.model, inputs, reference, cfg, mode, device, spec.task,
+                                             cold, fault))
+    fields.update(_latency_fields(fields["samples_s"]), peak_mem_mb=_peak_mem_mb(device))
+
+
+OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
 
 
 def _is_oom(err: BaseException) -> bool:
     if isinstance(err, (torch.cuda.OutOfMemoryError, MemoryError)):
         return True
-    # CPU allocator failures and some CUDA paths raise a plain RuntimeError.
+    # CPU allocator failures, cuBLAS/cuDNN workspace allocations and some CUDA paths raise a plain
+    # RuntimeError whose text names the allocation failure.
     text = str(err).lower()
-    return isinstance(err, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+    return isinstance(err, RuntimeError) and any(marker in text for marker in OOM_MARKERS)
 
 
 def error_text(err: BaseException) -> str:
@@ -195,8 +214,19 @@ def error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {message[:500]}{where}"
 
 
-def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str) -> BenchResult:
-    """Measure one cell; never raises for a failure of the cell itself (it becomes the status)."""
+def _release_cuda_memory() -> None:
+    """After a failed cell: give cached blocks back. A sticky CUDA error (e.g. an illegal address)
+    makes every later CUDA call raise too; the row must still say what went wrong first."""
+    try:
+        torch.cuda.empty_cache()
+    except RuntimeError:
+        pass
+
+
+def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0) -> BenchResult:
+    """Measure one process of a cell; never raises for a failure of the cell itself (it becomes the
+    status). With `cold_compile`, repeat 0 compiles with an empty compiler cache; later repeats
+    compile with the cache it filled."""
     started = dt.datetime.now(dt.timezone.utc)
     clock = time.perf_counter()
     fault = faults.planned_fault(model_name, batch_size, mode)
@@ -204,12 +234,12 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str) 
     fields: dict = {}
     status, error = "ok", ""
     try:
-        _measure(cfg, model_name, batch_size, mode, device, fault, fields)
+        _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields)
     except Exception as err:  # noqa: BLE001 - every failure of a cell must become a row
         status, error = ("oom" if _is_oom(err) else "error"), error_text(err)
         if device == "cuda":
-            torch.cuda.empty_cache()
+            _release_cuda_memory()
     return BenchResult(
-        **cell_fields(cfg, model_name, batch_size, mode, device), status=status, error=error,
+        **cell_fields(cfg, model_name, batch_size, mode, device, repeat), status=status, error=error,
         env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),
         duration_s=time.perf_counter() - clock, **fields)

@@ -1,8 +1,11 @@
-"""The main job: execute the benchmark notebook once per parameters profile with papermill, export each
-to one self-contained HTML page with nbconvert, and write reports/index.html linking them.
+"""The main job: for each parameters profile, run its sweep from this process (resumable, progress on
+the terminal, no notebook cell timeout however long it takes), then execute the benchmark notebook
+with papermill (`measure = False`: it only reads the results), export it to one self-contained HTML
+page with nbconvert, and write reports/index.html linking them.
 
-A profile that fails still gets its page (papermill saves the notebook up to the failing cell) and
-is flagged in the index; the command then exits non-zero.
+A profile that fails still gets its page (papermill saves the notebook up to the failing cell; a
+notebook that never ran, or a sweep refused, gets a stub page saying why) and is flagged in the
+index; the command prints one line per failure and exits non-zero.
 """
 
 from __future__ import annotations
@@ -70,8 +73,10 @@ def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dic
 
 
 def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int) -> str:
-    """Run `notebook` into `output`; returns "" on success, else the failing cell's error line."""
+    """Run `notebook` into `output`; returns "" on success, else one line on why it stopped: the failing
+    cell's error, a cell past `cell_timeout_s`, or a kernel that died."""
     import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +86,24 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
             cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s)
     except PapermillExecutionError as err:
         return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
+    except CellTimeoutError:
+        return f"a notebook cell ran past --cell-timeout {cell_timeout_s} s"
+    except DeadKernelError as err:
+        return f"the notebook's kernel died: {str(err).strip().splitlines()[0][:300]}"
     return ""
+
+
+def write_stub(page: Path, label: str, reason: str) -> None:
+    """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
+    import html
+
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(label)}</title>
+</head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
+<h1>{html.escape(label)}: no report</h1><p><strong>{html.escape(reason)}</strong></p>
+<p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
+same command again: measured cells are not measured twice.</p></body></html>
+""", encoding="utf-8")
 
 
 def export_html(notebook: Path, page: Path) -> None:
@@ -113,17 +135,37 @@ def check_results_file(path: Path, params: Path) -> None:
         raise ConfigError(f"{path}: no readable results rows ({len(loaded.skipped_lines)} unreadable lines)")
 
 
+def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
+    """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
+    from .results import NotAResultsFileError, ResultsLockedError
+    from .runner import SettingsMismatchError, run_sweep
+
+    print(f"[report] {params.name}: measuring {len(cfg.runs())} cell processes -> {results}", file=sys.stderr)
+    try:
+        print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
+    except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
 def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool = True) -> ProfileOutcome:
     notebook = repo_root() / "notebooks" / "benchmark.ipynb"
     cfg = load_config(params)
     parameters = check_parameters(cfg, params, notebook)
     results = profile_results(cfg, out_dir)
-    parameters |= {"results_path": str(results), "measure": measure}
-    executed = results.parent / "benchmark.ipynb"
-    print(f"[report] {params.name}: running notebook -> {executed}", file=sys.stderr)
-    error = execute(notebook, executed, parameters, cell_timeout_s)
     page = results.parent / "report.html"
-    export_html(executed, page)
+    error = measure_profile(cfg, params, results) if measure else ""
+    if error:
+        write_stub(page, cfg.label, error)
+        return ProfileOutcome(params, cfg, page, results, error)
+    parameters |= {"results_path": str(results), "measure": False}  # measured above: the notebook only reads
+    executed = results.parent / "benchmark.ipynb"
+    print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
+    error = execute(notebook, executed, parameters, cell_timeout_s)
+    if executed.exists():
+        export_html(executed, page)
+    else:
+        write_stub(page, cfg.label, error)
     return ProfileOutcome(params, cfg, page, results, error)
 
 
@@ -133,7 +175,10 @@ def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s:
     executed = out_dir.resolve() / "summary.ipynb"
     error = execute(notebook, executed, {"results_paths": paths}, cell_timeout_s)
     page = out_dir / "summary.html"
-    export_html(executed, page)
+    if executed.exists():
+        export_html(executed, page)
+    else:
+        write_stub(page, "Summary", error)
     return page, error
 
 

@@ -1,4 +1,4 @@
-"""Benchmark results: one frozen row per cell, stored as JSON lines, read back in one place.
+"""Benchmark results: one frozen row per process of a cell, stored as JSON lines, read back in one place.
 
 The results file is append-only: each row is written, flushed and fsynced the moment its cell ends,
 so a killed run loses at most the cell in flight. A lock file refuses a second writer. No torch.
@@ -29,6 +29,7 @@ class BenchResult:
     size: str  # "full" or "tiny"
     batch_size: int
     mode: str  # "eager" or a torch.compile mode
+    repeat: int  # which process of the cell (0 .. repeats - 1)
     fullgraph: bool
     dtype: str  # model dtype, or the autocast dtype when autocast is true
     device: str  # resolved device: "cpu" or "cuda"
@@ -39,24 +40,21 @@ class BenchResult:
     weights: str = ""  # what was actually used: "pretrained" or "random"
     weights_note: str = ""  # why (e.g. "not in local cache, offline")
     num_params: int = 0
-    warmup: int = 0
-    iterations: int = 0
+    warmup: int = 0  # the config's minimum warm-up calls
+    iterations: int = 0  # the config's minimum timed calls
+    min_time_s: float = 0.0  # the config's minimum timed duration per mode, seconds
     autocast: bool = False  # torch.autocast(dtype) around float32 weights
     channels_last: bool = False  # channels_last memory format for the model and 4-D inputs
-    # --- latency of this cell's mode (compiled, or eager for mode "eager"), milliseconds ---
+    # --- this process's latency for the row's mode, milliseconds (the cell's statistics over all its
+    # processes, and the speedup against its eager cell, are computed in aggregate.py) ---
     latency_ms_mean: float | None = None
     latency_ms_median: float | None = None
-    latency_ms_p10: float | None = None
-    latency_ms_p90: float | None = None
-    latency_ms_std: float | None = None
-    latency_ms_ci95_low: float | None = None
-    latency_ms_ci95_high: float | None = None
-    # --- eager latency measured in the same process, interleaved with the compiled blocks ---
-    eager_ms_mean: float | None = None
-    eager_ms_median: float | None = None
-    speedup: float | None = None  # eager median / compiled median (1.0 for mode "eager")
-    speedup_ci95_low: float | None = None
-    speedup_ci95_high: float | None = None
+    # --- how the numbers were taken ---
+    warmup_calls: int | None = None  # untimed calls until steady (or until max_warmup_s)
+    warmup_s: float | None = None  # seconds they took
+    warmup_steady: bool | None = None  # False: warm-up hit max_warmup_s before the latency settled
+    others_cpu_pct: float | None = None  # CPU used by other processes while timing, % of the machine
+    steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
     compile_warm_s: float | None = None  # the same after a dynamo reset, with the compiler cache compile_s filled
@@ -67,11 +65,13 @@ class BenchResult:
     graph_breaks: int | None = None
     graph_count: int | None = None
     recompiles: int | None = None
+    fx_cache_hits: int | None = None  # Inductor FX graph cache hits while compiling (warm compile)
+    fx_cache_misses: int | None = None  # ... and misses (graphs generated from scratch)
+    cudagraph_skips: int | None = None  # graphs Inductor ran without CUDA graphs (reduce-overhead)
     break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
     recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
     # --- raw samples, seconds ---
     samples_s: list[float] = field(default_factory=list)
-    eager_samples_s: list[float] = field(default_factory=list)
     # --- provenance ---
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC
@@ -82,8 +82,15 @@ class BenchResult:
             raise ValueError(f"status: {self.status!r} is not allowed; allowed: {', '.join(STATUSES)}")
 
     @property
+    def cell(self) -> tuple:
+        """The cell this row measures: the same for every repeat (see cell_key)."""
+        return cell_key(self.model, self.size, self.batch_size, self.mode, self.dtype, self.fullgraph,
+                        self.autocast, self.channels_last)
+
+    @property
     def key(self) -> tuple:
-        return cell_key(self.model, self.size, self.batch_size, self.mode, self.dtype, self.fullgraph)
+        """The process this row is: its cell and repeat. A later row with the same key replaces it."""
+        return (*self.cell, self.repeat)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -91,22 +98,33 @@ class BenchResult:
     @classmethod
     def from_dict(cls, values: dict) -> "BenchResult":
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
+        return cls(**{"repeat": 0} | {k: v for k, v in values.items() if k in known})  # rows before repeats
 
 
-def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str) -> dict:
-    """The identity and settings columns of a row for one cell of `cfg` (a BenchConfig)."""
+def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
+    """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
     from .registry import get_spec
 
     spec = get_spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-                batch_size=batch_size, mode=mode, fullgraph=cfg.fullgraph, dtype=cfg.dtype, device=device,
-                settings=cfg.settings_fingerprint(), warmup=cfg.warmup, iterations=cfg.iterations,
-                autocast=cfg.autocast, channels_last=cfg.channels_last)
+                batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
+                device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
+                iterations=cfg.iterations, min_time_s=cfg.min_time_s, autocast=cfg.autocast,
+                channels_last=cfg.channels_last)
 
 
-def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool) -> tuple:
-    return (model, size, int(batch_size), mode, dtype, bool(fullgraph))
+def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool,
+             autocast: bool = False, channels_last: bool = False) -> tuple:
+    """What makes two rows measurements of the same cell: model, size, batch, mode and the
+    precision/layout variant."""
+    return (model, size, int(batch_size), mode, dtype, bool(fullgraph), bool(autocast), bool(channels_last))
+
+
+def run_key(cfg, run: tuple) -> tuple:
+    """The key of the row that one run of `cfg` (model, batch_size, mode, repeat) writes."""
+    model, batch_size, mode, repeat = run
+    return (*cell_key(model, cfg.size, batch_size, mode, cfg.dtype, cfg.fullgraph, cfg.autocast,
+                      cfg.channels_last), int(repeat))
 
 
 class ResultsLockedError(RuntimeError):
@@ -187,7 +205,7 @@ class ResultsWriter:
 
 @dataclass(frozen=True)
 class LoadedResults:
-    rows: list[BenchResult]  # last row per cell key, in file order
+    rows: list[BenchResult]  # last row per key (cell and repeat), in file order
     skipped_lines: list[int]  # 1-based line numbers that were not valid rows
 
 
@@ -217,33 +235,30 @@ def read_results(path: str | Path) -> LoadedResults:
     return LoadedResults(list(latest.values()), skipped)
 
 
-SAMPLE_COLUMNS = ("samples_s", "eager_samples_s")
-
-
 def to_dataframe(rows, with_samples: bool = False):
-    """The one place a list of rows becomes a pandas DataFrame (one row per cell)."""
+    """The one place a list of rows becomes a pandas DataFrame: one row per cell, its processes
+    combined and compiled cells paired with their eager cell (aggregate.cells). With `with_samples`,
+    `samples_s` holds one list of raw samples (seconds) per process."""
     import pandas as pd
 
-    from .config import variant_name
+    from .aggregate import cells
 
-    records = []
-    for row in rows:
-        record = dataclasses.asdict(row)
-        env = record.pop("env")
-        record["hardware"] = env.get("device_name", "")
-        record["torch"] = env.get("torch", "")
-        record["transformers"] = env.get("transformers", "")
-        record["hostname"] = env.get("hostname", "")
-        record["variant"] = variant_name(row.dtype, row.autocast, row.channels_last)
-        if not with_samples:
-            for column in SAMPLE_COLUMNS:
-                record.pop(column)
-        records.append(record)
-    columns = [f.name for f in dataclasses.fields(BenchResult) if f.name != "env"]
-    columns += ["hardware", "torch", "transformers", "hostname", "variant"]
-    if not with_samples:
-        columns = [c for c in columns if c not in SAMPLE_COLUMNS]
-    return pd.DataFrame.from_records(records, columns=columns)
+    frame = pd.DataFrame.from_records(cells(rows), columns=CELL_COLUMNS)
+    return frame if with_samples else frame.drop(columns=["samples_s"])
+
+
+CELL_COLUMNS = [  # the DataFrame's columns, in order
+    "label", "model", "checkpoint", "task", "size", "batch_size", "mode", "variant", "dtype", "autocast",
+    "channels_last", "fullgraph", "device", "status", "error", "weights", "weights_note", "num_params",
+    "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
+    "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
+    "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
+    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
+    "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
+    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips",
+    "peak_mem_mb", "max_abs_diff", "accuracy_ok", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+    "break_reasons", "recompile_reasons", "hardware", "torch", "transformers", "hostname", "torch_threads",
+    "settings", "started_at", "duration_s", "samples_s"]
 
 
 def load_dataframe(*paths, with_samples: bool = False):

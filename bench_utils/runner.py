@@ -1,4 +1,5 @@
-"""Run a sweep: every cell of a config in its own subprocess, each row appended as soon as it exists.
+"""Run a sweep: every process of every cell of a config (its `runs()`: cells x repeats) in its own
+subprocess, each row appended as soon as it exists.
 
 A subprocess per cell isolates what one cell does to the next (CUDA-graph pools, dynamo caches,
 allocator fragmentation, a segfault) and lets a hung cell be killed. Re-running resumes: cells with
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from .config import BenchConfig
 from .paths import reports_root
-from .results import BenchResult, ResultsWriter, cell_fields, cell_key, read_results
+from .results import BenchResult, ResultsWriter, cell_fields, read_results, run_key
 
 LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
 
@@ -31,13 +32,13 @@ class SettingsMismatchError(ValueError):
 @dataclass
 class SweepSummary:
     results_path: Path
-    total: int
+    total: int  # processes: cells x repeats
     skipped: int = 0  # finished in an earlier run
-    statuses: dict = field(default_factory=dict)  # status -> count for cells run now
+    statuses: dict = field(default_factory=dict)  # status -> count for processes run now
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
-        return f"{self.total} cells: {self.skipped} already done, {done} -> {self.results_path}"
+        return f"{self.total} cell processes: {self.skipped} already done, {done} -> {self.results_path}"
 
 
 def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
@@ -45,10 +46,11 @@ def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Pa
     return Path(root or reports_root()) / cfg.slug() / "results.jsonl"
 
 
-def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[tuple]:
-    """Cells of `cfg` that have no row yet (or no `ok` row, with retry_failed)."""
+def pending_runs(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[tuple]:
+    """Runs of `cfg` (model, batch_size, mode, repeat) that have no row yet (or no `ok` row, with
+    retry_failed)."""
     if not results_path.exists():
-        return cfg.cells()
+        return cfg.runs()
     rows = read_results(results_path).rows
     foreign = {row.settings for row in rows} - {cfg.settings_fingerprint()}
     if foreign:
@@ -56,13 +58,14 @@ def pending_cells(cfg: BenchConfig, results_path: Path, retry_failed: bool = Fal
             f"{results_path} holds rows measured with other settings (size, dtype, weights, "
             f"warmup, iterations, image or device differ); choose another --results file")
     done = {row.key for row in rows if row.status == "ok" or not retry_failed}
-    return [cell for cell in cfg.cells()
-            if cell_key(cell[0], cfg.size, cell[1], cell[2], cfg.dtype, cfg.fullgraph) not in done]
+    return [run for run in cfg.runs() if run_key(cfg, run) not in done]
 
 
-def failure_row(cfg: BenchConfig, cell: tuple, status: str, error: str, duration_s: float) -> BenchResult:
+def failure_row(cfg: BenchConfig, run: tuple, status: str, error: str, duration_s: float) -> BenchResult:
+    model, batch_size, mode, repeat = run
     return BenchResult(
-        **cell_fields(cfg, *cell, device=cfg.device), status=status, error=error, duration_s=duration_s,
+        **cell_fields(cfg, model, batch_size, mode, cfg.device, repeat), status=status, error=error,
+        duration_s=duration_s,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
 
 
@@ -90,16 +93,23 @@ def _kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchResult:
-    """Run one cell in a fresh Python process with cfg.timeout_s; always returns a row."""
-    model, batch_size, mode = cell
+def run_name(run: tuple) -> str:
+    """A run as people read it and as its log file is named: "vit-bs1-default-r0"."""
+    model, batch_size, mode, repeat = run
+    return f"{model}-bs{batch_size}-{mode}-r{repeat}"
+
+
+def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchResult:
+    """Run one process of a cell in a fresh Python process with cfg.timeout_s; always returns a row."""
+    model, batch_size, mode, repeat = run
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{model}-bs{batch_size}-{mode}.log"
+    log_path = log_dir / f"{run_name(run)}.log"
     with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
         config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
         config_path.write_text(json.dumps(cfg.to_dict()))
         command = [sys.executable, "-m", "bench_utils", "cell", "--config", str(config_path),
-                   "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--out", str(out_path)]
+                   "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
+                   "--out", str(out_path)]
         start = time.perf_counter()
         with open(log_path, "w") as log:
             # A session of its own, so a timeout kills the cell and any compile workers it forked.
@@ -109,7 +119,7 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
                 returncode = process.wait(timeout=cfg.timeout_s)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
-                return failure_row(cfg, cell, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
+                return failure_row(cfg, run, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
                                     f"log: {_log_tail(log_path)}", time.perf_counter() - start)
             except BaseException:  # Ctrl-C and friends: the cell must not outlive the sweep
                 _kill_group(process)
@@ -118,7 +128,7 @@ def run_cell_subprocess(cfg: BenchConfig, cell: tuple, log_dir: Path) -> BenchRe
         if returncode == 0 and out_path.exists():
             return BenchResult.from_dict(json.loads(out_path.read_text()))
     reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
-    return failure_row(cfg, cell, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
+    return failure_row(cfg, run, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
 
 
 def signal_name(number: int) -> str:
@@ -130,12 +140,12 @@ def signal_name(number: int) -> str:
 
 
 def cell_line(row: BenchResult) -> str:
-    name = f"{row.model} bs={row.batch_size} {row.mode}"
+    name = f"{row.model} bs={row.batch_size} {row.mode} #{row.repeat}"
     if row.status != "ok":
         return f"{name}: {row.status.upper()} {row.error[:160]}"
-    text = f"{name}: {row.latency_ms_median:.2f} ms median"
+    text = f"{name}: {row.latency_ms_median:.2f} ms median of {len(row.samples_s)} calls"
     if row.mode != "eager":
-        text += f" (eager {row.eager_ms_median:.2f} ms, x{row.speedup:.2f}, compile {row.compile_s:.1f} s)"
+        text += f" (compile {row.compile_s:.1f} s)"
     return text
 
 
@@ -144,13 +154,13 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     """Measure every pending cell of `cfg`, appending each row to `results_path` as it finishes."""
     results_path = Path(results_path) if results_path else default_results_path(cfg)
     with ResultsWriter(results_path) as writer:
-        todo = pending_cells(cfg, results_path, retry_failed)
-        summary = SweepSummary(results_path, total=len(cfg.cells()), skipped=len(cfg.cells()) - len(todo))
+        todo = pending_runs(cfg, results_path, retry_failed)
+        summary = SweepSummary(results_path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
         bar = _progress(todo, progress)
-        for cell in bar:
+        for run in bar:
             if progress:
-                bar.set_description(f"{cell[0]} bs={cell[1]} {cell[2]}")
-            row = run_cell_subprocess(cfg, cell, results_path.parent / "logs")
+                bar.set_description(run_name(run))
+            row = run_cell_subprocess(cfg, run, results_path.parent / "logs")
             writer.append(row)
             summary.statuses[row.status] = summary.statuses.get(row.status, 0) + 1
             if progress:
@@ -163,4 +173,4 @@ def _progress(cells: list, enabled: bool):
         return cells
     from tqdm import tqdm
 
-    return tqdm(cells, unit="cell", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(cells, unit="process", file=sys.stderr, dynamic_ncols=True)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .config import MODES
 from .registry import MODEL_NAMES, MODELS
-from .stats import NOISY_SPREAD, breakeven_calls, percent_improvement
+from .stats import breakeven_calls
 
 MISSING = "—"  # a cell the run never measured
 STATS = ("mean", "median")
@@ -78,23 +78,14 @@ def _cell_frame(df) -> pd.DataFrame:
 def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     """One row per (label, model, batch_size, mode) with `latency_ms` (NaN unless status is ok).
 
-    The eager latency comes from the mode "eager" row when there is one; otherwise from the eager
-    blocks measured in the same process as a compiled cell (first ok compile mode in MODES order).
+    The eager row is the eager cell: the same number every compiled cell's speedup is measured
+    against (aggregate.py).
     """
     check_frame(df)
     _check_stat(stat)
     cells = _cell_frame(df)
     cells["latency_ms"] = numeric_column(df, f"latency_ms_{stat}").where(df["status"] == "ok")
-    has_eager_row = set(zip(df["label"], df["model"], df["batch_size"].astype(int), df["mode"]))
-    borrowed = cells[(cells["mode"] != "eager") & (cells["status"] == "ok")].copy()
-    borrowed["latency_ms"] = numeric_column(df, f"eager_ms_{stat}").loc[borrowed.index]
-    borrowed = borrowed[borrowed["latency_ms"].notna()]
-    no_eager_row = pd.Series([(lab, m, b, "eager") not in has_eager_row for lab, m, b in
-                              zip(borrowed["label"], borrowed["model"], borrowed["batch_size"])],
-                             index=borrowed.index, dtype=bool)
-    borrowed = borrowed[no_eager_row]
-    borrowed = _sorted(borrowed).drop_duplicates(["label", "model", "batch_size"]).assign(mode="eager")
-    return _sorted(pd.concat([cells, borrowed], ignore_index=True))
+    return _sorted(cells)
 
 
 def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
@@ -123,6 +114,24 @@ def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False
     return table
 
 
+OUTLIER_MARK = " ▲"  # after a mean that slow outlier calls pulled well above the median
+
+
+def guide_table(df, batch_size: int) -> pd.DataFrame:
+    """The guide's table (mean latency, ms) with each mode's median beside its mean; a mean pulled
+    more than stats.OUTLIER_MEAN above its median by slow calls carries OUTLIER_MARK."""
+    means = latency_table(df, batch_size, stat="mean")
+    medians = latency_table(df, batch_size, stat="median")
+    flagged = df[(df["batch_size"] == batch_size) & df["mean_outliers"].fillna(False).astype(bool)]
+    for model, mode in zip(flagged["model"], flagged["mode"]):
+        means.loc[model_label(model), f"{mode} (ms)"] += OUTLIER_MARK
+    table = pd.DataFrame(index=means.index)
+    for column in means.columns:
+        table[column.replace(" (ms)", " mean (ms)")] = means[column]
+        table[column.replace(" (ms)", " median (ms)")] = medians[column]
+    return table
+
+
 def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
     if (model, mode) not in at_batch.index:
         return math.nan if numeric else MISSING
@@ -137,9 +146,10 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
 def improvement_table(df) -> pd.DataFrame:
     """Per compiled cell: the guide's percentage improvement and our speedup with its 95% CI.
 
-    Both come from the eager and compiled medians of the same process; `significant` means the
-    speedup CI excludes 1, `noisy` that the compiled (p90 - p10) / median exceeds stats.NOISY_SPREAD.
-    Failed cells keep their row (status) with NaN numbers.
+    Every number is read from the DataFrame (aggregate.py computes them once): the eager median is
+    the eager cell's; `significant` means the speedup CI excludes 1, `noisy` that the compiled
+    (p90 - p10) / median exceeds stats.NOISY_SPREAD, `disturbed` that the machine was busy or the
+    processes disagreed (`disturbed_reason`). Failed cells keep their row (status) with NaN numbers.
     """
     check_frame(df)
     compiled = df[df["mode"] != "eager"]
@@ -150,13 +160,12 @@ def improvement_table(df) -> pd.DataFrame:
     table.insert(2, "torch", compiled.get("torch", ""))
     table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
-    table["improvement_pct"] = percent_improvement(table["eager_ms_median"], table["compiled_ms_median"])
-    for column in ("speedup", "speedup_ci95_low", "speedup_ci95_high"):
+    for column in ("improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high"):
         table[column] = numeric_column(compiled, column).where(ok)
-    table["significant"] = (table["speedup_ci95_low"] > 1.0) | (table["speedup_ci95_high"] < 1.0)
-    spread = (numeric_column(compiled, "latency_ms_p90") - numeric_column(compiled, "latency_ms_p10")) \
-        / table["compiled_ms_median"]
-    table["noisy"] = spread > NOISY_SPREAD
+    for column in ("significant", "noisy", "disturbed"):
+        table[column] = compiled[column].fillna(False).astype(bool) & ok
+    table["disturbed_reason"] = compiled["disturbed_reason"].fillna("")
+    table["repeats"] = numeric_column(compiled, "repeats_ok")
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
     table["graph_breaks"] = numeric_column(compiled, "graph_breaks")
     table["break_reasons"] = _reasons(compiled)
@@ -176,8 +185,10 @@ def compile_table(df) -> pd.DataFrame:
     table = _cell_frame(compiled)
     table["compile_s"] = numeric_column(compiled, "compile_s").where(ok)
     table["compile_warm_s"] = numeric_column(compiled, "compile_warm_s").where(ok)
+    table["fx_cache_hits"] = numeric_column(compiled, "fx_cache_hits").where(ok)
     table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    table["speedup"] = numeric_column(compiled, "speedup").where(ok)
     table["breakeven_calls"] = [
         breakeven_calls(c, e, m) if not any(map(math.isnan, (c, e, m))) else math.nan
         for c, e, m in zip(table["compile_s"], table["eager_ms_median"], table["compiled_ms_median"])]
@@ -187,7 +198,7 @@ def compile_table(df) -> pd.DataFrame:
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
-             "eager_ms_median", "compiled_ms_median", "breakeven_calls", "graph_breaks", "recompiles",
+             "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "breakeven_calls", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
     return _sorted(table[order])
 
@@ -232,7 +243,9 @@ _ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layo
               ("model size", "size"),
               ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
               ("python", "python"), ("platform", "platform"), ("host", "hostname"),
-              ("warm-up calls", "warmup"), ("timed calls per measurement", "iterations"))
+              ("torch threads", "torch_threads"), ("minimum warm-up calls (then until steady)", "warmup"),
+              ("minimum timed calls per process", "iterations"), ("minimum timed seconds per process", "min_time_s"),
+              ("processes per cell", "repeats"))
 
 
 def _joined(values) -> str:

@@ -1,38 +1,46 @@
 """Clock reads for one callable: raw per-call samples in seconds, nothing summarized here.
 
 The CUDA-or-CPU branch lives once, in `_Clock`: on CUDA each call is bracketed by CUDA events
-(device time, no host sync inside the loop); on CPU by `time.perf_counter`.
+(device time, no host sync inside the loop); on CPU by `time.perf_counter`. When to stop warming up
+and timing is decided by the pure rules of `schedule`.
+
+Samples are back-to-back calls: on CUDA the host queues call n+1 while the device runs call n, so a
+sample is the device time of one call in a busy pipeline (throughput per call), not the latency of
+a lone request that includes its launch.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
+from . import schedule
+
 
 class _Clock:
-    def __init__(self, device: str, iterations: int):
+    def __init__(self, device: str):
         self.cuda = device == "cuda"
-        if self.cuda:
-            self.starts = [torch.cuda.Event(enable_timing=True) for _ in range(iterations)]
-            self.ends = [torch.cuda.Event(enable_timing=True) for _ in range(iterations)]
-        else:
-            self.starts = [0.0] * iterations
-            self.ends = [0.0] * iterations
+        self.starts: list = []
+        self.ends: list = []
 
-    def start(self, i: int) -> None:
+    def start(self) -> None:
         if self.cuda:
-            self.starts[i].record()
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.starts.append(event)
         else:
-            self.starts[i] = time.perf_counter()
+            self.starts.append(time.perf_counter())
 
-    def stop(self, i: int) -> None:
+    def stop(self) -> None:
         if self.cuda:
-            self.ends[i].record()
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.ends.append(event)
         else:
-            self.ends[i] = time.perf_counter()
+            self.ends.append(time.perf_counter())
 
     def samples_s(self) -> list[float]:
         if self.cuda:
@@ -46,25 +54,61 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def warm_up(fn: Callable[[], object], calls: int, device: str) -> None:
-    """Untimed calls: caches, allocator, autotuning and CUDA-graph capture settle here."""
-    if calls < 0:
-        raise ValueError(f"calls: {calls} is not allowed; allowed: >= 0")
-    for _ in range(calls):
+@dataclass(frozen=True)
+class WarmupRecord:
+    calls: int  # untimed calls made
+    seconds: float  # wall time they took
+    steady: bool  # the stopping rule was met (False: stopped at max_s)
+
+
+def _calls(fn: Callable[[], object], count: int, device: str) -> list[float]:
+    clock = _Clock(device)
+    for _ in range(count):
+        clock.start()
         fn()
+        clock.stop()
+    return clock.samples_s()
+
+
+def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, window_s: float,
+                      max_s: float) -> WarmupRecord:
+    """Untimed calls until the latency settles (schedule.warmup_done): caches, allocator, autotuning
+    and CUDA-graph capture settle here."""
+    if min_calls < 0 or window_s <= 0 or max_s < 0:
+        raise ValueError(f"min_calls, window_s, max_s: {min_calls}, {window_s}, {max_s} are not allowed; "
+                         "allowed: >= 0, > 0, >= 0")
+    started = time.perf_counter()
+    medians: list[float] = []
+    calls, per_call_s, steady = 0, 0.0, False
+    while True:
+        stop, steady = schedule.warmup_done(medians, calls, time.perf_counter() - started, min_calls, max_s)
+        if stop or (calls == 0 and min_calls == 0 and max_s == 0):
+            break
+        count = schedule.window_calls(per_call_s, window_s)
+        samples = _calls(fn, count, device)
+        calls += count
+        ordered = sorted(samples)
+        per_call_s = ordered[len(ordered) // 2]
+        medians.append(per_call_s)
     synchronize(device)
+    return WarmupRecord(calls, time.perf_counter() - started, steady)
 
 
-def time_calls(fn: Callable[[], object], iterations: int, device: str) -> list[float]:
-    """Per-call latency of `fn`, seconds, for `iterations` back-to-back calls."""
-    if iterations < 1:
-        raise ValueError(f"iterations: {iterations} is not allowed; allowed: >= 1")
-    clock = _Clock(device, iterations)
-    synchronize(device)  # nothing queued from before may leak into the first sample
-    for i in range(iterations):
-        clock.start(i)
+def time_calls(fn: Callable[[], object], device: str, min_calls: int, min_time_s: float) -> list[float]:
+    """Per-call latency of `fn`, seconds: at least `min_calls` back-to-back calls and at least
+    `min_time_s` seconds of them (schedule.timing_done). On CUDA the elapsed time is read on the host,
+    which runs ahead of the device by at most the launch queue: the rule may stop a few calls early
+    in device time, never with fewer than `min_calls` samples."""
+    if min_calls < 1:
+        raise ValueError(f"min_calls: {min_calls} is not allowed; allowed: >= 1")
+    clock = _Clock(device)
+    started = time.perf_counter()
+    calls = 0
+    while not schedule.timing_done(calls, time.perf_counter() - started, min_calls, min_time_s):
+        clock.start()
         fn()
-        clock.stop(i)
+        clock.stop()
+        calls += 1
     return clock.samples_s()
 
 

@@ -27,7 +27,7 @@ from bench_utils.inputs import build_inputs
 from bench_utils.models import DTYPES, load_model
 from bench_utils.registry import MODEL_NAMES, SIZES, get_spec
 from bench_utils.stats import summarize
-from bench_utils.timing import time_calls, warm_up
+from bench_utils.timing import time_calls
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Comparison:
 
 def engine_overhead_us(calls: int, device: str) -> tuple[float, float]:
     """Median and mean of time_calls samples around a no-op callable, microseconds."""
-    summary = summarize(time_calls(lambda: None, calls, device))
+    summary = summarize(time_calls(lambda: None, device, calls, min_time_s=0.0))
     return summary.median_ms * 1000, summary.mean_ms * 1000
 
 
@@ -59,13 +59,14 @@ def compare(fn, iterations: int, rounds: int, warmup: int, device: str, min_run_
     if iterations < 2 or rounds < 1:
         raise ValueError(f"iterations, rounds: {iterations}, {rounds} are not allowed; allowed: >= 2, >= 1")
     timer = Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
-    warm_up(fn, warmup, device)
+    for _ in range(warmup):  # a fixed count: this script compares clocks on the same calls, not warm-ups
+        fn()
     engine_s: list[float] = []
     timer_s: list[float] = []
     blocks_s: list[float] = []  # per-call time of each blocked_autorange block
     blocked_calls = 0
     for _ in range(rounds):
-        engine_s += time_calls(fn, iterations, device)
+        engine_s += time_calls(fn, device, iterations, min_time_s=0.0)  # exactly `iterations` calls
         timer_s += [timer.timeit(1).times[0] for _ in range(iterations)]  # seconds per call
         blocked = timer.blocked_autorange(min_run_time=min_run_time_s / rounds)
         blocks_s += blocked.times

@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parent.parent
 def tiny_params(tmp_path: Path, name: str = "params.yaml", **values) -> Path:
     """A parameters file for a fast CPU sweep of tiny models; keyword arguments override keys."""
     params = {"label": "test", "models": ["vit"], "size": "tiny", "batch_sizes": [1], "modes": ["eager"],
-              "device": "cpu", "weights": "random", "warmup": 1, "iterations": 6, "timeout_s": 300}
+              "device": "cpu", "weights": "random", "warmup": 1, "iterations": 6, "timeout_s": 300,
+              "min_time_s": 0.1, "max_warmup_s": 0.5, "repeats": 1}  # fast: these tests check behaviour
     params.update(values)
     path = tmp_path / name
     path.write_text(yaml.safe_dump(params))
@@ -33,32 +34,54 @@ def params_factory(tmp_path):
 
 
 FIXTURE_ENV = {"device": "cpu", "device_name": "Fixture CPU (synthetic rows)", "torch": "2.fixture",
-               "transformers": "5.fixture", "python": "3.11", "platform": "Linux", "hostname": "fixture"}
+               "transformers": "5.fixture", "python": "3.11", "platform": "Linux", "hostname": "fixture",
+               "torch_threads": 2}
 
 
-def synthetic_row(cfg, model: str, batch_size: int, mode: str, median_ms: float = 0.0, status: str = "ok"):
-    """A results row for one cell of `cfg` with made-up samples around `median_ms`: report fixtures only,
-    never a measurement. Compiled cells get eager samples twice as slow."""
-    from bench_utils.results import BenchResult, cell_fields
-    from bench_utils.stats import summarize
+def fixture_samples(ms: float, n: int = 10, spread: float = 0.01) -> list[float]:
+    """`n` made-up samples (seconds) whose median and mean are exactly `ms` milliseconds: offsets
+    -2..+2 times `spread`, each equally often when `n` is a multiple of 5."""
+    return [ms / 1000 * (1 + spread * ((i % 5) - 2)) for i in range(n)]
 
-    fields = cell_fields(cfg, model, batch_size, mode, "cpu")
-    if status != "ok":
-        return BenchResult(**fields, status=status, error=f"{status}: fixture", env=FIXTURE_ENV)
-    samples = [median_ms / 1000 * (1 + 0.01 * ((i % 7) - 3)) for i in range(cfg.iterations)]
-    eager = samples if mode == "eager" else [2 * s for s in samples]
-    own, base = summarize(samples), summarize(eager)
-    compiled = {} if mode == "eager" else dict(
-        compile_s=3.0, compile_warm_s=1.0, graph_breaks=1, graph_count=2, recompiles=0,
-        break_reasons=["fixture break"], max_abs_diff=1e-6, accuracy_ok=True, task_agreement=1.0,
-        speedup=base.median_ms / own.median_ms, speedup_ci95_low=1.9, speedup_ci95_high=2.1)
-    return BenchResult(**fields, status="ok", weights="random", weights_note="random weights (fixture)",
-                       num_params=1000, latency_ms_mean=own.mean_ms, latency_ms_median=own.median_ms,
-                       latency_ms_p10=own.p10_ms, latency_ms_p90=own.p90_ms, latency_ms_std=own.std_ms,
-                       latency_ms_ci95_low=own.ci95_low_ms, latency_ms_ci95_high=own.ci95_high_ms,
-                       eager_ms_mean=base.mean_ms, eager_ms_median=base.median_ms, samples_s=samples,
-                       eager_samples_s=eager, peak_mem_mb=500.0, env=FIXTURE_ENV,
-                       **({"speedup": 1.0} if mode == "eager" else compiled))
+
+def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: float | None = 2.0,
+             status: str = "ok", repeat: int = 0, label: str = "CPU", n: int = 10, spread: float = 0.01,
+             env: dict | None = None, **extra):
+    """The one builder of results rows for tests: one process of a cell with made-up samples around
+    `ms` (report fixtures only, never a measurement); keyword arguments set any other field."""
+    from bench_utils.registry import MODELS
+    from bench_utils.results import BenchResult
+
+    spec = MODELS.get(model)
+    values = dict(label=label, model=model, checkpoint=spec.checkpoint if spec else "hub/id",
+                  task=spec.task if spec else "image-classification", size="tiny", batch_size=batch_size,
+                  mode=mode, repeat=repeat, fullgraph=False, dtype="float32", device="cpu", settings="abc",
+                  status=status, warmup=2, iterations=n, env=env or FIXTURE_ENV)
+    if status == "ok":
+        samples = fixture_samples(ms, n, spread)
+        values.update(samples_s=samples, latency_ms_mean=ms, latency_ms_median=ms, weights="random",
+                      weights_note="random weights (fixture)", num_params=1000, peak_mem_mb=500.0,
+                      warmup_calls=20, warmup_s=0.5, warmup_steady=True, others_cpu_pct=0.0, steal_pct=0.0)
+    else:
+        values["error"] = f"{status}: fixture"
+    values.update(extra)
+    return BenchResult(**values)
+
+
+COMPILED_FIXTURE = dict(compile_s=3.0, compile_warm_s=1.0, graph_breaks=1, graph_count=2, recompiles=0,
+                        break_reasons=["fixture break"], max_abs_diff=1e-6, accuracy_ok=True, task_agreement=1.0,
+                        fx_cache_hits=0, fx_cache_misses=2)
+
+
+def synthetic_row(cfg, model: str, batch_size: int, mode: str, median_ms: float = 0.0, status: str = "ok",
+                  repeat: int = 0):
+    """A row for one process of a cell of `cfg`: compiled cells are twice as fast as `median_ms`."""
+    from bench_utils.results import cell_fields
+
+    fields = cell_fields(cfg, model, batch_size, mode, "cpu", repeat)
+    extra = {} if mode == "eager" or status != "ok" else COMPILED_FIXTURE
+    ms = median_ms if mode == "eager" else median_ms / 2
+    return make_row(ms=ms, status=status, n=cfg.iterations, **fields, **extra)
 
 
 @pytest.fixture(scope="session")
@@ -71,14 +94,38 @@ def fixture_report(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("report")
     params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1, 4], modes=["eager", "default"],
-                         label="Fixture CPU")
+                         label="Fixture CPU", repeats=2)
     cfg = load_config(params)
     out = tmp / "reports"
     with ResultsWriter(profile_results(cfg, out)) as writer:
-        for model, batch_size, mode in cfg.cells():
+        for model, batch_size, mode, repeat in cfg.runs():
             if (model, batch_size, mode) == ("vit", 4, "default"):
                 continue
             status = "oom" if (model, batch_size, mode) == ("resnet", 4, "default") else "ok"
-            writer.append(synthetic_row(cfg, model, batch_size, mode, 4.0 * batch_size, status))
+            writer.append(synthetic_row(cfg, model, batch_size, mode, 4.0 * batch_size * (1 + 0.02 * repeat),
+                                        status, repeat))
     proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
     return params, out, proc
+
+
+DISAGREEING = (0.8, 1.0, 1.25)  # process medians as multiples of a cell's ms: their geometric mean is 1
+
+
+def speedup_rows(model: str, batch_size: int, eager_ms: float, compiled_ms: float, mode: str = "default",
+                 significant: bool = True, compiled: dict | None = None, **common) -> list:
+    """The rows of an eager cell and its compiled cell whose medians are `eager_ms` and `compiled_ms`
+    (speedup eager_ms / compiled_ms). significant: one process per side with samples 1% apart, so the
+    speedup's interval is narrow; else three processes per side whose medians disagree (x0.8, x1,
+    x1.25; geometric mean exactly the ms), so the interval over processes includes no change.
+    `compiled` sets fields of the compiled rows only; other keyword arguments those of both."""
+    factors = (1.0,) if significant else DISAGREEING
+    eager = [make_row(model, batch_size, "eager", eager_ms * k, repeat=r, spread=0.01, **common)
+             for r, k in enumerate(factors)]
+    faster = [make_row(model, batch_size, mode, compiled_ms * k, repeat=r, spread=0.01, **common,
+                       **(compiled or {})) for r, k in enumerate(reversed(factors))]
+    return eager + faster
+
+
+def figure_texts(fig) -> list[str]:
+    """Every text drawn in the axes of a matplotlib Figure (status words, notes, "no data")."""
+    return [text.get_text() for ax in fig.axes for text in ax.texts]

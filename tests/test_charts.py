@@ -1,3 +1,5 @@
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")  # tests only: no display; the library itself never picks a backend
@@ -8,21 +10,18 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from bench_utils import charts, summary_charts  # noqa: E402
 from bench_utils.results import to_dataframe  # noqa: E402
-
-from test_tables import make_row  # noqa: E402
+from conftest import figure_texts, make_row, speedup_rows  # noqa: E402
 
 
 @pytest.fixture
 def df():
+    # vit bs 1: 10 -> 8 ms, one process per side: speedup 1.25, significant.
+    # vit bs 2: 18 -> 19 ms, three disagreeing processes per side: slower, and not significant.
     return to_dataframe([
-        make_row("vit", 1, "eager", compiled_ms=10.0),
-        make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=2.0,
-                 speedup_ci95_low=1.1, speedup_ci95_high=1.4),
-        make_row("resnet", 1, "eager", compiled_ms=20.0),
+        *speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=2.0)),
+        make_row("resnet", 1, "eager", 20.0),
         make_row("resnet", 1, "default", status="oom"),
-        make_row("vit", 2, "eager", compiled_ms=18.0),
-        make_row("vit", 2, "default", compiled_ms=19.0, eager_ms=18.0, compile_s=2.5,
-                 speedup_ci95_low=0.8, speedup_ci95_high=1.1),
+        *speedup_rows("vit", 2, 18.0, 19.0, significant=False, compiled=dict(compile_s=2.5)),
     ])
 
 
@@ -38,8 +37,17 @@ def no_pyplot_figures_leak():
     assert plt.get_fignums() == []  # charts build Figure objects, never pyplot-managed ones
 
 
-def _texts(fig: Figure) -> list[str]:
-    return [t.get_text() for ax in fig.axes for t in ax.texts]
+def _cell(df, model, batch_size, mode):
+    return df[(df["model"] == model) & (df["batch_size"] == batch_size) & (df["mode"] == mode)].iloc[0]
+
+
+def test_fixture_speedups_come_from_the_samples(df):
+    """The premises of the chart tests below: what the rows' samples make of the speedups."""
+    fast, slow = _cell(df, "vit", 1, "default"), _cell(df, "vit", 2, "default")
+    assert fast["speedup"] == pytest.approx(1.25) and fast["significant"]
+    assert fast["speedup_ci95_low"] > 1.0
+    assert slow["speedup"] == pytest.approx(18 / 19) and not slow["significant"]
+    assert slow["between_process"] and slow["speedup_ci95_low"] < 1.0 < slow["speedup_ci95_high"]
 
 
 def test_duration_chart_draws_a_bar_per_measured_cell_and_the_status_of_failed_ones(df):
@@ -47,11 +55,11 @@ def test_duration_chart_draws_a_bar_per_measured_cell_and_the_status_of_failed_o
     assert isinstance(fig, Figure) and len(fig.axes) == 1
     ax = fig.axes[0]
     assert sorted(round(p.get_width(), 6) for p in ax.patches) == [8.0, 10.0, 20.0]  # resnet default: OOM
-    assert "OOM" in _texts(fig)
+    assert "OOM" in figure_texts(fig)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT",
                                                             "Image Classification/ResNet"]
     assert "ms" in ax.get_xlabel()
-    fig.savefig(__import__("io").BytesIO(), format="png")  # renders
+    fig.savefig(io.BytesIO(), format="png")  # renders
 
 
 def test_improvement_chart_values_and_hatching_of_non_significant_bars(df):
@@ -61,8 +69,8 @@ def test_improvement_chart_values_and_hatching_of_non_significant_bars(df):
     ax2 = charts.improvement_chart(df, 2).axes[0]
     (bar,) = ax2.patches
     assert bar.get_width() == pytest.approx((18 - 19) / 18 * 100)
-    assert bar.get_hatch() == "//"  # CI 0.8..1.1 includes no change
-    assert ax.patches[0].get_hatch() in (None, "")
+    assert bar.get_hatch() == "//"  # the interval over processes includes no change
+    assert ax.patches[0].get_hatch() in (None, "")  # 1.25 with a narrow interval: significant
 
 
 def test_batch_comparison_chart_has_a_panel_per_model_with_eager_and_compiled_lines(df):
@@ -70,8 +78,10 @@ def test_batch_comparison_chart_has_a_panel_per_model_with_eager_and_compiled_li
     assert len(fig.axes) == 2  # vit and resnet (resnet: eager line only)
     vit = fig.axes[0]
     eager, compiled = vit.get_lines()
-    assert list(eager.get_xdata()) == [1, 2] and list(eager.get_ydata()) == [10.0, 18.0]
-    assert list(compiled.get_ydata()) == [8.0, 19.0]
+    assert list(eager.get_xdata()) == [1, 2] and list(eager.get_ydata()) == pytest.approx([10.0, 18.0])
+    assert list(compiled.get_ydata()) == pytest.approx([8.0, 19.0])
+    resnet_lines = fig.axes[1].get_lines()
+    assert list(resnet_lines[0].get_ydata()) == [20.0] and len(resnet_lines[1].get_ydata()) == 0
     with pytest.raises(ValueError, match="mode"):
         charts.batch_comparison_chart(df, "eager")
 
@@ -85,7 +95,7 @@ def test_compile_time_and_breakeven_charts(df):
     payoff = fig.axes[1]
     assert [round(p.get_width(), 6) for p in payoff.patches] == [1000.0]  # 2 s / 2 ms
     assert "never (not faster)" in [t.get_text() for t in payoff.texts]  # vit bs2 is slower
-    fig.savefig(__import__("io").BytesIO(), format="png")
+    fig.savefig(io.BytesIO(), format="png")
 
 
 @pytest.mark.parametrize("chart", [
@@ -96,13 +106,13 @@ def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
     for frame in (all_failed, to_dataframe([])):
         fig = chart(frame)
         assert isinstance(fig, Figure)
-        assert any(charts.NO_DATA in text for text in _texts(fig))
+        assert any(charts.NO_DATA in text for text in figure_texts(fig))
 
 
 def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
-    assert any("cold_compile" in text for text in _texts(charts.compile_cache_chart(df)))  # no warm compile yet
-    rows = [make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=30.0, compile_warm_s=2.0),
-            make_row("resnet", 4, "default", compiled_ms=8.0, eager_ms=10.0, compile_s=40.0, compile_warm_s=3.0)]
+    assert any("cold_compile" in text for text in figure_texts(charts.compile_cache_chart(df)))  # no warm compile yet
+    rows = [*speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=30.0, compile_warm_s=2.0)),
+            *speedup_rows("resnet", 4, 10.0, 8.0, compiled=dict(compile_s=40.0, compile_warm_s=3.0))]
     ax = charts.compile_cache_chart(to_dataframe(rows)).axes[0]
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT · default · bs 1",

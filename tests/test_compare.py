@@ -1,23 +1,18 @@
 import io
 
 import pytest
+from conftest import fixture_samples, make_row
 
 from bench_utils.compare import compare_runs, comparison_chart
-from bench_utils.results import BenchResult, to_dataframe
-from bench_utils.stats import summarize
-
-NOISE_S = [0.0001 * ((i % 5) - 2) for i in range(50)]  # -0.2 .. +0.2 ms, symmetric, median 0
+from bench_utils.results import to_dataframe
 
 
-def row(center_ms, model="vit", batch_size=1, mode="default", status="ok", torch="2.4.0"):
-    samples = [center_ms / 1000 + n for n in NOISE_S] if status == "ok" else []
-    summary = summarize(samples) if samples else None
-    return BenchResult(label="H100", model=model, checkpoint="x", task="image-classification", size="full",
-                       batch_size=batch_size, mode=mode, fullgraph=False, dtype="float32", device="cuda",
-                       settings="s", status=status, samples_s=samples,
-                       latency_ms_median=summary.median_ms if summary else None,
-                       latency_ms_mean=summary.mean_ms if summary else None,
-                       env={"device_name": "NVIDIA H100", "torch": torch})
+def row(center_ms, model="vit", batch_size=1, mode="default", status="ok", torch="2.4.0", repeat=0, label="H100",
+        **extra):
+    """One process of a cell on an H100: 50 samples at `center_ms` +-0, 1, 2 %, median exactly `center_ms`."""
+    return make_row(model=model, batch_size=batch_size, mode=mode, ms=center_ms, status=status, repeat=repeat,
+                    label=label, n=50, spread=0.01, size="full", device="cuda",
+                    env={"device_name": "NVIDIA H100", "torch": torch}, **extra)
 
 
 def frames(before_rows, after_rows):
@@ -52,6 +47,32 @@ def test_slowdown_and_mean_statistic():
     assert cell.change_pct == pytest.approx(25.0) and cell.significant and cell.ratio == pytest.approx(0.8)
 
 
+def test_mean_statistic_reads_the_mean_not_the_median():
+    skewed = fixture_samples(10.0, 50)[:-1] + [0.5]  # one 500 ms call: the mean moves, the median hardly
+    before, after = frames([row(10.0)], [row(10.0, samples_s=skewed)])
+    median = compare_runs(before, after).cells.iloc[0]
+    mean = compare_runs(before, after, stat="mean").cells.iloc[0]
+    assert abs(median.change_pct) < 1.0 and mean.change_pct > 90.0
+    assert (mean.ratio, mean.significant) == (median.ratio, median.significant)  # the CI is always of medians
+
+
+def test_between_process_interval_when_both_runs_have_repeats():
+    """3 processes a side whose medians differ by +-5 %: the interval is a t-interval over the
+    processes, wider than the bootstrap of the same samples pooled into one process."""
+    before_rows = [row(ms, repeat=r) for r, ms in enumerate((9.5, 10.0, 10.5))]
+    after_rows = [row(ms, repeat=r) for r, ms in enumerate((7.6, 8.0, 8.4))]
+    pooled = [row(10.0, samples_s=[v for r in before_rows for v in r.samples_s]),
+              row(8.0, samples_s=[v for r in after_rows for v in r.samples_s])]
+    between = compare_runs(*frames(before_rows, after_rows)).cells.iloc[0]
+    within = compare_runs(*frames(pooled[:1], pooled[1:])).cells.iloc[0]
+    assert (between.n_before, between.n_after) == (within.n_before, within.n_after) == (150, 150)
+    assert between.ratio == pytest.approx(1.25) and within.ratio == pytest.approx(1.25)
+    assert between.ratio_ci95_low < 1.25 < between.ratio_ci95_high
+    width = between.ratio_ci95_high - between.ratio_ci95_low
+    assert width > 2 * (within.ratio_ci95_high - within.ratio_ci95_low)
+    assert between.significant  # 25 % faster is still clear with this much process-to-process spread
+
+
 def test_unmatched_cells_are_listed_with_a_reason():
     before, after = frames(
         [row(10.0), row(20.0, batch_size=4), row(5.0, model="resnet", status="ok")],
@@ -70,8 +91,9 @@ def test_bad_arguments_are_rejected():
         compare_runs(before, after, stat="p90")
     with pytest.raises(ValueError, match="before_df: no samples_s"):
         compare_runs(to_dataframe([row(10.0)]), after)
+    two_labels = to_dataframe([row(8.0), row(9.0, label="A100")], with_samples=True)  # repeats of one cell combine
     with pytest.raises(ValueError, match="after_df: cell .* appears twice"):
-        compare_runs(before, to_dataframe([row(8.0), row(9.0)], with_samples=True))
+        compare_runs(before, two_labels)
 
 
 def test_chart_has_one_bar_per_cell_and_highlights_significant_ones():
@@ -92,8 +114,7 @@ def test_chart_has_one_bar_per_cell_and_highlights_significant_ones():
 
 
 def test_runs_differing_in_one_setting_are_matched_cell_by_cell_and_titled_by_it():
-    variant = BenchResult.from_dict({**row(5.0).__dict__, "dtype": "bfloat16", "autocast": True,
-                                     "channels_last": True})
+    variant = row(5.0, dtype="bfloat16", autocast=True, channels_last=True)
     before, after = frames([row(10.0)], [variant])
     result = compare_runs(before, after)
     cell = result.cells.iloc[0]
@@ -102,3 +123,17 @@ def test_runs_differing_in_one_setting_are_matched_cell_by_cell_and_titled_by_it
     assert comparison_chart(result).axes[0].get_title() == "float32 → bfloat16 autocast, channels_last"
     newer = frames([row(10.0)], [row(9.0, torch="2.6.0")])
     assert comparison_chart(compare_runs(*newer)).axes[0].get_title() == "torch 2.4.0 → torch 2.6.0"
+
+
+def test_rerun_agreement_counts_figures_inside_the_other_runs_interval():
+    from bench_utils.compare import rerun_agreement
+
+    def run(eager_ms, compiled_ms):
+        return to_dataframe([make_row("vit", 1, "eager", eager_ms), make_row("vit", 1, "default", compiled_ms)])
+
+    same = rerun_agreement(run(10.0, 5.0), run(10.0, 5.0))
+    assert same["figure"].tolist() == ["eager median", "speedup"]
+    assert same["run2_in_run1"].all() and same["run1_in_run2"].all()
+    moved = rerun_agreement(run(10.0, 5.0), run(13.0, 5.0)).set_index("figure")
+    assert not moved.loc["eager median", "run2_in_run1"] and not moved.loc["speedup", "run1_in_run2"]
+    assert moved.loc["speedup", "run2"] == pytest.approx(2.6)

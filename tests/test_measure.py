@@ -3,31 +3,26 @@
 import torch
 
 from bench_utils.config import BenchConfig
-from bench_utils.measure import block_sizes, error_text, measure_cell
+from bench_utils.measure import error_text, measure_cell
 
-
-def test_block_sizes_split_iterations_evenly():
-    assert block_sizes(300) == [60] * 5
-    assert block_sizes(12) == [3, 3, 2, 2, 2]
-    assert block_sizes(5) == [3, 2]
-    assert block_sizes(2) == [2]
-    assert sum(block_sizes(301)) == 301
+FAST = dict(device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
 
 
 def test_eager_cell_row_numbers():
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), device="cpu", weights="random", iterations=5,
-                      warmup=1)
-    row = measure_cell(cfg, "resnet", 2, "eager")
-    assert row.status == "ok" and row.error == ""
-    assert row.samples_s == row.eager_samples_s and len(row.samples_s) == 5
-    assert row.latency_ms_median == row.eager_ms_median and row.speedup == 1.0
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=5, warmup=1, **FAST)
+    row = measure_cell(cfg, "resnet", 2, "eager", repeat=1)
+    assert row.status == "ok" and row.error == "" and row.repeat == 1
+    # at least `iterations` calls and at least min_time_s seconds of them
+    assert len(row.samples_s) >= 5 and sum(row.samples_s) >= 0.2 * 0.9
+    assert row.warmup_calls >= 1 and 0 < row.warmup_s and row.warmup_steady in (True, False)
+    assert row.others_cpu_pct is not None and row.others_cpu_pct >= 0
     assert row.compile_s is None and row.graph_breaks is None
     assert row.settings == cfg.settings_fingerprint() and row.checkpoint == "microsoft/resnet-50"
     assert row.duration_s > 0 and row.started_at.endswith("+00:00")
 
 
 def test_failures_become_statuses(monkeypatch):
-    cfg = BenchConfig(models=("vit",), modes=("eager",), device="cpu", weights="random", iterations=2)
+    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=2, **FAST)
     monkeypatch.setenv("BENCH_UTILS_FAULT", "vit/1/eager=oom;vit/2/eager=eager-error")
     oom = measure_cell(cfg, "vit", 1, "eager")
     assert oom.status == "oom" and oom.error.startswith("MemoryError: injected fault: out of memory")
@@ -43,7 +38,7 @@ def test_cpu_allocator_failure_counts_as_oom(monkeypatch):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory")
 
     monkeypatch.setattr(measure, "load_model", fail)
-    row = measure_cell(BenchConfig(device="cpu", weights="random"), "vit", 1, "eager")
+    row = measure_cell(BenchConfig(**FAST), "vit", 1, "eager")
     assert row.status == "oom" and "can't allocate memory" in row.error
 
 
@@ -57,24 +52,28 @@ def test_error_text_is_short_and_names_the_frame():
 
 def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "user-cache"))
-    cfg = BenchConfig(models=("resnet",), modes=("default",), device="cpu", weights="random", iterations=4,
-                      warmup=1, dtype="bfloat16", autocast=True, channels_last=True, cold_compile=True)
+    cfg = BenchConfig(models=("resnet",), modes=("eager", "default"), iterations=4, warmup=1, dtype="bfloat16",
+                      autocast=True, channels_last=True, cold_compile=True, **FAST)
     row = measure_cell(cfg, "resnet", 1, "default")
     assert row.status == "ok", row.error
+    assert row.fx_cache_misses >= 1 and row.fx_cache_hits == 0  # compile_s was a cold compile
     assert (row.dtype, row.autocast, row.channels_last) == ("bfloat16", True, True)
     # the second compile finds what the first wrote to the (then empty) cache: clearly cheaper
     assert 0 < row.compile_warm_s < row.compile_s / 2
     assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
-    # the cold compile used a folder of its own, and the user's cache setting is back afterwards
-    assert not [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
+    # the user's cache setting is back afterwards, and holds what the cold compile generated
     import os
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
+    assert [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
+    # a later repeat compiles once, with the user's cache, as a later process would: warm
+    again = measure_cell(cfg, "resnet", 1, "default", repeat=1)
+    assert again.status == "ok" and again.compile_warm_s is None and 0 < again.compile_s < row.compile_s / 2
+    assert again.fx_cache_hits >= 1 and again.fx_cache_misses == 0
 
 
 def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), device="cpu", weights="random", iterations=2,
-                      dtype="bfloat16", autocast=True)
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=2, dtype="bfloat16", autocast=True, **FAST)
     import bench_utils.measure as measure
 
     seen = {}

@@ -34,5 +34,6 @@ def test_notebooks_run_under_nbval_with_their_defaults(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
     rows = read_results(tmp_path / "cpu" / "results.jsonl").rows  # the benchmark notebook's default: cpu.yaml
-    assert len(rows) == 8 and all(row.status == "ok" for row in rows)
-    assert all(row.compile_warm_s is not None for row in rows if row.mode != "eager")  # cold_compile default
+    assert len(rows) == 24 and all(row.status == "ok" for row in rows)  # 8 cells x 3 repeats
+    # cold_compile is on: the first process of each compiled cell compiles cold, then warm
+    assert all((row.compile_warm_s is not None) == (row.repeat == 0) for row in rows if row.mode != "eager")

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import make_row
 
 from bench_utils.reference import compare_with_reference, load_reference, reference_path, reference_speedups
 from bench_utils.registry import MODEL_NAMES
-from bench_utils.results import BenchResult, to_dataframe
+from bench_utils.results import to_dataframe
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO.parent / "shared" / "reference" / "perf_torch_compile.zh.md"  # CI: shared/ beside the clone
@@ -93,34 +94,42 @@ def test_reference_speedups():
         reference_speedups("torch 9")
 
 
+EAGER_MS = 10.0
+
+
 def ours(model, batch_size, mode, speedup, status="ok"):
-    return BenchResult(label="H100", model=model, checkpoint="x", task="image-classification", size="full",
-                       batch_size=batch_size, mode=mode, fullgraph=False, dtype="float32", device="cuda",
-                       settings="s", status=status, latency_ms_median=10.0 / speedup, eager_ms_median=10.0,
-                       speedup=speedup, speedup_ci95_low=speedup * 0.95, speedup_ci95_high=speedup * 1.05,
-                       env={"device_name": "NVIDIA H100", "torch": "2.5.1"})
+    """Our eager cell at 10 ms and a compiled cell `speedup` times faster (the speedup is derived)."""
+    env = {"device_name": "NVIDIA H100", "torch": "2.5.1"}
+    common = dict(model=model, batch_size=batch_size, label="H100", size="full", device="cuda", env=env)
+    return [make_row(mode="eager", ms=EAGER_MS, **common),
+            make_row(mode=mode, ms=EAGER_MS / speedup, status=status, **common)]
 
 
 def test_compare_with_reference_one_gpu():
-    df = to_dataframe([ours("vit", 1, "eager", 1.0), ours("vit", 1, "default", 1.5),
-                       ours("resnet", 4, "reduce-overhead", 2.0), ours("owlvit", 4, "default", 1.1),
-                       ours("beit", 1, "default", 1.2, status="oom")])
+    df = to_dataframe([*ours("vit", 1, "default", 1.5), *ours("resnet", 4, "reduce-overhead", 2.0),
+                       *ours("owlvit", 4, "default", 1.1), *ours("beit", 1, "default", 1.2, status="oom")])
     out = compare_with_reference(df, gpu="A100")
-    assert out[["model", "batch_size", "mode"]].values.tolist() == [
+    assert out[["model", "batch_size", "mode"]].values.tolist() == [  # no eager cells, no failed ones
         ["owlvit", 4, "default"], ["resnet", 4, "reduce-overhead"], ["vit", 1, "default"]]
     vit = out.iloc[2]
-    assert (vit.gpu, vit.study, vit.speedup, vit.speedup_ci95_low) == ("A100", "torch 2.0.1", 1.5, 1.5 * 0.95)
+    assert (vit.gpu, vit.study, vit.speedup) == ("A100", "torch 2.0.1", pytest.approx(1.5))
+    ours_vit = df[(df.model == "vit") & (df["mode"] == "default")].iloc[0]
+    assert (vit.speedup_ci95_low, vit.speedup_ci95_high) == (ours_vit.speedup_ci95_low, ours_vit.speedup_ci95_high)
+    assert vit.speedup_ci95_low < 1.5 < vit.speedup_ci95_high
+    assert vit.eager_ms_median == EAGER_MS and vit.latency_ms_median == pytest.approx(EAGER_MS / 1.5)
     assert vit.ref_speedup == pytest.approx(9.325 / 7.584)
+    assert vit.speedup_vs_ref == pytest.approx(1.5 / (9.325 / 7.584))
     assert vit.improvement_pct == pytest.approx(100 / 3)  # (10 - 10/1.5) / 10
     assert vit.ref_improvement_pct == pytest.approx((9.325 - 7.584) / 9.325 * 100)
     resnet = out.iloc[1]
+    assert resnet.speedup == pytest.approx(2.0) and resnet.improvement_pct == pytest.approx(50.0)
     assert (resnet.study, resnet.ref_eager_ms, resnet.ref_compiled_ms) == (
         "nightly 2.1.0dev reduce-overhead", 7.261, 2.187)
     assert pd.isna(out.iloc[0].ref_speedup) and pd.isna(out.iloc[0].gpu)  # not published
 
 
 def test_compare_with_reference_all_gpus_and_named_study():
-    df = to_dataframe([ours("detr", 16, "default", 1.2), ours("beit", 1, "default", 1.3)])
+    df = to_dataframe([*ours("detr", 16, "default", 1.2), *ours("beit", 1, "default", 1.3)])
     out = compare_with_reference(df)
     detr = out[out.model == "detr"]
     assert detr.gpu.tolist() == ["A100", "T4", "V100"]

@@ -114,8 +114,8 @@ def test_summary_page_has_best_configuration_reference_and_comparison_sections(f
 
 
 def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
-    """Resuming into a results file measured with other settings fails inside the notebook: the page
-    shows the error, the index flags the profile, and the command exits non-zero."""
+    """Resuming into a results file measured with other settings is refused by the sweep: the page
+    says why, the index flags the profile, and the command exits non-zero."""
     from bench_utils.results import ResultsWriter
     from conftest import synthetic_row
 
@@ -125,8 +125,20 @@ def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
         writer.append(synthetic_row(other, "vit", 1, "eager", 4.0))
     proc = run_cli("report", params, "--out", tmp_path / "out", "--cell-timeout", 300)
     assert proc.returncode == 1
-    assert "[report] Clash: FAILED (cell" in proc.stdout and "SettingsMismatchError" in proc.stdout
+    assert "[report] Clash: FAILED (SettingsMismatchError: " in proc.stdout
     page = (tmp_path / "out" / "clash" / "report.html").read_text()
     assert "SettingsMismatchError" in page and "holds rows measured with other settings" in page
     index = (tmp_path / "out" / "index.html").read_text()
-    assert "notebook failed: cell" in index and 'href="clash/report.html"' in index
+    assert "failed: SettingsMismatchError" in index and 'href="clash/report.html"' in index
+
+
+def test_a_notebook_past_the_cell_timeout_gives_one_line_not_a_traceback(tmp_path):
+    import nbformat
+
+    notebook = tmp_path / "slow.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time; time.sleep(30)")])
+    nbformat.write(nb, str(notebook))
+    error = report.execute(notebook, tmp_path / "out" / "slow.ipynb", {}, cell_timeout_s=2)
+    assert error == "a notebook cell ran past --cell-timeout 2 s"
+    report.write_stub(tmp_path / "out" / "page.html", "Slow", error)
+    assert "past --cell-timeout 2 s" in (tmp_path / "out" / "page.html").read_text()

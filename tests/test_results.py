@@ -1,20 +1,18 @@
 import json
 import multiprocessing
 
+import numpy as np
 import pytest
+from conftest import make_row as fixture_row
 
-from bench_utils.results import (BenchResult, ResultsLockedError, ResultsWriter, load_dataframe,
-                                 read_results, to_dataframe)
+from bench_utils.results import ResultsLockedError, ResultsWriter, load_dataframe, read_results, to_dataframe
+
+ENV = {"device_name": "Test CPU", "torch": "2.x", "hostname": "h"}
 
 
 def make_row(model="vit", batch_size=1, mode="eager", status="ok", **extra):
-    base = dict(label="CPU", model=model, checkpoint="google/vit-base-patch16-224",
-                task="image-classification", size="tiny", batch_size=batch_size, mode=mode,
-                fullgraph=False, dtype="float32", device="cpu", settings="abc", status=status,
-                latency_ms_median=2.0 if status == "ok" else None, samples_s=[0.002, 0.002],
-                env={"device_name": "Test CPU", "torch": "2.x", "hostname": "h"})
-    base.update(extra)
-    return BenchResult(**base)
+    return fixture_row(model=model, batch_size=batch_size, mode=mode, status=status, label="CPU",
+                       env=ENV, **extra)
 
 
 def test_rows_round_trip_and_later_row_of_a_cell_wins(tmp_path):
@@ -22,11 +20,12 @@ def test_rows_round_trip_and_later_row_of_a_cell_wins(tmp_path):
     with ResultsWriter(path) as writer:
         writer.append(make_row(mode="eager"))
         writer.append(make_row(mode="default", status="error", error="boom"))
-        writer.append(make_row(mode="default", latency_ms_median=1.5))  # retried cell
+        writer.append(make_row(mode="default", ms=1.5))  # retried cell
+        writer.append(make_row(mode="eager", repeat=1, ms=2.5))  # another process of a cell: kept
     loaded = read_results(path)
     assert loaded.skipped_lines == []
-    assert [(r.mode, r.status, r.latency_ms_median) for r in loaded.rows] == [
-        ("eager", "ok", 2.0), ("default", "ok", 1.5)]
+    assert [(r.mode, r.repeat, r.status, r.latency_ms_median) for r in loaded.rows] == [
+        ("eager", 0, "ok", 2.0), ("default", 0, "ok", 1.5), ("eager", 1, "ok", 2.5)]
     assert loaded.rows[0] == make_row(mode="eager")
 
 
@@ -48,10 +47,12 @@ def test_garbage_and_unknown_status_lines_do_not_crash_loading(tmp_path):
     path = tmp_path / "r.jsonl"
     good = make_row().to_json()
     bad_status = json.dumps({**json.loads(good), "status": "weird"})
-    path.write_text("\n".join([good, "{not json", "[1, 2]", bad_status, "\x00\x01"]) + "\n")
+    before_repeats = json.dumps({k: v for k, v in json.loads(good).items() if k != "repeat"} | {"batch_size": 4})
+    path.write_text("\n".join([good, "{not json", "[1, 2]", bad_status, "\x00\x01", before_repeats]) + "\n")
     with pytest.warns(UserWarning):
         loaded = read_results(path)
-    assert len(loaded.rows) == 1 and loaded.skipped_lines == [2, 3, 4, 5]
+    assert loaded.skipped_lines == [2, 3, 4, 5]
+    assert [(r.batch_size, r.repeat) for r in loaded.rows] == [(1, 0), (4, 0)]  # a row without repeat: process 0
 
 
 def _hold_lock(path, ready, release):
@@ -82,12 +83,45 @@ def test_dataframe_has_one_row_per_cell_with_env_columns(tmp_path):
     assert {"latency_ms_median", "compile_s", "peak_mem_mb", "hardware", "torch"} <= set(frame.columns)
     assert "samples_s" not in frame.columns and "env" not in frame.columns
     assert frame["hardware"].unique().tolist() == ["Test CPU"]
-    assert to_dataframe(rows, with_samples=True)["samples_s"].iloc[0] == [0.002, 0.002]
+    assert to_dataframe(rows, with_samples=True)["samples_s"].iloc[0] == [rows[0].samples_s]  # one list a process
+    assert frame["repeats"].tolist() == [1] * 4 and frame["latency_ms_median"].tolist() == [2.0] * 4
     path = tmp_path / "r.jsonl"
     with ResultsWriter(path) as writer:
         for row in rows:
             writer.append(row)
     assert load_dataframe(path).equals(frame)
+
+
+def test_repeats_of_a_cell_combine_into_one_row_paired_with_its_eager_cell():
+    rows = [make_row(mode="eager", ms=2.0, repeat=0), make_row(mode="default", ms=1.0, repeat=0),
+            make_row(mode="eager", ms=2.2, repeat=1), make_row(mode="default", ms=1.1, repeat=1)]
+    frame = to_dataframe(rows, with_samples=True)
+    assert frame["mode"].tolist() == ["eager", "default"] and frame["repeats"].tolist() == [2, 2]
+    assert frame["repeats_ok"].tolist() == [2, 2] and frame["between_process"].tolist() == [True, True]
+    eager, compiled = frame.iloc[0], frame.iloc[1]
+    assert eager.samples_s == [rows[0].samples_s, rows[2].samples_s]  # each process's samples, in repeat order
+    pooled = np.concatenate(eager.samples_s) * 1000
+    assert eager.latency_ms_mean == pytest.approx(pooled.mean()) and eager.latency_ms_mean == pytest.approx(2.1)
+    assert eager.latency_ms_p10 == pytest.approx(np.percentile(pooled, 10))
+    assert eager.latency_ms_median == pytest.approx((2.0 * 2.2) ** 0.5)  # geometric mean of the process medians
+    assert eager.process_spread == pytest.approx(0.1)
+    assert eager.latency_ms_ci95_low < eager.latency_ms_median < eager.latency_ms_ci95_high
+    assert compiled.eager_ms_median == eager.latency_ms_median  # one eager number per cell, exactly
+    assert compiled.eager_ms_mean == eager.latency_ms_mean
+    assert compiled.speedup == pytest.approx(eager.latency_ms_median / compiled.latency_ms_median)
+    assert compiled.speedup == pytest.approx(2.0)
+    assert compiled.improvement_pct == pytest.approx(50.0)
+    assert (eager.speedup, eager.improvement_pct) == (1.0, 0.0)
+
+
+def test_failed_processes_are_left_out_of_the_numbers_and_counted():
+    rows = [make_row(ms=2.0, repeat=0), make_row(status="crashed", repeat=1), make_row(ms=3.0, repeat=2)]
+    cell = to_dataframe(rows).iloc[0]
+    assert (cell.status, cell.repeats, cell.repeats_ok) == ("ok", 3, 2)
+    assert cell.error.startswith("1 of 3 processes failed; last: crashed")
+    assert cell.latency_ms_median == pytest.approx((2.0 * 3.0) ** 0.5)
+    failed = to_dataframe([make_row(status="oom", repeat=r) for r in range(2)]).iloc[0]
+    assert (failed.status, failed.repeats_ok) == ("oom", 0) and failed.latency_ms_median is None
 
 
 def test_missing_results_file_is_a_clear_error(tmp_path):

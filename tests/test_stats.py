@@ -74,3 +74,26 @@ def test_guide_percentages_and_breakeven():
     assert percent_improvement(9.325, 7.584) == pytest.approx(18.670241)
     assert breakeven_calls(30.0, 10.0, 8.0) == pytest.approx(15000)  # 30 s / 2 ms saved
     assert math.isinf(breakeven_calls(30.0, 8.0, 10.0))
+
+
+def test_bootstrap_medians_match_resampling_for_odd_samples():
+    import numpy as np
+
+    from bench_utils.stats import bootstrap_medians
+
+    samples = np.random.default_rng(3).lognormal(0, 0.3, 501) / 1000  # seconds
+    fast = bootstrap_medians(samples, np.random.default_rng(1), 20000)
+    brute = np.median(np.random.default_rng(2).choice(samples, (20000, 501)), axis=1) * 1000
+    assert np.percentile(fast, [2.5, 50, 97.5]) == pytest.approx(np.percentile(brute, [2.5, 50, 97.5]), rel=0.005)
+
+
+def test_speedup_point_is_the_ratio_of_the_cells_medians_whatever_the_process_counts():
+    from bench_utils.stats import speedup_over_processes, summarize_runs
+
+    eager = [[0.002] * 10]
+    compiled = [[0.001] * 10, [0.0015] * 50]  # two processes: geometric mean of medians 1.2247 ms
+    estimate = speedup_over_processes(eager, compiled)
+    assert estimate.speedup == pytest.approx(summarize_runs(eager).median_ms / summarize_runs(compiled).median_ms)
+    assert estimate.ci95_low <= estimate.speedup <= estimate.ci95_high and not estimate.between_process
+    both = speedup_over_processes([[0.002] * 10, [0.0022] * 10, [0.0018] * 10], compiled)
+    assert both.between_process and both.ci95_low < both.speedup < both.ci95_high

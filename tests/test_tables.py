@@ -4,43 +4,34 @@ import pandas as pd
 import pytest
 
 from bench_utils.config import BenchConfig
-from bench_utils.results import BenchResult, to_dataframe
+from bench_utils.results import to_dataframe
+from conftest import make_row
 from bench_utils.tables import (MISSING, compile_table, failures_table, improvement_table, latency_cells,
                                 latency_table, missing_cells, run_facts, weights_notice)
 
 VIT, RESNET = "Image Classification/ViT", "Image Classification/ResNet"
 
 
-def make_row(model="vit", batch_size=1, mode="eager", status="ok", compiled_ms=None, eager_ms=None,
-             label="CPU", **extra) -> BenchResult:
-    """A row with known numbers: mean and median both `compiled_ms` (the cell's own mode) and, for a
-    compiled cell, the same-process eager mean and median both `eager_ms`."""
-    values = dict(label=label, model=model, checkpoint="hub/id", task="image-classification", size="tiny",
-                  batch_size=batch_size, mode=mode, fullgraph=False, dtype="float32", device="cpu",
-                  settings="abc", status=status, weights="random" if status == "ok" else "",
-                  weights_note="offline" if status == "ok" else "", warmup=2, iterations=10,
-                  env={"device_name": "Test CPU", "torch": "2.9", "transformers": "4.50", "hostname": "h"})
-    if status == "ok":
-        values.update(latency_ms_mean=compiled_ms, latency_ms_median=compiled_ms)
-        if mode != "eager":
-            values.update(eager_ms_mean=eager_ms, eager_ms_median=eager_ms, speedup=eager_ms / compiled_ms)
-    else:
-        values["error"] = f"{status} happened"
-    values.update(extra)
-    return BenchResult(**values)
+def row(model="vit", batch_size=1, mode="eager", ms=None, status="ok", **extra):
+    env = {"device_name": "Test CPU", "torch": "2.9", "transformers": "4.50", "hostname": "h"}
+    return make_row(model, batch_size, mode, ms, status, env=env, weights_note="offline", **extra)
 
 
 @pytest.fixture
 def df():
+    # resnet bs 2: three processes per mode whose medians disagree (x0.8, x1, x1.25): geometric means
+    # exactly 20 and 15 ms, and an interval over processes too wide to call the speedup significant
+    resnet2 = [row("resnet", 2, "eager", 20.0 * k, repeat=r) for r, k in enumerate((0.8, 1.0, 1.25))]
+    resnet2 += [row("resnet", 2, "default", 15.0 * k, repeat=r, compile_s=3.0)
+                for r, k in enumerate((1.25, 1.0, 0.8))]
     return to_dataframe([
-        make_row("resnet", 1, "default", status="oom"),
-        make_row("vit", 1, "eager", compiled_ms=10.0),
-        make_row("vit", 1, "default", compiled_ms=8.0, eager_ms=10.5, compile_s=2.0,
-                 speedup_ci95_low=1.1, speedup_ci95_high=1.4, latency_ms_p10=7.0, latency_ms_p90=9.0,
-                 graph_breaks=1, recompiles=0, break_reasons=["print", "data-dependent"], accuracy_ok=True),
-        make_row("resnet", 2, "default", compiled_ms=15.0, eager_ms=20.0, compile_s=3.0,
-                 speedup_ci95_low=0.9, speedup_ci95_high=1.6, latency_ms_p10=14.9, latency_ms_p90=15.1),
-        make_row("vit", 2, "default", compiled_ms=12.0, eager_ms=10.0, compile_s=1.0),
+        row("resnet", 1, "default", status="oom"),
+        row("vit", 1, "eager", 10.0),
+        row("vit", 1, "default", 8.0, spread=0.1, compile_s=2.0, graph_breaks=1, recompiles=0,
+            break_reasons=["print", "data-dependent"], accuracy_ok=True),
+        *resnet2,
+        row("vit", 2, "eager", 10.0),
+        row("vit", 2, "default", 12.0, compile_s=1.0),
     ])
 
 
@@ -48,15 +39,22 @@ def test_latency_table_shows_numbers_status_words_and_missing_marks(df):
     table = latency_table(df, 1)
     assert list(table.index) == [VIT, RESNET]  # registry order, not file order
     assert list(table.columns) == ["eager (ms)", "default (ms)"]
-    assert table.loc[VIT].tolist() == ["10.000", "8.000"]  # eager from the eager row, not the 10.5
+    assert table.loc[VIT].tolist() == ["10.000", "8.000"]
     assert table.loc[RESNET].tolist() == [MISSING, "OOM"]
     assert table.index.name == "Task/Model"
 
 
-def test_latency_table_borrows_same_process_eager_when_there_is_no_eager_row(df):
-    table = latency_table(df, 2)
-    assert table.loc[RESNET].tolist() == ["20.000", "15.000"]
-    assert table.loc[VIT].tolist() == ["10.000", "12.000"]
+def test_one_eager_number_per_cell(df):
+    """A compiled cell's eager figure is its eager cell's, in every column that shows one."""
+    for _, compiled in df[(df["mode"] != "eager") & (df["status"] == "ok")].iterrows():
+        eager = df[(df["mode"] == "eager") & (df["model"] == compiled["model"])
+                   & (df["batch_size"] == compiled["batch_size"])].iloc[0]
+        assert compiled["eager_ms_median"] == eager["latency_ms_median"]
+        assert compiled["eager_ms_mean"] == eager["latency_ms_mean"]
+        assert compiled["speedup"] == pytest.approx(eager["latency_ms_median"] / compiled["latency_ms_median"])
+    numbers = latency_table(df, 2, stat="median", numeric=True)
+    improvement = improvement_table(df).set_index(["model", "batch_size"])
+    assert numbers.loc[RESNET, "eager (ms)"] == improvement.loc[("resnet", 2), "eager_ms_median"]
 
 
 def test_latency_table_numeric_variant_has_floats_and_nan(df):
@@ -79,19 +77,22 @@ def test_latency_table_rejects_bad_arguments(df):
 
 def test_latency_cells_has_one_eager_row_per_model_and_batch(df):
     eager = latency_cells(df).query("mode == 'eager'")
-    assert sorted(zip(eager["model"], eager["batch_size"], eager["latency_ms"])) == [
+    assert sorted(zip(eager["model"], eager["batch_size"], eager["latency_ms"].round(9))) == [
         ("resnet", 2, 20.0), ("vit", 1, 10.0), ("vit", 2, 10.0)]
 
 
 def test_improvement_table_percentages_speedup_significance_and_noise(df):
     table = improvement_table(df).set_index(["model", "batch_size"])
     vit1 = table.loc[("vit", 1)]
-    assert vit1["improvement_pct"] == pytest.approx((10.5 - 8.0) / 10.5 * 100)
-    assert vit1["speedup"] == pytest.approx(10.5 / 8.0)
-    assert bool(vit1["significant"]) and bool(vit1["noisy"])  # CI 1.1..1.4; spread 2/8 = 0.25
+    assert vit1["improvement_pct"] == pytest.approx((10.0 - 8.0) / 10.0 * 100)
+    assert vit1["speedup"] == pytest.approx(10.0 / 8.0)
+    assert bool(vit1["significant"]) and bool(vit1["noisy"])  # one process each; spread 0.32 / 8 > 0.1
+    assert not vit1["disturbed"] and vit1["repeats"] == 1
     resnet2 = table.loc[("resnet", 2)]
     assert resnet2["improvement_pct"] == pytest.approx(25.0)
-    assert not resnet2["significant"] and not resnet2["noisy"]  # CI includes 1; spread 0.2/15
+    assert not resnet2["significant"]  # the processes disagree: the interval over them includes 1
+    assert resnet2["speedup_ci95_low"] < 1.0 < resnet2["speedup_ci95_high"] and resnet2["repeats"] == 3
+    assert resnet2["disturbed"] and "processes disagree by 56%" in resnet2["disturbed_reason"]
     assert table.loc[("vit", 2), "improvement_pct"] == pytest.approx(-20.0)  # compiled is slower
     resnet1 = table.loc[("resnet", 1)]
     assert resnet1["status"] == "oom" and math.isnan(resnet1["improvement_pct"])
@@ -101,12 +102,12 @@ def test_improvement_table_percentages_speedup_significance_and_noise(df):
 
 def test_compile_table_breakeven_and_graph_breaks(df):
     table = compile_table(df).set_index(["model", "batch_size"])
-    # 2 s of compiling, 10.5 - 8 = 2.5 ms saved per call -> 800 calls
-    assert table.loc[("vit", 1), "breakeven_calls"] == pytest.approx(800.0)
+    # 2 s of compiling, 10 - 8 = 2 ms saved per call -> 1000 calls
+    assert table.loc[("vit", 1), "breakeven_calls"] == pytest.approx(1000.0)
     assert table.loc[("resnet", 2), "breakeven_calls"] == pytest.approx(600.0)  # 3 s / 5 ms
     assert math.isinf(table.loc[("vit", 2), "breakeven_calls"])  # slower: never pays off
     assert math.isnan(table.loc[("resnet", 1), "breakeven_calls"])  # OOM
-    assert table.loc[("vit", 1), "break_reasons"] == "print; data-dependent"
+    assert table.loc[("vit", 1), "break_reasons"] == "data-dependent; print"  # union over processes, sorted
     assert table.loc[("vit", 1), "graph_breaks"] == 1
     assert table.loc[("vit", 1), "accuracy_ok"] == True  # noqa: E712 - object column
 
@@ -114,15 +115,14 @@ def test_compile_table_breakeven_and_graph_breaks(df):
 def test_failures_table_lists_non_ok_rows_in_capitals(df):
     table = failures_table(df)
     assert table[["model", "batch_size", "mode", "status", "error"]].values.tolist() == [
-        ["resnet", 1, "default", "OOM", "oom happened"]]
+        ["resnet", 1, "default", "OOM", "oom: fixture"]]
 
 
 def test_missing_cells_counts_the_config_cells_without_a_row(df):
     cfg = BenchConfig(models=("vit", "resnet"), batch_sizes=(1, 2), modes=("eager", "default"))
     missing = missing_cells(df, cfg.cells())
-    assert len(cfg.cells()) == 8 and len(missing) == 3
-    assert list(zip(missing["model"], missing["batch_size"], missing["mode"])) == [
-        ("vit", 2, "eager"), ("resnet", 1, "eager"), ("resnet", 2, "eager")]
+    assert len(cfg.cells()) == 8 and len(missing) == 1
+    assert list(zip(missing["model"], missing["batch_size"], missing["mode"])) == [("resnet", 1, "eager")]
     assert missing_cells(df, [("vit", 1, "eager")]).empty
     with pytest.raises(ValueError, match="expected_cells"):
         missing_cells(df, [("vit", 1)])
@@ -133,11 +133,11 @@ def test_run_facts_and_weights_notice_make_random_weights_loud(df):
     assert list(facts.columns) == ["CPU"]
     assert facts.loc["hardware", "CPU"] == "Test CPU"
     assert facts.loc["torch", "CPU"] == "2.9"
-    assert facts.loc["cells", "CPU"] == "4 ok, 1 failed"
+    assert facts.loc["cells", "CPU"] == "6 ok, 1 failed"
     assert facts.loc["weights", "CPU"].startswith("RANDOM weights, not pretrained, for 2 of 2 loaded models: vit, resnet")
     assert facts.loc[f"weights: {VIT}", "CPU"] == "random (offline)"
     assert "RANDOM" in weights_notice(df)
-    pretrained = to_dataframe([make_row(compiled_ms=1.0, weights="pretrained", weights_note="")])
+    pretrained = to_dataframe([make_row(ms=1.0, weights="pretrained", weights_note="")])
     assert weights_notice(pretrained).startswith("**Pretrained weights**")
     assert run_facts(pretrained).loc["weights", "CPU"] == "pretrained (hub checkpoints)"
 
@@ -152,13 +152,23 @@ def test_empty_input_gives_empty_tables_not_errors():
 
 
 def test_placement_table_names_host_device_and_duration():
-    from bench_utils.results import BenchResult, to_dataframe
     from bench_utils.tables import placement_table
 
-    rows = [BenchResult(label="A100", model=model, checkpoint="x", task="image-classification", size="full",
-                        batch_size=1, mode="eager", fullgraph=False, dtype="float32", device="cuda", settings="s",
-                        status="ok", duration_s=duration, env={"hostname": host, "device_name": "NVIDIA A100"})
+    rows = [make_row(model, label="A100", duration_s=duration, env={"hostname": host, "device_name": "NVIDIA A100"})
             for model, host, duration in (("resnet", "node-b", 12.5), ("vit", "node-a", 30.0))]
     table = placement_table(to_dataframe(rows))
     assert table[["model", "hostname", "hardware", "duration_s"]].values.tolist() == [
         ["vit", "node-a", "NVIDIA A100", 30.0], ["resnet", "node-b", "NVIDIA A100", 12.5]]
+
+
+def test_guide_table_puts_the_median_beside_the_mean_and_marks_outliers():
+    from bench_utils.tables import OUTLIER_MARK, guide_table
+
+    steady = [row("vit", 1, "eager", 10.0), row("vit", 1, "default", 8.0)]
+    # nine calls at 4 ms and one at 40 ms: median 4, mean 7.6
+    outlier = row("resnet", 1, "eager", 4.0, samples_s=[0.004] * 9 + [0.04])
+    table = guide_table(to_dataframe(steady + [outlier]), 1)
+    assert list(table.columns) == ["eager mean (ms)", "eager median (ms)", "default mean (ms)", "default median (ms)"]
+    assert table.loc[VIT].tolist() == ["10.000", "10.000", "8.000", "8.000"]
+    assert table.loc[RESNET, "eager mean (ms)"] == "7.600" + OUTLIER_MARK
+    assert table.loc[RESNET, "eager median (ms)"] == "4.000" and table.loc[RESNET, "default mean (ms)"] == MISSING

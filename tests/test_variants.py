@@ -3,17 +3,17 @@
 import math
 
 import pytest
+from conftest import make_row
 
-from bench_utils.results import BenchResult, to_dataframe
+from bench_utils.results import to_dataframe
 from bench_utils.variants import best_configuration
 
 
 def row(ms, mode="eager", model="resnet", batch_size=1, dtype="float32", autocast=False, channels_last=False,
-        status="ok", hardware="AMD EPYC"):
-    return BenchResult(label="CPU", model=model, checkpoint="x", task="image-classification", size="tiny",
-                       batch_size=batch_size, mode=mode, fullgraph=False, dtype=dtype, device="cpu",
-                       settings="s", status=status, autocast=autocast, channels_last=channels_last,
-                       latency_ms_median=ms if status == "ok" else None, env={"device_name": hardware})
+        status="ok", hardware="AMD EPYC", repeat=0):
+    """One process of a cell; its median is exactly `ms`. Each hardware has its own label, as a run's does."""
+    return make_row(model=model, batch_size=batch_size, mode=mode, ms=ms, status=status, label=hardware, repeat=repeat,
+                    dtype=dtype, autocast=autocast, channels_last=channels_last, env={"device_name": hardware})
 
 
 def test_fastest_eager_and_compiled_variants_against_float32_eager():
@@ -43,3 +43,10 @@ def test_without_a_float32_eager_cell_the_speedups_stay_unknown():
     best = table.iloc[0]
     assert math.isnan(best.float32_eager_ms) and math.isnan(best.best_compiled_speedup)
     assert best.best_eager == "bfloat16" and best.best_compiled == "bfloat16 · default"
+
+
+def test_repeats_of_a_variant_are_one_candidate_at_their_combined_median():
+    rows = [row(10.0), row(8.0, dtype="bfloat16"), row(8.0 * 1.21, dtype="bfloat16", repeat=1)]
+    best = best_configuration(to_dataframe(rows)).iloc[0]
+    assert best.best_eager == "bfloat16" and best.best_eager_ms == pytest.approx(8.8)  # sqrt(8 * 9.68)
+    assert best.best_eager_speedup == pytest.approx(10.0 / 8.8)

@@ -1,0 +1,100 @@
+"""Is the engine's speedup right? The engine (the real sweep: a process per mode and repeat,
+warm-up until steady, timing by count and duration) beside an independent measurement with
+torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch 1 on the CPU.
+
+    python benchmarks/method_check.py                      # resnet and vit, 3 repeats, 4 s of Timer
+    python benchmarks/method_check.py --models resnet --repeats 2 --min-run-time 2
+
+The reference: a fresh process per model builds the same model and inputs (bench_utils.models and
+inputs), warms eager up with 10 calls and times it with Timer.blocked_autorange(min_run_time), then
+compiles (mode "default"), warms up 10 calls and times the compiled model the same way, then times
+eager once more in that process (eager after compiling in the same process, the layout the engine
+no longer uses). It prints each figure and the ratios. Run it on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_utils.config import BenchConfig
+from bench_utils.results import load_dataframe
+from bench_utils.runner import run_sweep
+
+WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did
+
+
+def reference(model_name: str, min_run_time: float) -> dict:
+    """In this process: Timer medians (ms) of eager, compiled, and eager again after compiling."""
+    import torch
+    from torch.utils.benchmark import Timer
+
+    from bench_utils.inputs import build_inputs
+    from bench_utils.models import load_model
+    from bench_utils.registry import get_spec
+
+    spec = get_spec(model_name)
+    model = load_model(spec, "full", "random", "cpu", "float32").model
+    inputs = build_inputs(spec, "full", 1, "cpu", torch.float32, None)
+
+    def timer_ms(fn) -> float:
+        for _ in range(WARMUP_CALLS):
+            fn()
+        timer = Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+        return timer.blocked_autorange(min_run_time=min_run_time).median * 1000
+
+    with torch.inference_mode():
+        eager = lambda: model(**inputs)  # noqa: E731
+        eager_ms = timer_ms(eager)
+        compiled_model = torch.compile(model, mode="default", dynamic=False)
+        compiled = lambda: compiled_model(**inputs)  # noqa: E731
+        compiled_ms = timer_ms(compiled)
+        eager_after_ms = timer_ms(eager)
+    return {"eager_ms": eager_ms, "compiled_ms": compiled_ms, "eager_after_compile_ms": eager_after_ms}
+
+
+def engine(models: list[str], repeats: int, folder: Path):
+    cfg = BenchConfig(label="method check", models=tuple(models), size="full", batch_sizes=(1,),
+                      modes=("eager", "default"), device="cpu", weights="random", repeats=repeats,
+                      iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0)
+    path = folder / "engine.jsonl"
+    run_sweep(cfg, path)
+    return load_dataframe(path).set_index(["model", "mode"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
+    parser.add_argument("--repeats", type=int, default=3, help="engine processes per cell")
+    parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
+    parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
+    args = parser.parse_args()
+    if args.reference:
+        print(json.dumps(reference(args.reference, args.min_run_time)))
+        return
+    with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
+        df = engine(args.models, args.repeats, Path(tmp))
+    for model in args.models:
+        proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time",
+                               str(args.min_run_time)], capture_output=True, text=True, check=True)
+        ref = json.loads(proc.stdout.strip().splitlines()[-1])
+        eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
+        ref_speedup = ref["eager_ms"] / ref["compiled_ms"]
+        print(f"\n{model} (full size, batch 1, CPU)")
+        print(f"  engine:    eager {eager['latency_ms_median']:.2f} ms [{eager['latency_ms_ci95_low']:.2f}, "
+              f"{eager['latency_ms_ci95_high']:.2f}], compiled {compiled['latency_ms_median']:.2f} ms, "
+              f"speedup {compiled['speedup']:.3f} [{compiled['speedup_ci95_low']:.3f}, "
+              f"{compiled['speedup_ci95_high']:.3f}] ({int(eager['repeats'])}+{int(compiled['repeats'])} processes)")
+        print(f"  reference: eager {ref['eager_ms']:.2f} ms, compiled {ref['compiled_ms']:.2f} ms, "
+              f"speedup {ref_speedup:.3f}; eager after compiling in that process {ref['eager_after_compile_ms']:.2f} ms")
+        print(f"  ratios:    engine speedup / reference speedup {compiled['speedup'] / ref_speedup:.3f}; "
+              f"engine eager / reference eager {eager['latency_ms_median'] / ref['eager_ms']:.3f}; "
+              f"eager after compiling / before {ref['eager_after_compile_ms'] / ref['eager_ms']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Others' CPU share while we time: from /proc/stat and this process's own CPU time."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bench_utils import machine_load
+from bench_utils.machine_load import Snapshot, between
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
+
+
+def test_arithmetic_of_two_snapshots():
+    before = Snapshot(wall_s=10.0, busy_s=100.0, steal_s=5.0, own_s=1.0)
+    after = Snapshot(wall_s=12.0, busy_s=103.0, steal_s=5.4, own_s=2.8)  # 2 s on 2 cores = 4 s capacity
+    load = between(before, after, cores=2)
+    assert load.others_cpu_pct == pytest.approx((3.0 - 1.8) / 4 * 100)
+    assert load.steal_pct == pytest.approx(10.0)
+    assert between(None, after) is None and between(after, after, cores=2) is None
+
+
+def test_a_busy_neighbour_is_seen_and_our_own_work_is_not():
+    def spin(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    before = machine_load.snapshot()
+    spin(0.5)  # our own work: not "others"
+    alone = between(before, machine_load.snapshot())
+    neighbour = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
+    time.sleep(0.3)
+    before = machine_load.snapshot()
+    time.sleep(1.0)
+    busy = between(before, machine_load.snapshot())
+    neighbour.wait()
+    # a process spinning one core of the machine takes 100 / cores % of its capacity
+    assert alone.others_cpu_pct < busy.others_cpu_pct
+    assert busy.others_cpu_pct > 0.6 * 100 / machine_load.os.cpu_count() > machine_load.DISTURBED_PCT / 2
