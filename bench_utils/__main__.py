@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_utils {models,run,report}` (see --help)."""
+"""Command line: `python -m bench_utils {models,run,report,selfcheck}` (see --help)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from .config import ConfigError, config_from_dict, load_config
+from .config import (ConfigError, check_device_available, check_distinct_folders, config_from_dict,
+                     load_config)
 from .registry import MODELS, SIZES
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
@@ -34,6 +35,9 @@ def _cmd_run(args) -> int:
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
         raise ConfigError("--results names one file: give one parameters file with it")
+    check_distinct_folders(configs, args.params)
+    if not args.ray:  # on Ray the GPUs are on the workers, not here
+        check_device_available(configs)
     try:
         if args.ray:  # every profile at once, each cell a Ray task (bench_utils/cluster.py)
             from .cluster import run_sweeps_on_ray
@@ -60,6 +64,12 @@ def _cmd_cell(args) -> int:
     return 0
 
 
+def _cmd_selfcheck(args) -> int:
+    from .selfcheck import main as selfcheck_main
+
+    return selfcheck_main(args.device, args.keep)
+
+
 def _cmd_report(args) -> int:
     from .report import main as report_main
 
@@ -68,7 +78,7 @@ def _cmd_report(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench_utils", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,run,report}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,run,report,selfcheck}")
     sub.add_parser("models", help="list the registry's checkpoints").set_defaults(func=_cmd_models)
 
     run = sub.add_parser("run", help="measure every cell of a parameters file")
@@ -89,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     cell.add_argument("--repeat", type=int, default=0)
     cell.add_argument("--out", required=True)
     cell.set_defaults(func=_cmd_cell)
+
+    check = sub.add_parser("selfcheck", help="first thing on a new machine: tiny models through every mode, "
+                           "each measurement checked (PASS/FAIL)")
+    check.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    check.add_argument("--keep", metavar="DIR", help="keep the results files here (default: a temporary folder)")
+    check.set_defaults(func=_cmd_selfcheck)
 
     report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
@@ -113,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:  # a results or reports path that cannot be written: one line, not a traceback
+        where = err.filename or "?"
+        print(f"error: {where}: {err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from . import machine_load
-from .config import variant_name
+from .config import CUDAGRAPH_MODES, variant_name
 from .stats import (DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes,
                     summarize_runs)
 
@@ -19,7 +19,7 @@ _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
 _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
              "fx_cache_misses", "started_at")  # from the first process: with cold_compile, the cold one
-_LARGEST = ("peak_mem_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles", "cudagraph_skips",
+_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles", "cudagraph_skips", "cudagraphs_recorded",
             "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
@@ -70,6 +70,18 @@ def _disturbance(record: dict) -> str:
     return "; ".join(reasons)
 
 
+def cudagraph_note(record: dict) -> str:
+    """For a CUDA-graph mode on CUDA: "" when its graphs ran as CUDA graphs, else what happened (its
+    speed is then default mode's under another label)."""
+    if record["mode"] not in CUDAGRAPH_MODES or record["device"] != "cuda" or record["status"] != "ok":
+        return ""
+    if record["cudagraphs_recorded"] == 0:
+        return "ran without CUDA graphs (none recorded)"
+    if record["cudagraph_skips"]:
+        return f"{record['cudagraph_skips']} graph(s) skipped CUDA graphs"
+    return ""
+
+
 def combine(rows: list) -> dict:
     """One cell's record from the rows of its processes (same cell key, any status)."""
     rows = sorted(rows, key=lambda row: row.repeat)
@@ -93,6 +105,7 @@ def combine(rows: list) -> dict:
     record |= _latency(summary)
     record["noisy"] = bool(summary and summary.noisy)
     record["mean_outliers"] = bool(summary and summary.mean_outliers)
+    record["cudagraph_note"] = cudagraph_note(record)
     return record
 
 

@@ -19,7 +19,7 @@ from . import tables
 from .bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes,
                    status_words)
 
-MODE_COLORS = dict(zip(("eager",) + tables.COMPILE_MODES, sns.color_palette("colorblind", 4)))
+MODE_COLORS = dict(zip(("eager",) + tables.COMPILE_MODES, sns.color_palette("colorblind", 5)))
 
 
 def one_label(df) -> None:

@@ -15,7 +15,10 @@ from pathlib import Path
 
 from .registry import MODEL_NAMES, SIZES
 
-MODES = ("eager", "default", "reduce-overhead", "max-autotune")
+# torch.compile modes: "max-autotune" = autotuned kernels + CUDA graphs; "max-autotune-no-cudagraphs"
+# separates the two (autotuning alone); on CPU "reduce-overhead" has no CUDA graphs to use.
+MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 DTYPES = ("float32", "float16", "bfloat16")
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
@@ -94,7 +97,8 @@ _CHOICES = {"size": SIZES, "dtype": DTYPES, "device": DEVICES, "weights": WEIGHT
 
 
 def _fail(key: str, value, allowed: str) -> None:
-    raise ConfigError(f"{key}: {value!r} is not allowed; allowed: {allowed}")
+    shown = list(value) if isinstance(value, tuple) else value  # as the user wrote it: a YAML list
+    raise ConfigError(f"{key}: {shown!r} is not allowed; allowed: {allowed}")
 
 
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
@@ -168,6 +172,9 @@ def _check_image(image) -> None:
     try:
         with Image.open(path) as img:
             img.verify()
+    except Image.DecompressionBombError:
+        _fail("image", image, f"an image of at most {Image.MAX_IMAGE_PIXELS:,} pixels (Pillow's decompression-bomb "
+                              "limit; this one is larger)")
     except (UnidentifiedImageError, OSError):
         _fail("image", image, "an image file Pillow can read (this file is not an image)")
 
@@ -194,15 +201,70 @@ def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
 REQUIRED_KEYS = ("label", "models", "batch_sizes", "modes")
 
 
+class DuplicateKeyError(ValueError):
+    """A parameters file names one key twice (YAML keeps the last silently)."""
+
+
+def _unique_key_loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise DuplicateKeyError(f"key {key!r} appears twice (line {key_node.start_mark.line + 1}); "
+                                            "allowed: each key once")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
+def check_distinct_folders(configs: list[BenchConfig], paths) -> None:
+    """Profiles of one command must not share a results folder: "Lab A" and "lab-a" both map to lab-a."""
+    seen: dict[str, str] = {}
+    for cfg, path in zip(configs, paths):
+        if cfg.slug() in seen:
+            raise ConfigError(f"label {cfg.label!r} of {path} uses the results folder {cfg.slug()!r} of "
+                              f"{seen[cfg.slug()]}; give each profile a label of its own")
+        seen[cfg.slug()] = str(path)
+
+
+def check_device_available(configs: list[BenchConfig]) -> None:
+    """`device: cuda` on a machine where torch sees no GPU stops here, before any cell process starts."""
+    if not any(cfg.device == "cuda" for cfg in configs):
+        return
+    import torch
+
+    cfg = next(c for c in configs if c.device == "cuda")
+    if not torch.cuda.is_available():
+        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); torch "
+                          f"{torch.__version__} sees no usable GPU: use device cpu or auto, or a torch "
+                          "build that matches this machine's driver")
+    from .environment import cuda_arch_problem
+
+    problem = cuda_arch_problem(torch.cuda.get_arch_list(), torch.cuda.get_device_capability(0),
+                                torch.cuda.get_device_name(0))
+    if problem:
+        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {problem}")
+
+
 def load_config(path: str | Path) -> BenchConfig:
     """Read and validate a parameters YAML file; raises ConfigError with a one-line message."""
     import yaml
 
+    _UniqueKeyLoader = _unique_key_loader()
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: parameters file not found")
     try:
-        values = yaml.safe_load(path.read_text())
+        values = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the parameters file ({err.strerror})") from None
+    except DuplicateKeyError as err:
+        raise ConfigError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         line = f" (line {where.line + 1})" if where else ""

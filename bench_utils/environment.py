@@ -21,6 +21,60 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def cuda_arch_problem(arch_list: list[str], capability: tuple[int, int], device_name: str = "") -> str:
+    """Why this torch build cannot run on a GPU of `capability`, or "" when it can.
+
+    A build runs on a GPU when it ships kernels for its architecture (sm_XY), for an earlier minor
+    of the same major (binary compatible), or PTX (compute_XY) of an equal or earlier architecture
+    that the driver compiles at load time. Example: the CUDA 13 wheels start at sm_75, so a V100
+    (sm_70) gets "no kernel image is available" on its first kernel.
+    """
+    major, minor = capability
+    for arch in arch_list:
+        kind, _, number = arch.partition("_")
+        if not number.isdigit():
+            continue
+        arch_major, arch_minor = int(number[:-1]), int(number[-1])
+        if kind == "sm" and arch_major == major and arch_minor <= minor:
+            return ""
+        if kind == "compute" and (arch_major, arch_minor) <= (major, minor):
+            return ""
+    name = f" ({device_name})" if device_name else ""
+    return (f"this torch build has no kernels for sm_{major}{minor}{name}: it ships {', '.join(arch_list) or 'none'}; "
+            f"install a torch build whose CUDA version still supports sm_{major}{minor} (e.g. the CUDA 12.6 "
+            "builds for sm_50 to sm_70 GPUs such as the V100; see the README)")
+
+
+def check_cuda_usable() -> None:
+    """Raise RuntimeError with one line when this torch build cannot run on GPU 0."""
+    import torch
+
+    problem = cuda_arch_problem(torch.cuda.get_arch_list(), torch.cuda.get_device_capability(0),
+                                torch.cuda.get_device_name(0))
+    if problem:
+        raise RuntimeError(problem)
+
+
+def precision_settings() -> dict:
+    """The settings that change float32 numerics and speed on CUDA: TF32 for matmuls and cuDNN
+    convolutions, cuDNN autotuning, float32 matmul precision, and the environment overrides."""
+    import torch
+
+    return {"float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "cuda_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+            "tf32_env": {k: os.environ[k] for k in ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+                         if k in os.environ}}
+
+
+def tf32_in_use() -> bool:
+    """float32 CUDA work may run in TF32 (10-bit mantissa): cuDNN convolutions allow it by default."""
+    settings = precision_settings()
+    return (settings["cuda_matmul_allow_tf32"] or settings["cudnn_allow_tf32"]
+            or settings["float32_matmul_precision"] != "highest") and settings["tf32_env"].get("NVIDIA_TF32_OVERRIDE") != "0"
+
+
 def resolve_device(requested: str) -> str:
     """'auto' -> 'cuda' when a GPU is usable, else 'cpu'; 'cuda' without a GPU is an error."""
     import torch
@@ -53,10 +107,12 @@ def collect(device: str) -> dict:
         "driver": "",
         "gpu_memory_gb": None,
     }
-    try:  # the version from the package metadata: importing timm costs seconds in every cell process
-        record["timm"] = importlib.metadata.version("timm")
-    except importlib.metadata.PackageNotFoundError:
-        record["timm"] = ""
+    for package in ("timm", "triton"):  # package metadata: importing them costs seconds in every cell
+        try:
+            record[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            record[package] = ""
+    record.update(precision_settings())
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         record["device_name"] = props.name

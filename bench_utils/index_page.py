@@ -63,6 +63,13 @@ def _speedups(records: list[dict]) -> str:
     return f"median ×{statistics.median(values):.2f}, best ×{max(values):.2f}"
 
 
+def _verdict(rows) -> str:
+    from .results import to_dataframe
+    from .verdict import verdict_short
+
+    return verdict_short(to_dataframe(rows)) if rows else "—"
+
+
 def _row_html(line: ProfileLine) -> str:
     ok, failed, missing = _cell_counts(line)
     state = (f'<span class="failed">failed: {html.escape(line.error)}</span>' if line.error
@@ -71,7 +78,8 @@ def _row_html(line: ProfileLine) -> str:
     return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
             f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
             f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
-            f"<td class=num>{missing}</td><td>{_speedups(line.cells)}</td><td>{state}</td></tr>")
+            f"<td class=num>{missing}</td><td>{_speedups(line.cells)}</td><td>{html.escape(_verdict(line.rows))}</td>"
+            f"<td>{state}</td></tr>")
 
 
 def load_rows(results: Path) -> list:
@@ -93,7 +101,7 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
 one page per hardware profile. Speedup = eager median / compiled median, each mode timed in processes of its own.
 Rows built with <span class="random">random</span> weights have the checkpoint's architecture but not its weights.</p>
 <table><thead><tr><th>Profile</th><th>Hardware</th><th>Weights</th><th>OK cells</th><th>Failed</th>
-<th>Missing</th><th>Speedup</th><th>State</th></tr></thead><tbody>
+<th>Missing</th><th>Speedup</th><th>Verdict (see the page)</th><th>State</th></tr></thead><tbody>
 {body}
 </tbody></table>
 {summary}

@@ -1,7 +1,8 @@
 """Model inputs: one photograph through the checkpoint's own preprocessing, repeated N times.
 
-The default image is a real photograph that ships with matplotlib (Grace Hopper, 512x600), so no
-download is needed. Preprocessing settings come from the checkpoint's preprocessor config shipped in
+The default image is a real photograph (Grace Hopper, from matplotlib's sample data), cut to the 4:3
+landscape 640x480 of the COCO image the guide timed (000000039769), so every model sees the guide's
+input shapes (DETR 800x1066); latency depends on the geometry, not the content. No download needed. Preprocessing settings come from the checkpoint's preprocessor config shipped in
 the package. OWL-ViT's text queries are CLIP token ids, shipped too, so no tokenizer is fetched.
 """
 
@@ -27,9 +28,9 @@ MODEL_INPUT_KEYS = ("pixel_values", "pixel_mask", "input_ids", "attention_mask")
 
 
 def default_image_path() -> Path:
-    import matplotlib.cbook
-
-    return Path(matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False))
+    """bench_utils/data/photo-640x480.jpg: matplotlib's grace_hopper.jpg (512x600), rows 48-431 (a 4:3
+    band around the face) scaled to 640x480 with Lanczos."""
+    return Path(__file__).resolve().parent / "data" / "photo-640x480.jpg"
 
 
 def load_image(path: str | Path | None = None) -> Image.Image:

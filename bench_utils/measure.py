@@ -36,13 +36,16 @@ from .timing import time_calls, time_once, warm_until_steady
 
 # Untimed calls right after compiling, before the steady-state warm-up: CUDA-graph trees record on
 # the first calls, max-autotune benchmarks kernels on first use. Calls, not seconds.
-COMPILED_EXTRA_WARMUP = {"default": 1, "reduce-overhead": 3, "max-autotune": 3}
+COMPILED_EXTRA_WARMUP = {"default": 1, "reduce-overhead": 3, "max-autotune": 3, "max-autotune-no-cudagraphs": 1}
 
 
-def _peak_mem_mb(device: str) -> float:
+def _peak_mem_mb(device: str) -> dict:
+    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, MiB;
+    CPU: the process's peak RSS, MiB."""
     if device == "cuda":
-        return torch.cuda.max_memory_allocated() / 2**20
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+        return {"peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20,
+                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20}
+    return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
 
 
 def clear_graph_stats() -> None:
@@ -69,6 +72,27 @@ def graph_stats(frames_after_first_call: int) -> dict:
             "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"])}
 
 
+def cudagraphs_recorded(device: str) -> int | None:
+    """CUDA graphs recorded in this process by Inductor's CUDA-graph trees (reduce-overhead and
+    max-autotune): 0 means the mode ran without them. None off CUDA, or if torch's internals moved
+    (torch._inductor.cudagraph_trees: manager.roots and node.children, both FunctionID -> nodes)."""
+    if device != "cuda":
+        return None
+    try:
+        from torch._inductor import cudagraph_trees
+
+        manager = cudagraph_trees.get_manager(create_if_none_exists=False)
+        if manager is None:
+            return 0
+
+        def count(nodes) -> int:
+            return sum(1 + count([c for kids in node.children.values() for c in kids]) for node in nodes)
+
+        return count([node for nodes in manager.roots.values() for node in nodes])
+    except (AttributeError, ImportError, TypeError):
+        return None
+
+
 def fx_cache_counts() -> dict:
     """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
     from torch._dynamo.utils import counters
@@ -79,9 +103,11 @@ def fx_cache_counts() -> dict:
 
 def _timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
     """Warm `fn` up until steady, then time it: the row's samples, warm-up record and the machine's
-    load from others while timing."""
+    load from others while timing. CUDA peak memory counts from the end of warm-up: steady-state
+    inference (weights, activations, a CUDA-graph pool), not compiling or autotuning."""
     warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, schedule.warmup_window_s(cfg.min_time_s),
                                cfg.max_warmup_s)
+    _reset_peak_memory(device)
     before = machine_load.snapshot()
     samples = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
     load = machine_load.between(before, machine_load.snapshot())
@@ -102,7 +128,6 @@ def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device
 
     torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
     clear_graph_stats()
-    _reset_peak_memory(device)
     faults.maybe_inject("compile", fault)
     compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=False)
     compiled = lambda: compiled_model(**inputs)  # noqa: E731
@@ -116,10 +141,11 @@ def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device
     fields.update(_timed_phase(compiled, cfg, device, COMPILED_EXTRA_WARMUP[mode]))
     output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
-    fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], cfg.dtype)
+    numerics = "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
+    fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], numerics)
     fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
     del output
-    fields.update(graph_stats(frames_after_first_call))
+    fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
     return fields
 
 
@@ -170,6 +196,8 @@ def _latency_fields(samples_s: list[float]) -> dict:
 def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
              fault: str | None, fields: dict) -> None:
     spec = get_spec(model_name)
+    if device == "cuda":
+        environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
     faults.maybe_inject("load", fault)
     weights_dtype = "float32" if cfg.autocast else cfg.dtype  # autocast casts per op, weights stay fp32
     loaded = load_model(spec, cfg.size, cfg.weights, device, weights_dtype)
@@ -181,7 +209,6 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
         eager = lambda: loaded.model(**inputs)  # noqa: E731
         faults.maybe_inject("eager", fault)
         if mode == "eager":
-            _reset_peak_memory(device)
             fields.update(_timed_phase(eager, cfg, device))
         else:
             reference = eager()
@@ -191,7 +218,7 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
             with _compiler_cache(empty=cold):
                 fields.update(_time_compiled(loaded.model, inputs, reference, cfg, mode, device, spec.task,
                                              cold, fault))
-    fields.update(_latency_fields(fields["samples_s"]), peak_mem_mb=_peak_mem_mb(device))
+    fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
 
 
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")

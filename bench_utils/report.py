@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BenchConfig, ConfigError, load_config
+from .config import BenchConfig, ConfigError, check_device_available, check_distinct_folders, load_config
 from .paths import repo_root, reports_root
 
 KERNEL_NAME = "python3"
@@ -53,7 +53,27 @@ def default_profiles(root: Path) -> list[Path]:
 def _cuda_device_name() -> str:
     import torch
 
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name(0)
+    gpus = _nvidia_smi_gpus()
+    if gpus:  # a GPU torch cannot use: measuring the CPU profiles instead would answer the wrong question
+        raise ConfigError(f"nvidia-smi sees {gpus[0]!r} but torch {torch.__version__} cannot use it (driver too "
+                          "old for this build, or no CUDA build): install a matching torch, or name CPU profiles")
+    return ""
+
+
+def _nvidia_smi_gpus() -> list[str]:
+    """GPU names nvidia-smi lists (none without the tool or a driver)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("nvidia-smi"):
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split(":", 1)[1].split("(UUID")[0].strip() for line in out.splitlines() if line.startswith("GPU ")]
 
 
 def notebook_parameters(notebook: Path) -> set[str]:
@@ -189,8 +209,11 @@ def main(args) -> int:
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
     out_dir = Path(args.out) if args.out else reports_root()
-    for path in profiles:  # every file is checked before anything runs
-        cfg = load_config(path)
+    configs = [load_config(path) for path in profiles]  # every file is checked before anything runs
+    check_distinct_folders(configs, profiles)
+    if not args.report_only:
+        check_device_available(configs)
+    for cfg, path in zip(configs, profiles):
         if args.report_only:
             check_results_file(profile_results(cfg, out_dir), path)
     out_dir.mkdir(parents=True, exist_ok=True)

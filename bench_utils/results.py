@@ -58,7 +58,8 @@ class BenchResult:
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
     compile_warm_s: float | None = None  # the same after a dynamo reset, with the compiler cache compile_s filled
-    peak_mem_mb: float | None = None  # CUDA max allocated, or peak RSS of the cell process on CPU
+    peak_mem_mb: float | None = None  # CUDA max allocated while timing (after warm-up), or the process's peak RSS on CPU
+    peak_reserved_mb: float | None = None  # CUDA max reserved by the caching allocator while timing
     max_abs_diff: float | None = None  # compiled vs eager output
     accuracy_ok: bool | None = None  # max_abs_diff within the documented tolerance
     task_agreement: float | None = None  # top-1 / mask IoU / box agreement, compiled vs eager
@@ -68,6 +69,7 @@ class BenchResult:
     fx_cache_hits: int | None = None  # Inductor FX graph cache hits while compiling (warm compile)
     fx_cache_misses: int | None = None  # ... and misses (graphs generated from scratch)
     cudagraph_skips: int | None = None  # graphs Inductor ran without CUDA graphs (reduce-overhead)
+    cudagraphs_recorded: int | None = None  # CUDA graphs recorded (CUDA only): 0 = the mode ran without
     break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
     recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
     # --- raw samples, seconds ---
@@ -136,22 +138,38 @@ class NotAResultsFileError(ValueError):
 
 
 def _check_is_results_file(path: Path) -> None:
-    """A new path, an empty file or one starting with a JSON row (even a torn one) is fine."""
+    """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
+    its end) is fine; anything else (a JSON document, a text file) is refused untouched."""
     if path.exists() and not path.is_file():
         raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
-    if path.exists():
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip()
-        if head and not head.startswith(b"{"):
-            raise NotAResultsFileError(
-                f"{path}: not a results file (line 1 is not a JSON row); choose another --results file")
+    blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose another --results path")
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        first = fh.readline(1_000_000)
+    refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); "
+                                   "choose another --results file")
+    if not first.strip():
+        return  # empty
+    if not first.lstrip().startswith(b"{"):
+        raise refusal
+    try:
+        values = json.loads(first)
+    except ValueError:
+        if first.lstrip().startswith(b'{"'):
+            return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
+        raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
+    if not (isinstance(values, dict) and {"label", "model", "mode"} <= set(values)):
+        raise refusal
 
 
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = Path(path).resolve()  # one lock per file, whatever link or relative path names it
         _check_is_results_file(self.path)  # before anything is created or written next to it
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # "a+", not "w": a refused writer must not erase the holder's pid before reading it.
@@ -255,8 +273,8 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
     "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
     "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
-    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips",
-    "peak_mem_mb", "max_abs_diff", "accuracy_ok", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
+    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "task_agreement", "graph_breaks", "graph_count", "recompiles",
     "break_reasons", "recompile_reasons", "hardware", "torch", "transformers", "hostname", "torch_threads",
     "settings", "started_at", "duration_s", "samples_s"]
 

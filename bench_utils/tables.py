@@ -197,9 +197,11 @@ def compile_table(df) -> pd.DataFrame:
     table["break_reasons"] = _reasons(compiled)
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
+    table["cudagraph_note"] = compiled["cudagraph_note"].fillna("")
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
              "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "breakeven_calls", "graph_breaks", "recompiles",
-             "break_reasons", "recompile_reasons", "max_abs_diff", "accuracy_ok", "task_agreement", "peak_mem_mb"]
+             "break_reasons", "recompile_reasons", "cudagraph_note", "max_abs_diff", "accuracy_ok", "task_agreement",
+             "peak_mem_mb"]
     return _sorted(table[order])
 
 

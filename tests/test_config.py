@@ -44,7 +44,7 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     (GOOD.replace("[eager, default]", "[eager, turbo]"), "modes: 'turbo' is not allowed"),
     (GOOD.replace("[1, 4]", "[0, 4]"), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     (GOOD.replace("[1, 4]", "[-2]"), "batch_sizes: -2 is not allowed"),
-    (GOOD.replace("[1, 4]", "['one']"), "batch_sizes: ('one',) is not allowed; allowed: a list of int"),
+    (GOOD.replace("[1, 4]", "['one']"), "batch_sizes: ['one'] is not allowed; allowed: a list of int"),
     (GOOD.replace("iterations: 10", "iterations: 0"), "iterations: 0 is not allowed"),
     (GOOD.replace("iterations: 10", "iterations: ten"), "iterations: 'ten' is not allowed"),
     (GOOD + "fullgraph: maybe\n", "fullgraph: 'maybe' is not allowed; allowed: true or false"),

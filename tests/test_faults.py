@@ -297,7 +297,7 @@ BAD_PARAMS = {
     "unknown mode": (_yaml(modes=["eager", "turbo"]), "modes: 'turbo' is not allowed; allowed: eager, default"),
     "batch size 0": (_yaml(batch_sizes=[0]), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     "negative batch size": (_yaml(batch_sizes=[1, -4]), "batch_sizes: -4 is not allowed"),
-    "batch size of the wrong type": (_yaml(batch_sizes=["two"]), "batch_sizes: ('two',) is not allowed; "
+    "batch size of the wrong type": (_yaml(batch_sizes=["two"]), "batch_sizes: ['two'] is not allowed; "
                                                                  "allowed: a list of int"),
     "warmup of the wrong type": (_yaml(warmup="3"), "warmup: '3' is not allowed; allowed: an integer from 0 to 1,000,000"),
     "models of the wrong type": (_yaml(models={"vit": 1}), "models: {'vit': 1} is not allowed; allowed: a list"),
@@ -371,7 +371,7 @@ def test_results_path_that_is_not_a_results_file_is_refused_untouched(tmp_path):
     params = tiny_params(tmp_path)
     before = params.read_bytes()
     line = one_error_line(run_cli("run", params, "--results", params))  # e.g. arguments mixed up
-    assert line == f"error: {params}: not a results file (line 1 is not a JSON row); choose another --results file"
+    assert line == f"error: {params}: not a results file (line 1 is not a results row); choose another --results file"
     assert params.read_bytes() == before and not (tmp_path / "params.yaml.lock").exists()
     line = one_error_line(run_cli("run", params, "--results", tmp_path))
     assert line == f"error: {tmp_path}: not a file; choose a .jsonl file for --results"

@@ -62,13 +62,13 @@ def test_inputs_follow_the_models_own_preprocessor_config(name, size):
 
 
 def test_full_size_examples_by_hand():
-    """Spot values worked out by hand for the 512x600 (w x h) default photograph."""
+    """Spot values worked out by hand for the 640x480 (w x h) default photograph, the guide's COCO geometry."""
     shapes = {name: tuple(build_inputs(get_spec(name), "full", 1, "cpu", torch.float32)["pixel_values"].shape[-2:])
               for name in ("vit", "convnext", "segformer", "deeplabv3-mobilenet", "owlvit", "maskformer", "detr")}
     assert shapes == {"vit": (224, 224), "convnext": (224, 224), "segformer": (512, 512),
                       "deeplabv3-mobilenet": (513, 513), "owlvit": (768, 768),
-                      "maskformer": (768, 640),  # 750 x 640, resized up to multiples of 32
-                      "detr": (937, 800)}  # shortest edge 800: 600 * 800 / 512 = 937.5
+                      "maskformer": (640, 864),  # shortest edge 640: 640 x 853, padded to multiples of 32
+                      "detr": (800, 1066)}  # shortest edge 800: 640 * 800 / 480 = 1066.7, as in the guide
 
 
 def test_owlvit_gets_the_two_queries_once_per_image():

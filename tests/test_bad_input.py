@@ -1,0 +1,124 @@
+"""A hostile user's inputs: each gives one line and exit 2 (or a documented behaviour), never a traceback
+and never a damaged file."""
+
+import os
+
+import pytest
+
+from bench_utils.config import ConfigError, config_from_dict, load_config
+from bench_utils.results import NotAResultsFileError, ResultsLockedError, ResultsWriter, read_results
+from conftest import make_row, run_cli, tiny_params
+
+
+def one_error_line(proc) -> str:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    return proc.stderr.strip()
+
+
+def test_duplicate_yaml_keys_are_refused(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("label: A\nmodels: [vit]\nbatch_sizes: [1]\nmodes: [eager]\niterations: 5\niterations: 50\n")
+    with pytest.raises(ConfigError, match=r"key 'iterations' appears twice \(line 6\)"):
+        load_config(path)
+
+
+def test_values_are_shown_as_the_user_wrote_them():
+    with pytest.raises(ConfigError, match=r"batch_sizes: \['4'\] is not allowed; allowed: a list of int"):
+        config_from_dict({"batch_sizes": ["4"]})
+
+
+def test_labels_sharing_a_results_folder_are_refused_up_front(tmp_path):
+    first = tiny_params(tmp_path, "a.yaml", label="Lab A")
+    second = tiny_params(tmp_path, "b.yaml", label="lab-a")
+    line = one_error_line(run_cli("run", first, second))
+    assert line.startswith("error: label 'lab-a' of ") and "uses the results folder 'lab-a' of " in line
+    assert not (tmp_path / "lab-a").exists()
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidia0"), reason="a machine with a GPU may have CUDA")
+def test_cuda_without_a_gpu_is_refused_before_any_cell(tmp_path):
+    results = tmp_path / "r.jsonl"
+    line = one_error_line(run_cli("run", tiny_params(tmp_path, device="cuda"), "--results", results))
+    assert line.startswith("error: device: 'cuda' is not allowed here (profile 'test')") and "sees no usable GPU" in line
+    assert not results.exists()  # nothing written: the corrected rerun starts clean
+
+
+def test_one_lock_per_file_whatever_path_names_it(tmp_path):
+    results = tmp_path / "r.jsonl"
+    link = tmp_path / "link.jsonl"
+    results.touch()
+    link.symlink_to(results)
+    with ResultsWriter(results):
+        with pytest.raises(ResultsLockedError):
+            ResultsWriter(link)
+
+
+@pytest.mark.parametrize("text", ['{\n  "name": "package",\n  "version": "1.0"\n}\n', '{"name": "package"}\n',
+                                  "plain notes\n"])
+def test_a_file_that_is_not_results_is_refused_and_left_untouched(tmp_path, text):
+    path = tmp_path / "package.json"
+    path.write_text(text)
+    with pytest.raises(NotAResultsFileError, match="not a results file"):
+        ResultsWriter(path)
+    assert path.read_text() == text
+
+
+def test_a_torn_first_row_is_still_a_results_file(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(make_row().to_json()[:80])  # killed mid-write: no newline, not valid JSON
+    with ResultsWriter(path) as writer:
+        writer.append(make_row(mode="default"))
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable line\(s\): \[1\]"):
+        assert [row.mode for row in read_results(path).rows] == ["default"]
+
+
+def test_results_under_a_regular_file_is_one_line(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    line = one_error_line(run_cli("run", tiny_params(tmp_path), "--results", tmp_path / "plain" / "r.jsonl"))
+    assert line == f"error: {tmp_path / 'plain' / 'r.jsonl'}: {tmp_path / 'plain'} is a file, not a folder; " \
+                   "choose another --results path"
+
+
+def test_a_decompression_bomb_image_is_refused(tmp_path, monkeypatch):
+    from PIL import Image
+
+    image = tmp_path / "big.png"
+    Image.new("RGB", (60, 60)).save(image)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 3600 pixels > 2x the limit: Pillow raises
+    with pytest.raises(ConfigError, match=r"image: .* is not allowed; allowed: an image of at most 1,000 pixels"):
+        config_from_dict({"image": str(image)})
+
+
+def test_absurd_counts_and_durations_are_refused():
+    for values, message in (({"iterations": 10**12}, "iterations: 1000000000000 is not allowed"),
+                            ({"repeats": 1000}, "repeats: 1000 is not allowed; allowed: an integer from 1 to 100"),
+                            ({"min_time_s": 1e9}, "min_time_s: 1000000000.0 is not allowed"),
+                            ({"modes": ["default"]}, "includes eager")):
+        with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            config_from_dict(values)
+
+
+def test_cuda_arch_check_names_the_missing_architecture():
+    from bench_utils.environment import cuda_arch_problem
+
+    cuda13 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
+    assert cuda_arch_problem(cuda13, (8, 0)) == "" and cuda_arch_problem(cuda13, (8, 9)) == ""  # sm_86 runs on 8.9
+    assert cuda_arch_problem(cuda13, (12, 1)) == ""
+    problem = cuda_arch_problem(cuda13, (7, 0), "Tesla V100-SXM2-16GB")
+    assert problem.startswith("this torch build has no kernels for sm_70 (Tesla V100-SXM2-16GB)")
+    assert cuda_arch_problem(["sm_80", "compute_70"], (7, 5)) == ""  # PTX of an earlier arch: JIT-compiled
+    assert cuda_arch_problem([], (9, 0)).startswith("this torch build has no kernels for sm_90")
+
+
+def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatch):
+    import torch
+
+    from bench_utils import report
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: ["Tesla V100-SXM2-16GB"])
+    with pytest.raises(ConfigError, match="nvidia-smi sees 'Tesla V100-SXM2-16GB' but torch"):
+        report.default_profiles(report.repo_root())
+    monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: [])
+    assert [p.name for p in report.default_profiles(report.repo_root())] == ["cpu.yaml", "cpu-variants.yaml"]
