@@ -30,26 +30,31 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class BenchConfig:
+    """Every parameter of a run. These defaults are the one source: the notebook's parameters cell and
+    parameters/cpu.yaml (the default CPU profile) are held equal to them by tests."""
+
     label: str = "CPU"  # hardware label shown in the report, e.g. "A100"
     models: tuple[str, ...] = ("vit", "resnet")  # short names from the registry
     size: str = "tiny"  # "full" = the checkpoint's architecture, "tiny" = shrunk config for smoke runs
-    batch_sizes: tuple[int, ...] = (1,)  # images per forward pass
-    modes: tuple[str, ...] = ("eager", "default")  # "eager" and/or torch.compile modes
+    batch_sizes: tuple[int, ...] = (1, 4)  # images per forward pass
+    modes: tuple[str, ...] = ("eager", "default")  # "eager" (required: the baseline) and torch.compile modes
     fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break becomes an error
     dtype: str = "float32"  # model and input dtype (with autocast: the autocast dtype, weights stay float32)
     autocast: bool = False  # run under torch.autocast(dtype) with float32 weights; needs float16/bfloat16
     channels_last: bool = False  # model and 4-D inputs in channels_last memory format (convolutional models)
-    device: str = "auto"  # "auto" picks cuda when available
-    weights: str = "auto"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
+    device: str = "cpu"  # "auto" picks cuda when available
+    weights: str = "random"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
     warmup: int = 3  # at least this many untimed calls; warm-up then goes on until steady (timing.py)
-    max_warmup_s: float = 30.0  # warm-up stops here even if the latency has not settled, seconds per mode
-    iterations: int = 20  # at least this many timed calls per mode (the guide used 300)
-    min_time_s: float = 2.0  # and at least this long timing each mode, seconds (more samples for fast models)
+    max_warmup_s: float = 10.0  # warm-up stops here even if the latency has not settled, seconds per process
+    iterations: int = 30  # at least this many timed calls per process (the guide used 300)
+    min_time_s: float = 1.0  # and at least this long timing, seconds per process (more samples for fast models)
     repeats: int = 3  # processes per cell: intervals include the variation between processes
-    timeout_s: float = 600.0  # wall-clock limit per cell subprocess, seconds
-    cold_compile: bool = False  # compile first with an empty compiler cache, then again with it filled
-    image: str | None = None  # image path; None = a photograph shipped with matplotlib
+    timeout_s: float = 600.0  # wall-clock limit per cell process, seconds
+    cold_compile: bool = True  # compile first with an empty compiler cache, then again with it filled
+    image: str | None = None  # image path; None = the shipped 640x480 photograph (the guide's geometry)
     tags: tuple[str, ...] = field(default=())  # free-form labels for the report, e.g. ("nightly",)
+    # your own checkpoints, named in `models` like registry models: (name, folder or hub id, task or "")
+    checkpoints: tuple[tuple[str, str, str], ...] = field(default=())
 
     def __post_init__(self) -> None:
         _check(self)
@@ -59,10 +64,11 @@ class BenchConfig:
         return [(m, b, mode) for m in self.models for b in self.batch_sizes for mode in self.modes]
 
     def runs(self) -> list[tuple[str, int, str, int]]:
-        """Every process to run, (model, batch_size, mode, repeat), in run order: the repeats of eager
-        and compiled alternate (eager r0, default r0, eager r1, ...), so slow drift of the machine
-        hits both sides of a speedup alike."""
-        return [(m, b, mode, r) for m in self.models for b in self.batch_sizes for r in range(self.repeats)
+        """Every process to run, (model, batch_size, mode, repeat), in run order: one pass over every
+        cell per repeat, eager right before compiled within a pass. A cell's repeats are thus spread
+        over the whole run, so their disagreement (and its interval) includes the machine's drift
+        over minutes, while both sides of a speedup still see the same moments of it."""
+        return [(m, b, mode, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
                 for mode in self.modes]
 
     def settings_fingerprint(self) -> str:
@@ -75,7 +81,19 @@ class BenchConfig:
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+        """Plain JSON/YAML values (lists, not tuples; your checkpoints as {name, checkpoint, task})."""
+        values = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+        values["checkpoints"] = [dict(zip(("name", "checkpoint", "task"), entry)) for entry in self.checkpoints]
+        return values
+
+    def spec(self, name: str):
+        """The ModelSpec of a name in `models`: a registry model, or one of your `checkpoints`."""
+        from .registry import get_spec, own_spec
+
+        for own_name, checkpoint, task in self.checkpoints:
+            if own_name == name:
+                return own_spec(own_name, checkpoint, task or None)
+        return get_spec(name)
 
     def variant(self) -> str:
         """Precision and layout in words, e.g. "bfloat16 autocast, channels_last"."""
@@ -118,6 +136,34 @@ def _check_seconds(key: str, value, allow_zero: bool) -> None:
         _fail(key, value, f"a finite number of seconds {'>= 0' if allow_zero else '> 0'}, at most {MAX_SECONDS:g}")
 
 
+def _check_checkpoints(cfg: BenchConfig) -> None:
+    from .registry import own_spec
+
+    if not isinstance(cfg.checkpoints, tuple):
+        _fail("checkpoints", cfg.checkpoints, "a list of {name, checkpoint, task} entries")
+    names = [entry[0] for entry in cfg.checkpoints]
+    if len(set(names)) != len(names):
+        _fail("models", names, "your own checkpoints under distinct names")
+    for name, checkpoint, task in cfg.checkpoints:
+        try:
+            own_spec(name, checkpoint, task or None)
+        except ValueError as err:
+            raise ConfigError(f"models: {name}: {err}") from None
+
+
+def _own_entry(entry) -> tuple[str, str, str]:
+    """{name, checkpoint, task} (task optional), or its list form [name, checkpoint, task]."""
+    if isinstance(entry, (list, tuple)) and len(entry) == 3:
+        entry = dict(zip(("name", "checkpoint", "task"), entry))
+    if not isinstance(entry, dict) or set(entry) - {"name", "checkpoint", "task"} or not {"name", "checkpoint"} <= set(entry):
+        _fail("models", entry, "a registry name or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...} (task optional "
+                               "for a folder)")
+    values = (entry["name"], entry["checkpoint"], entry.get("task") or "")
+    if not all(isinstance(v, str) for v in values) or not values[0] or not values[1]:
+        _fail("models", entry, "name, checkpoint and task as text")
+    return values
+
+
 def _check(cfg: BenchConfig) -> None:
     if not isinstance(cfg.label, str) or not cfg.label.strip():
         _fail("label", cfg.label, "a non-empty string")
@@ -129,9 +175,11 @@ def _check(cfg: BenchConfig) -> None:
             _fail(key, list(value), "a non-empty list")
         if len(set(value)) != len(value):
             _fail(key, list(value), "a list without repeats")
+    _check_checkpoints(cfg)
+    own = {entry[0] for entry in cfg.checkpoints}
     for name in cfg.models:
-        if name not in MODEL_NAMES:
-            _fail("models", name, ", ".join(MODEL_NAMES))
+        if name not in MODEL_NAMES and name not in own:
+            _fail("models", name, ", ".join(MODEL_NAMES) + ", or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...}")
     for mode in cfg.modes:
         if mode not in MODES:
             _fail("modes", mode, ", ".join(MODES))
@@ -141,7 +189,7 @@ def _check(cfg: BenchConfig) -> None:
     for key, allowed in _CHOICES.items():
         if getattr(cfg, key) not in allowed:
             _fail(key, getattr(cfg, key), ", ".join(allowed))
-    if cfg.size == "tiny" and cfg.weights == "pretrained":
+    if cfg.size == "tiny" and cfg.weights == "pretrained" and set(cfg.models) - own:
         _fail("weights", cfg.weights, "auto or random with size 'tiny' (there are no tiny checkpoints)")
     for key in ("fullgraph", "autocast", "channels_last", "cold_compile"):
         if type(getattr(cfg, key)) is not bool:
@@ -187,6 +235,13 @@ def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
     if unknown:
         _fail(unknown[0], values[unknown[0]], "keys " + ", ".join(FIELD_TYPES))
     kwargs = {}
+    values = dict(values)
+    own = [_own_entry(entry) for entry in values.pop("checkpoints", None) or []]
+    if isinstance(values.get("models"), list):  # {name, checkpoint, task} entries: your own checkpoints
+        own += [_own_entry(entry) for entry in values["models"] if not isinstance(entry, str)]
+        values["models"] = [entry if isinstance(entry, str) else entry["name"] for entry in values["models"]]
+    if own:
+        kwargs["checkpoints"] = tuple(own)
     for key, value in values.items():
         if key in _LIST_FIELDS:
             if isinstance(value, (str, int)) and not isinstance(value, bool):

@@ -60,9 +60,15 @@ def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype
     """Keyword inputs for `spec`'s forward: `batch_size` copies of the processed image."""
     if batch_size < 1:
         raise ValueError(f"batch_size: {batch_size} is not allowed; allowed: >= 1")
-    processed = image_processor(spec, size)(images=load_image(image), return_tensors="pt")
+    if spec.own and spec.takes_text:  # your zero-shot detector: its own processor tokenizes the queries
+        from transformers import AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(spec.config_dir(size), local_files_only=True)
+        processed = processor(text=[list(TEXT_QUERIES)], images=load_image(image), return_tensors="pt")
+    else:
+        processed = image_processor(spec, size)(images=load_image(image), return_tensors="pt")
     inputs = {k: v for k, v in processed.items() if k in MODEL_INPUT_KEYS}
-    if spec.takes_text:
+    if spec.takes_text and not spec.own:
         inputs.update(text_inputs(1))
     batch = {}
     for key, tensor in inputs.items():

@@ -29,7 +29,6 @@ from . import accuracy, environment, faults, machine_load, schedule
 from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
-from .registry import get_spec
 from .results import BenchResult, cell_fields
 from .stats import summarize
 from .timing import time_calls, time_once, warm_until_steady
@@ -195,7 +194,7 @@ def _latency_fields(samples_s: list[float]) -> dict:
 
 def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
              fault: str | None, fields: dict) -> None:
-    spec = get_spec(model_name)
+    spec = cfg.spec(model_name)
     if device == "cuda":
         environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
     faults.maybe_inject("load", fault)

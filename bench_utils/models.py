@@ -80,13 +80,36 @@ def load_pretrained(spec: ModelSpec, local_only: bool) -> torch.nn.Module:
         spec.checkpoint, local_files_only=local_only, **_config_kwargs(spec))
 
 
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+def _build_own(spec: ModelSpec, weights: str):
+    """A user's checkpoint: its own weights (pretrained, or auto when the folder has them), or its
+    architecture with random weights."""
+    import json
+
+    import transformers
+    from transformers import AutoConfig
+
+    folder = spec.config_dir("full")
+    architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
+    model_class = getattr(transformers, architecture)
+    has_weights = any((folder / name).is_file() for name in WEIGHT_FILES)
+    if weights == "random" or (weights == "auto" and not has_weights):
+        torch.manual_seed(0)  # the same random weights in every process: eager and compiled agree
+        why = "requested" if weights == "random" else "no weights file in the checkpoint"
+        return model_class(AutoConfig.from_pretrained(folder, local_files_only=True)), "random", \
+            f"random weights ({why}), architecture of {spec.checkpoint}"
+    return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {spec.checkpoint}"
+
+
 def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str) -> LoadedModel:
     """Build `spec` in eval mode on `device` in `dtype`; `weights` is pretrained, random or auto."""
     if weights not in ("auto", "pretrained", "random"):
         raise ValueError(f"weights: {weights!r} is not allowed; allowed: auto, pretrained, random")
-    if size == "tiny" and weights == "pretrained":
+    if size == "tiny" and weights == "pretrained" and not spec.own:
         raise ValueError("weights: 'pretrained' is not allowed with size 'tiny' (no tiny checkpoints)")
-    model, used, note = _choose_and_build(spec, size, weights)
+    model, used, note = _build_own(spec, weights) if spec.own else _choose_and_build(spec, size, weights)
     model = model.to(device=device, dtype=DTYPES[dtype]).eval()
     return LoadedModel(model, used, note, count_params(model))
 

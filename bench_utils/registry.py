@@ -9,6 +9,7 @@ same shapes as the real one.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,9 +33,21 @@ class ModelSpec:
     model_class: str  # transformers class name, e.g. "ViTForImageClassification"
     label: str  # the guide's row label, e.g. "Image Classification/ViT"
     takes_text: bool = False  # OWL-ViT also needs text queries
+    own: bool = False  # a user's checkpoint (a folder or a hub id), not one of the guide's 12
 
     def config_dir(self, size: str) -> Path:
-        """Directory holding config.json and preprocessor_config.json for this size."""
+        """Directory holding config.json and preprocessor_config.json for this size (a user's own
+        checkpoint: its folder, or the hub id's snapshot in the local cache, fetched if the network
+        allows; `size` does not apply)."""
+        if self.own:
+            if Path(self.checkpoint).is_dir():
+                return Path(self.checkpoint)
+            import os
+
+            from huggingface_hub import snapshot_download
+
+            offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+            return Path(snapshot_download(self.checkpoint, local_files_only=offline))
         if size not in SIZES:
             raise ValueError(f"size: {size!r} is not allowed; allowed: {', '.join(SIZES)}")
         return Path(str(resources.files("bench_utils") / "model_configs" / size / self.name))
@@ -82,6 +95,69 @@ def get_spec(name: str) -> ModelSpec:
         return MODELS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; valid names: {', '.join(MODEL_NAMES)}") from None
+
+
+_TASK_BY_CLASS_SUFFIX = {"ForImageClassification": "image-classification",
+                         "ForSemanticSegmentation": "semantic-segmentation",
+                         "ForUniversalSegmentation": "universal-segmentation",
+                         "ForInstanceSegmentation": "instance-segmentation",
+                         "ForObjectDetection": "object-detection"}
+_ZERO_SHOT_TYPES = ("owlvit", "owlv2", "grounding-dino")  # detection models that take text queries
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def task_of(config: dict) -> str | None:
+    """The task a transformers config.json implies by its architecture, or None."""
+    if config.get("model_type") in _ZERO_SHOT_TYPES:
+        return "zero-shot-object-detection"
+    architecture = (config.get("architectures") or [""])[0]
+    return next((task for suffix, task in _TASK_BY_CLASS_SUFFIX.items() if architecture.endswith(suffix)), None)
+
+
+def own_spec(name: str, checkpoint: str, task: str | None = None) -> ModelSpec:
+    """A user's own checkpoint as a spec; a ValueError says in one line what is wrong with the entry.
+
+    A local folder (saved with `save_pretrained`, model and image processor) is checked here, offline:
+    config.json with its architecture, preprocessor_config.json, the task. A hub id is checked when
+    the model loads (network or local cache), so it needs `task`.
+    """
+    if name in MODELS:
+        raise ValueError(f"name: {name!r} is a registry model; allowed: another name for your checkpoint")
+    folder = Path(checkpoint).expanduser()
+    if folder.exists() or checkpoint.startswith((".", "/", "~")):
+        config = _checked_folder(folder)
+        architecture = (config.get("architectures") or [None])[0]
+        task = task or task_of(config)
+        if task not in TASKS:
+            raise ValueError(f"task: {task!r} is not allowed for {checkpoint} (architecture {architecture}); "
+                             f"allowed: {', '.join(TASKS)}")
+        return ModelSpec(name, str(folder.resolve()), task, architecture, name,
+                         takes_text=task == "zero-shot-object-detection", own=True)
+    if not HUB_ID.match(checkpoint):
+        raise ValueError(f"checkpoint: {checkpoint!r} is not allowed; allowed: a folder saved with "
+                         "save_pretrained, or a hub id such as org/name")
+    if task not in TASKS:
+        raise ValueError(f"task: {task!r} is not allowed for the hub id {checkpoint}; allowed: {', '.join(TASKS)}")
+    return ModelSpec(name, checkpoint, task, "", name, takes_text=task == "zero-shot-object-detection", own=True)
+
+
+def _checked_folder(folder: Path) -> dict:
+    if not folder.is_dir():
+        raise ValueError(f"checkpoint: {str(folder)!r} is not allowed; allowed: an existing folder (not found)")
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"checkpoint: {str(folder)!r} has no config.json; allowed: a folder saved with "
+                         "model.save_pretrained(folder)")
+    if not (folder / "preprocessor_config.json").is_file():
+        raise ValueError(f"checkpoint: {str(folder)!r} has no preprocessor_config.json; allowed: a folder "
+                         "where the image processor was saved too (processor.save_pretrained(folder))")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (ValueError, OSError):
+        raise ValueError(f"checkpoint: {str(folder)!r}: config.json is not readable JSON") from None
+    if not (config.get("architectures") or [None])[0]:
+        raise ValueError(f"checkpoint: {str(folder)!r}: config.json names no architecture; allowed: a model "
+                         "saved with save_pretrained (it writes \"architectures\")")
+    return config
 
 
 def _published() -> dict:

@@ -105,9 +105,7 @@ class BenchResult:
 
 def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
     """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
-    from .registry import get_spec
-
-    spec = get_spec(model)
+    spec = cfg.spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
                 batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,

@@ -22,7 +22,7 @@ ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostn
             "float32_matmul_precision")
 CUDA_ENV_KEYS = ("driver", "cuda_build", "cudnn", "gpu_memory_gb")
 FAST = dict(size="tiny", weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
-            repeats=1, timeout_s=900.0)  # seconds: tiny models, a quick check
+            repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
 
 
 @dataclass(frozen=True)

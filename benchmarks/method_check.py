@@ -60,7 +60,8 @@ def reference(model_name: str, min_run_time: float) -> dict:
 def engine(models: list[str], repeats: int, folder: Path):
     cfg = BenchConfig(label="method check", models=tuple(models), size="full", batch_sizes=(1,),
                       modes=("eager", "default"), device="cpu", weights="random", repeats=repeats,
-                      iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0)
+                      iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0,
+                      cold_compile=False)
     path = folder / "engine.jsonl"
     run_sweep(cfg, path)
     return load_dataframe(path).set_index(["model", "mode"])

@@ -93,7 +93,7 @@ def test_precision_and_layout_variant_settings():
     cfg = BenchConfig(dtype="bfloat16", autocast=True, channels_last=True)
     assert cfg.variant() == "bfloat16 autocast, channels_last" and BenchConfig().variant() == "float32"
     assert cfg.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
-    assert BenchConfig(cold_compile=True).settings_fingerprint() != BenchConfig().settings_fingerprint()
+    assert BenchConfig(cold_compile=False).settings_fingerprint() != BenchConfig().settings_fingerprint()
     with pytest.raises(ConfigError, match="^autocast: True is not allowed; allowed: false with dtype float32"):
         BenchConfig(autocast=True)
     for key in ("autocast", "channels_last", "cold_compile"):

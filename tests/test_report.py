@@ -46,11 +46,14 @@ def _notebook_defaults(notebook: Path) -> dict:
     return {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(notebook)).items()}
 
 
-def test_notebook_parameters_are_the_config_fields_and_default_to_cpu_yaml():
+def test_one_source_of_defaults_config_notebook_and_cpu_yaml_agree():
+    from bench_utils.config import BenchConfig
+
     defaults = _notebook_defaults(NOTEBOOK)
     assert set(defaults) == set(FIELD_TYPES) | {"results_path", "measure"}
-    cpu = load_config(PARAMETERS / "cpu.yaml").to_dict()
-    assert {k: defaults[k] for k in cpu} == cpu  # the notebook's own defaults are the CPU profile
+    config_defaults = BenchConfig().to_dict()
+    assert {k: defaults[k] for k in config_defaults} == config_defaults  # the notebook's defaults are BenchConfig's
+    assert load_config(PARAMETERS / "cpu.yaml").to_dict() == config_defaults  # and so is the default CPU profile
 
 
 def test_a_key_the_notebook_lacks_is_refused(tmp_path):

@@ -1,0 +1,70 @@
+"""Your own checkpoint: a folder saved with save_pretrained, named in `models:` beside registry names,
+measured and reported like them; bad entries stop with one line before any model loads."""
+
+import pytest
+import yaml
+
+from bench_utils.results import load_dataframe, read_results
+from bench_utils.verdict import verdicts
+from conftest import run_cli, tiny_params
+
+
+@pytest.fixture(scope="module")
+def my_vit(tmp_path_factory):
+    """A tiny ViT classifier with its image processor, saved as a user saves a fine-tuned model."""
+    from transformers import AutoConfig, AutoImageProcessor, ViTForImageClassification
+
+    from bench_utils.registry import get_spec
+
+    shipped = get_spec("vit").config_dir("tiny")
+    folder = tmp_path_factory.mktemp("own") / "my-vit"
+    ViTForImageClassification(AutoConfig.from_pretrained(shipped)).save_pretrained(folder)
+    AutoImageProcessor.from_pretrained(shipped).save_pretrained(folder)
+    return folder
+
+
+def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
+    params = tiny_params(tmp_path, models=[{"name": "my-vit", "checkpoint": str(my_vit)}],
+                         modes=["eager", "default"], weights="auto")
+    results = tmp_path / "r.jsonl"
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_results(results).rows
+    assert [(r.model, r.mode, r.status) for r in rows] == [("my-vit", "eager", "ok"), ("my-vit", "default", "ok")]
+    assert all(r.weights == "pretrained" and r.weights_note == f"your checkpoint {my_vit}" for r in rows)
+    assert rows[0].task == "image-classification" and rows[0].checkpoint == str(my_vit)  # task from config.json
+    df = load_dataframe(results)
+    compiled = df[df["mode"] == "default"].iloc[0]
+    assert compiled["speedup"] > 0 and compiled["accuracy_ok"]
+    verdict = verdicts(df).iloc[0]
+    assert verdict["model"] == "my-vit" and verdict["summary"].startswith("**my-vit: ")
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"name": "mine", "checkpoint": "/no/such/folder"}, "models: mine: checkpoint: '/no/such/folder' is not "
+                                                         "allowed; allowed: an existing folder (not found)"),
+    ({"name": "vit", "checkpoint": "/tmp"}, "models: vit: name: 'vit' is a registry model"),
+    ({"name": "mine", "checkpoint": "org/model"}, "models: mine: task: None is not allowed for the hub id org/model"),
+    ({"name": "mine", "checkpoint": "not a hub id!"}, "checkpoint: 'not a hub id!' is not allowed"),
+    ({"name": "mine"}, "models: {'name': 'mine'} is not allowed; allowed: a registry name or {name: ..., checkpoint"),
+])
+def test_bad_entries_stop_with_one_line(tmp_path, entry, message):
+    params = tiny_params(tmp_path, models=[entry])
+    proc = run_cli("run", params, "--results", tmp_path / "r.jsonl")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert message in proc.stderr, proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_folder_without_its_processor_or_with_an_unknown_task_is_refused(my_vit, tmp_path):
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(my_vit, bare)
+    (bare / "preprocessor_config.json").unlink()
+    proc = run_cli("run", tiny_params(tmp_path, models=[{"name": "bare", "checkpoint": str(bare)}]))
+    assert proc.returncode == 2 and "has no preprocessor_config.json" in proc.stderr
+    wrong = tiny_params(tmp_path, "w.yaml", models=[{"name": "m", "checkpoint": str(my_vit), "task": "captioning"}])
+    proc = run_cli("run", wrong)
+    assert proc.returncode == 2 and "task: 'captioning' is not allowed" in proc.stderr
+    assert yaml.safe_load(wrong.read_text())["models"][0]["task"] == "captioning"
