@@ -8,8 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from .config import (ConfigError, check_device_available, check_distinct_folders, config_from_dict,
-                     load_config)
+from .config import ConfigError, config_from_dict, load_config
+from .preflight import check_device_available, check_distinct_folders
 from .registry import MODELS, SIZES
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input

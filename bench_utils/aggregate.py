@@ -60,7 +60,7 @@ def _disturbance(record: dict) -> str:
     """Why a cell's numbers may not be the machine's own: "" when nothing says so."""
     reasons = []
     if (record["process_spread"] or 0) > DISAGREEING_REPEATS:
-        reasons.append(f"processes disagree by {record['process_spread']:.0%}")
+        reasons.append(f"{record['mode']} processes disagree by {record['process_spread']:.0%}")
     if (record["others_cpu_pct"] or 0) > machine_load.DISTURBED_PCT:
         reasons.append(f"other processes used {record['others_cpu_pct']:.0f}% of the CPU")
     if (record["steal_pct"] or 0) > machine_load.DISTURBED_PCT:

@@ -277,35 +277,6 @@ def _unique_key_loader():
     return Loader
 
 
-def check_distinct_folders(configs: list[BenchConfig], paths) -> None:
-    """Profiles of one command must not share a results folder: "Lab A" and "lab-a" both map to lab-a."""
-    seen: dict[str, str] = {}
-    for cfg, path in zip(configs, paths):
-        if cfg.slug() in seen:
-            raise ConfigError(f"label {cfg.label!r} of {path} uses the results folder {cfg.slug()!r} of "
-                              f"{seen[cfg.slug()]}; give each profile a label of its own")
-        seen[cfg.slug()] = str(path)
-
-
-def check_device_available(configs: list[BenchConfig]) -> None:
-    """`device: cuda` on a machine where torch sees no GPU stops here, before any cell process starts."""
-    if not any(cfg.device == "cuda" for cfg in configs):
-        return
-    import torch
-
-    cfg = next(c for c in configs if c.device == "cuda")
-    if not torch.cuda.is_available():
-        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); torch "
-                          f"{torch.__version__} sees no usable GPU: use device cpu or auto, or a torch "
-                          "build that matches this machine's driver")
-    from .environment import cuda_arch_problem
-
-    problem = cuda_arch_problem(torch.cuda.get_arch_list(), torch.cuda.get_device_capability(0),
-                                torch.cuda.get_device_name(0))
-    if problem:
-        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {problem}")
-
-
 def load_config(path: str | Path) -> BenchConfig:
     """Read and validate a parameters YAML file; raises ConfigError with a one-line message."""
     import yaml

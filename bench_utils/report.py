@@ -15,7 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BenchConfig, ConfigError, check_device_available, check_distinct_folders, load_config
+from .config import BenchConfig, ConfigError, load_config
+from .preflight import check_device_available, check_distinct_folders
 from .paths import repo_root, reports_root
 
 KERNEL_NAME = "python3"

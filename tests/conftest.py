@@ -29,6 +29,15 @@ def run_cli(*args, env: dict | None = None, timeout: float = 900) -> subprocess.
                           text=True, env=merged, timeout=timeout, cwd=REPO)
 
 
+def one_error_line(proc) -> str:
+    """The single stderr line of a refused command (exit 2, nothing on stdout, no traceback)."""
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
 @pytest.fixture
 def params_factory(tmp_path):
     return lambda **values: tiny_params(tmp_path, **values)

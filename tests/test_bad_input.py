@@ -2,18 +2,16 @@
 and never a damaged file."""
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from bench_utils.config import ConfigError, config_from_dict, load_config
 from bench_utils.results import NotAResultsFileError, ResultsLockedError, ResultsWriter, read_results
-from conftest import make_row, run_cli, tiny_params
-
-
-def one_error_line(proc) -> str:
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
-    return proc.stderr.strip()
+from conftest import REPO, make_row, one_error_line, run_cli, tiny_params
 
 
 def test_duplicate_yaml_keys_are_refused(tmp_path):
@@ -122,3 +120,103 @@ def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatc
         report.default_profiles(report.repo_root())
     monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: [])
     assert [p.name for p in report.default_profiles(report.repo_root())] == ["cpu.yaml", "cpu-variants.yaml"]
+
+
+# --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------
+
+GOOD = {"label": "test", "models": ["vit"], "batch_sizes": [1], "modes": ["eager"], "device": "cpu",
+        "weights": "random", "iterations": 4}
+
+
+_DROP = object()  # a key to leave out
+
+
+def _yaml(**changes) -> str:
+    values = {**GOOD, **changes}
+    return yaml.safe_dump({k: v for k, v in values.items() if v is not _DROP})
+
+
+# name -> (file text, or bytes, or None for "no file"; the problem the error line must name)
+BAD_PARAMS = {
+    "unknown model": (_yaml(models=["vit", "gpt2"]), "models: 'gpt2' is not allowed; allowed: vit, "),
+    "unknown mode": (_yaml(modes=["eager", "turbo"]), "modes: 'turbo' is not allowed; allowed: eager, default"),
+    "batch size 0": (_yaml(batch_sizes=[0]), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
+    "negative batch size": (_yaml(batch_sizes=[1, -4]), "batch_sizes: -4 is not allowed"),
+    "batch size of the wrong type": (_yaml(batch_sizes=["two"]), "batch_sizes: ['two'] is not allowed; "
+                                                                 "allowed: a list of int"),
+    "warmup of the wrong type": (_yaml(warmup="3"), "warmup: '3' is not allowed; allowed: an integer from 0 to 1,000,000"),
+    "models of the wrong type": (_yaml(models={"vit": 1}), "models: {'vit': 1} is not allowed; allowed: a list"),
+    "unknown key": (_yaml(colour="blue"), "colour: 'blue' is not allowed; allowed: keys label, models"),
+    "empty file": ("", "the file is empty; required keys: label, models, batch_sizes, modes"),
+    "not YAML": ("label: [unclosed\nmodels: vit\n", "not valid YAML (line "),
+    "not text": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not a text file"),
+    "a list, not a mapping": ("- vit\n- resnet\n", "expected a mapping of key: value, got list"),
+    "missing required key": (_yaml(modes=_DROP), "missing required key 'modes'"),
+    "iterations 0": (_yaml(iterations=0), "iterations: 0 is not allowed; allowed: an integer from 2 to 1,000,000"),
+    "iterations absurd": (_yaml(iterations=10**12), "iterations: 1000000000000 is not allowed; allowed: an integer"),
+    "no eager baseline": (_yaml(modes=["default"]), "modes: ['default'] is not allowed; allowed: a list that "
+                                                    "includes eager"),
+    "repeats 0": (_yaml(repeats=0), "repeats: 0 is not allowed; allowed: an integer from 1 to 100"),
+    "negative min_time_s": (_yaml(min_time_s=-1), "min_time_s: -1 is not allowed; allowed: a finite number of "
+                                                  "seconds >= 0"),
+    "image that does not exist": (_yaml(image="/no/such/photo.jpg"), "image: '/no/such/photo.jpg' is not "
+                                                                     "allowed; allowed: an existing image file"),
+    "image that is not an image": (_yaml(image="IMAGE"), "this file is not an image"),
+    "no parameters file": (None, "parameters file not found"),
+}
+
+
+def _bad_file(tmp_path: Path, name: str) -> Path:
+    text, _ = BAD_PARAMS[name]
+    path = tmp_path / "params.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    elif text is not None:
+        fake = tmp_path / "photo.jpg"
+        fake.write_text("these are words, not pixels")
+        path.write_text(text.replace("IMAGE", str(fake)))
+    return path
+
+
+@pytest.mark.parametrize("name", BAD_PARAMS)
+def test_bad_parameters_file_gives_one_line_and_exit_2(tmp_path, name):
+    params = _bad_file(tmp_path, name)
+    proc = run_cli("run", params, "--results", tmp_path / "out" / "results.jsonl")
+    line = one_error_line(proc)
+    assert line.startswith(f"error: {params}: ") and BAD_PARAMS[name][1] in line
+    assert not (tmp_path / "out").exists()  # no results file, lock or cell log: nothing ran
+
+
+def test_bad_parameters_never_import_torch(tmp_path):
+    """Refused before any model code: checking every bad file in one process loads neither library."""
+    paths = []
+    for number, name in enumerate(BAD_PARAMS):
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        paths.append(str(_bad_file(folder, name)))
+    code = ("import sys\nfrom bench_utils.__main__ import main\n"
+            f"codes = [main(['run', p, '--results', p + '.jsonl']) for p in {paths!r}]\n"
+            "print(codes, 'torch' in sys.modules, 'transformers' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.stdout.strip() == f"{[2] * len(paths)} False False", proc.stderr[-2000:]
+    assert len(proc.stderr.splitlines()) == len(paths)
+
+
+def test_report_refuses_a_missing_or_bad_parameters_file_before_running_anything(tmp_path):
+    out = tmp_path / "reports"
+    line = one_error_line(run_cli("report", tmp_path / "nope.yaml", "--out", out))
+    assert line == f"error: {tmp_path / 'nope.yaml'}: parameters file not found"
+    good, bad = tiny_params(tmp_path, "good.yaml"), _bad_file(tmp_path, "unknown model")
+    line = one_error_line(run_cli("report", good, bad, "--out", out))  # every file checked first
+    assert line.startswith(f"error: {bad}: models: 'gpt2' is not allowed")
+    assert not out.exists()
+
+
+def test_results_path_that_is_not_a_results_file_is_refused_untouched(tmp_path):
+    params = tiny_params(tmp_path)
+    before = params.read_bytes()
+    line = one_error_line(run_cli("run", params, "--results", params))  # e.g. arguments mixed up
+    assert line == f"error: {params}: not a results file (line 1 is not a results row); choose another --results file"
+    assert params.read_bytes() == before and not (tmp_path / "params.yaml.lock").exists()
+    line = one_error_line(run_cli("run", params, "--results", tmp_path))
+    assert line == f"error: {tmp_path}: not a file; choose a .jsonl file for --results"

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bench_utils.config import load_config
 from bench_utils.faults import ENV_VAR as FAULT, TORN_WRITE_ENV_VAR as TORN
@@ -24,7 +23,7 @@ from bench_utils.index_page import ProfileLine, load_rows, write_index
 from bench_utils.results import read_results, to_dataframe
 from bench_utils.runner import signal_name
 from bench_utils.tables import failures_table, latency_table, missing_cells
-from conftest import REPO, make_row, run_cli, tiny_params
+from conftest import REPO, make_row, one_error_line, run_cli, tiny_params
 
 # bs1 ok; bs2..bs5 each meet one fault; the 5th row appended is torn (half written, sweep SIGKILLed).
 CELL_FAULTS = "vit/2/eager=eager-error;vit/3/eager=segfault;vit/4/eager=sigkill;vit/5/eager=oom"
@@ -56,15 +55,6 @@ def wait_for(condition, timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"no {what} after {timeout_s} s")
         time.sleep(0.1)
-
-
-def one_error_line(proc: subprocess.CompletedProcess) -> str:
-    """The single stderr line of a refused command (exit 2, nothing on stdout, no traceback)."""
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert proc.stdout == "" and "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    return lines[0]
 
 
 # --- crashes, errors and a torn write in one sweep, then resumed -------------------------------------
@@ -275,106 +265,6 @@ def test_hung_cells_time_out_and_the_sweep_goes_on(hang_sweep):
         assert HANG_TIMEOUT_S <= row.duration_s < HANG_TIMEOUT_S + TIMEOUT_SLACK_S
     assert hang_sweep["timed_wall_s"] < 2 * (HANG_TIMEOUT_S + TIMEOUT_SLACK_S)
     assert hang_sweep["pids_at_end"] == []  # the timeout killed each cell's whole process group
-
-
-# --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------
-
-GOOD = {"label": "test", "models": ["vit"], "batch_sizes": [1], "modes": ["eager"], "device": "cpu",
-        "weights": "random", "iterations": 4}
-
-
-_DROP = object()  # a key to leave out
-
-
-def _yaml(**changes) -> str:
-    values = {**GOOD, **changes}
-    return yaml.safe_dump({k: v for k, v in values.items() if v is not _DROP})
-
-
-# name -> (file text, or bytes, or None for "no file"; the problem the error line must name)
-BAD_PARAMS = {
-    "unknown model": (_yaml(models=["vit", "gpt2"]), "models: 'gpt2' is not allowed; allowed: vit, "),
-    "unknown mode": (_yaml(modes=["eager", "turbo"]), "modes: 'turbo' is not allowed; allowed: eager, default"),
-    "batch size 0": (_yaml(batch_sizes=[0]), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
-    "negative batch size": (_yaml(batch_sizes=[1, -4]), "batch_sizes: -4 is not allowed"),
-    "batch size of the wrong type": (_yaml(batch_sizes=["two"]), "batch_sizes: ['two'] is not allowed; "
-                                                                 "allowed: a list of int"),
-    "warmup of the wrong type": (_yaml(warmup="3"), "warmup: '3' is not allowed; allowed: an integer from 0 to 1,000,000"),
-    "models of the wrong type": (_yaml(models={"vit": 1}), "models: {'vit': 1} is not allowed; allowed: a list"),
-    "unknown key": (_yaml(colour="blue"), "colour: 'blue' is not allowed; allowed: keys label, models"),
-    "empty file": ("", "the file is empty; required keys: label, models, batch_sizes, modes"),
-    "not YAML": ("label: [unclosed\nmodels: vit\n", "not valid YAML (line "),
-    "not text": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not a text file"),
-    "a list, not a mapping": ("- vit\n- resnet\n", "expected a mapping of key: value, got list"),
-    "missing required key": (_yaml(modes=_DROP), "missing required key 'modes'"),
-    "iterations 0": (_yaml(iterations=0), "iterations: 0 is not allowed; allowed: an integer from 2 to 1,000,000"),
-    "iterations absurd": (_yaml(iterations=10**12), "iterations: 1000000000000 is not allowed; allowed: an integer"),
-    "no eager baseline": (_yaml(modes=["default"]), "modes: ['default'] is not allowed; allowed: a list that "
-                                                    "includes eager"),
-    "repeats 0": (_yaml(repeats=0), "repeats: 0 is not allowed; allowed: an integer from 1 to 100"),
-    "negative min_time_s": (_yaml(min_time_s=-1), "min_time_s: -1 is not allowed; allowed: a finite number of "
-                                                  "seconds >= 0"),
-    "image that does not exist": (_yaml(image="/no/such/photo.jpg"), "image: '/no/such/photo.jpg' is not "
-                                                                     "allowed; allowed: an existing image file"),
-    "image that is not an image": (_yaml(image="IMAGE"), "this file is not an image"),
-    "no parameters file": (None, "parameters file not found"),
-}
-
-
-def _bad_file(tmp_path: Path, name: str) -> Path:
-    text, _ = BAD_PARAMS[name]
-    path = tmp_path / "params.yaml"
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    elif text is not None:
-        fake = tmp_path / "photo.jpg"
-        fake.write_text("these are words, not pixels")
-        path.write_text(text.replace("IMAGE", str(fake)))
-    return path
-
-
-@pytest.mark.parametrize("name", BAD_PARAMS)
-def test_bad_parameters_file_gives_one_line_and_exit_2(tmp_path, name):
-    params = _bad_file(tmp_path, name)
-    proc = run_cli("run", params, "--results", tmp_path / "out" / "results.jsonl")
-    line = one_error_line(proc)
-    assert line.startswith(f"error: {params}: ") and BAD_PARAMS[name][1] in line
-    assert not (tmp_path / "out").exists()  # no results file, lock or cell log: nothing ran
-
-
-def test_bad_parameters_never_import_torch(tmp_path):
-    """Refused before any model code: checking every bad file in one process loads neither library."""
-    paths = []
-    for number, name in enumerate(BAD_PARAMS):
-        folder = tmp_path / str(number)
-        folder.mkdir()
-        paths.append(str(_bad_file(folder, name)))
-    code = ("import sys\nfrom bench_utils.__main__ import main\n"
-            f"codes = [main(['run', p, '--results', p + '.jsonl']) for p in {paths!r}]\n"
-            "print(codes, 'torch' in sys.modules, 'transformers' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert proc.stdout.strip() == f"{[2] * len(paths)} False False", proc.stderr[-2000:]
-    assert len(proc.stderr.splitlines()) == len(paths)
-
-
-def test_report_refuses_a_missing_or_bad_parameters_file_before_running_anything(tmp_path):
-    out = tmp_path / "reports"
-    line = one_error_line(run_cli("report", tmp_path / "nope.yaml", "--out", out))
-    assert line == f"error: {tmp_path / 'nope.yaml'}: parameters file not found"
-    good, bad = tiny_params(tmp_path, "good.yaml"), _bad_file(tmp_path, "unknown model")
-    line = one_error_line(run_cli("report", good, bad, "--out", out))  # every file checked first
-    assert line.startswith(f"error: {bad}: models: 'gpt2' is not allowed")
-    assert not out.exists()
-
-
-def test_results_path_that_is_not_a_results_file_is_refused_untouched(tmp_path):
-    params = tiny_params(tmp_path)
-    before = params.read_bytes()
-    line = one_error_line(run_cli("run", params, "--results", params))  # e.g. arguments mixed up
-    assert line == f"error: {params}: not a results file (line 1 is not a results row); choose another --results file"
-    assert params.read_bytes() == before and not (tmp_path / "params.yaml.lock").exists()
-    line = one_error_line(run_cli("run", params, "--results", tmp_path))
-    assert line == f"error: {tmp_path}: not a file; choose a .jsonl file for --results"
 
 
 # --- failed cells in the report tables: the status, never a number --------------------------------
