@@ -72,8 +72,9 @@ def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype
         inputs.update(text_inputs(1))
     batch = {}
     for key, tensor in inputs.items():
+        # Only floating inputs follow the model dtype; ids and masks keep their integer types. To the
+        # device first: a batch too large for the GPU fails there (an `oom` row), not in host memory.
+        tensor = tensor.to(device=device, dtype=dtype if tensor.is_floating_point() else None)
         repeats = (batch_size,) + (1,) * (tensor.dim() - 1)
-        tensor = tensor.repeat(*repeats).contiguous()
-        # Only floating inputs follow the model dtype; ids and masks keep their integer types.
-        batch[key] = tensor.to(device=device, dtype=dtype if tensor.is_floating_point() else None)
+        batch[key] = tensor.repeat(*repeats).contiguous()
     return batch

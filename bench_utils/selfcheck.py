@@ -21,7 +21,7 @@ from .config import BenchConfig
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
             "float32_matmul_precision")
 CUDA_ENV_KEYS = ("driver", "cuda_build", "cudnn", "gpu_memory_gb")
-FAST = dict(size="tiny", weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
+FAST = dict(size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
             repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
 
 
@@ -113,7 +113,7 @@ def oom_check(device: str, folder: Path) -> Check:
     image_bytes = 3 * 32 * 32 * 4  # tiny ViT's float32 input image (32 x 32): the batch alone overflows
     huge = int(2 * torch.cuda.get_device_properties(0).total_memory // image_bytes)
     cfg = BenchConfig(label="selfcheck oom", models=("vit",), modes=("eager",), device="cuda",
-                      batch_sizes=(huge, 1), **FAST)
+                      **{**FAST, "batch_sizes": (huge, 1)})
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
     statuses = {row.batch_size: row.status for row in read_results(folder / "oom.jsonl").rows}
     return _check("oversized batch", statuses == {huge: "oom", 1: "ok"}, f"batch {huge:,}: {statuses.get(huge)}, "

@@ -29,3 +29,12 @@ def test_a_wrong_row_fails_its_check_with_the_reason():
     assert [c.status for c in checks] == ["PASS", "FAIL"]
     assert "output differs from eager by 0.3 (beyond tolerance)" in checks[1].reason
     assert Check("x", "FAIL", "why").line() == "FAIL  x: why"
+
+
+def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
+    from bench_utils.selfcheck import profiles
+
+    cuda = profiles("cuda")
+    assert cuda[0].modes == ("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+    assert [c.dtype for c in cuda] == ["float32", "float16", "bfloat16"]
+    assert all(c.device == "cuda" and c.batch_sizes == (1,) and not c.cold_compile for c in cuda)
