@@ -88,8 +88,8 @@ def combine(rows: list) -> dict:
     ok = [row for row in rows if row.status == "ok" and row.samples_s]
     first = (ok or rows)[0]
     record = {name: getattr(first, name) for name in _IDENTITY + _FIRST_OK}
-    record["status"], record["error"] = _status(rows) if ok else _status([r for r in rows if r.status != "ok"] or
-                                                                       [_no_samples(rows[-1])])
+    record["status"], record["error"] = _status([r if r.status != "ok" or r.samples_s else _no_samples(r)
+                                                 for r in rows])
     record["variant"] = variant_name(first.dtype, first.autocast, first.channels_last)
     record |= {column: first.env.get(key, "") for column, key in ENV_COLUMNS.items()}
     record["hostname"] = ", ".join(sorted({row.env.get("hostname", "") for row in rows} - {""}))

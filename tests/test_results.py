@@ -127,3 +127,13 @@ def test_failed_processes_are_left_out_of_the_numbers_and_counted():
 def test_missing_results_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="results file not found"):
         read_results(tmp_path / "nope.jsonl")
+
+
+def test_an_ok_row_without_samples_counts_as_a_failed_process():
+    from conftest import make_row as row
+
+    only = to_dataframe([row(mode="eager", samples_s=[])])
+    assert only.loc[0, "status"] == "error" and "status ok but no samples" in only.loc[0, "error"]
+    mixed = to_dataframe([row(mode="eager", samples_s=[]), row(mode="eager", repeat=1)])
+    assert mixed.loc[0, "status"] == "ok" and mixed.loc[0, "repeats_ok"] == 1
+    assert mixed.loc[0, "error"].startswith("1 of 2 processes failed; last: error: ")
