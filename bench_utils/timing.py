@@ -26,21 +26,19 @@ class _Clock:
         self.starts: list = []
         self.ends: list = []
 
-    def start(self) -> None:
+    def _mark(self, marks: list) -> None:
         if self.cuda:
             event = torch.cuda.Event(enable_timing=True)
             event.record()
-            self.starts.append(event)
+            marks.append(event)
         else:
-            self.starts.append(time.perf_counter())
+            marks.append(time.perf_counter())
+
+    def start(self) -> None:
+        self._mark(self.starts)
 
     def stop(self) -> None:
-        if self.cuda:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            self.ends.append(event)
-        else:
-            self.ends.append(time.perf_counter())
+        self._mark(self.ends)
 
     def samples_s(self) -> list[float]:
         if self.cuda:
@@ -61,15 +59,6 @@ class WarmupRecord:
     steady: bool  # the stopping rule was met (False: stopped at max_s)
 
 
-def _calls(fn: Callable[[], object], count: int, device: str) -> list[float]:
-    clock = _Clock(device)
-    for _ in range(count):
-        clock.start()
-        fn()
-        clock.stop()
-    return clock.samples_s()
-
-
 def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, window_s: float,
                       max_s: float) -> WarmupRecord:
     """Untimed calls until the latency settles (schedule.warmup_done): caches, allocator, autotuning
@@ -85,7 +74,7 @@ def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, win
         if stop or (calls == 0 and min_calls == 0 and max_s == 0):
             break
         count = schedule.window_calls(per_call_s, window_s)
-        samples = _calls(fn, count, device)
+        samples = time_calls(fn, device, count, min_time_s=0.0)  # exactly `count` calls
         calls += count
         ordered = sorted(samples)
         per_call_s = ordered[len(ordered) // 2]
