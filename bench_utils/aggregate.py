@@ -19,8 +19,8 @@ _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
 _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
              "fx_cache_misses", "started_at")  # from the first process: with cold_compile, the cold one
-_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles", "cudagraph_skips", "cudagraphs_recorded",
-            "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
+_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
+            "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import statistics
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from .aggregate import cells
-from .results import read_results
+from .results import read_results, to_dataframe
+from .verdict import verdict_short
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
@@ -31,16 +31,16 @@ class ProfileLine:
     expected_cells: int
     rows: list  # BenchResult rows read from the profile's results file
 
-    @property
-    def cells(self) -> list[dict]:
-        """The rows combined into cells (aggregate.cells): what the counts and speedups speak of."""
-        return cells(self.rows)
+    @cached_property
+    def frame(self):
+        """The rows as cells (results.to_dataframe), built once: what the counts, speedups and verdict
+        speak of."""
+        return to_dataframe(self.rows)
 
 
 def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
-    records = line.cells
-    ok = sum(1 for record in records if record["status"] == "ok")
-    return ok, len(records) - ok, max(line.expected_cells - len(records), 0)
+    ok = int((line.frame["status"] == "ok").sum())
+    return ok, len(line.frame) - ok, max(line.expected_cells - len(line.frame), 0)
 
 
 def _hardware(rows) -> str:
@@ -56,18 +56,13 @@ def _weights(rows) -> str:
     return f'<span class="random">{text}</span>' if "random" in used else text
 
 
-def _speedups(records: list[dict]) -> str:
-    values = [r["speedup"] for r in records if r["status"] == "ok" and r["mode"] != "eager" and r["speedup"] > 0]
-    if not values:
+def _speedups(frame) -> str:
+    compiled = frame[(frame["status"] == "ok") & (frame["mode"] != "eager")]
+    values = compiled["speedup"].dropna()
+    values = values[values > 0]
+    if values.empty:
         return "—"
-    return f"median ×{statistics.median(values):.2f}, best ×{max(values):.2f}"
-
-
-def _verdict(rows) -> str:
-    from .results import to_dataframe
-    from .verdict import verdict_short
-
-    return verdict_short(to_dataframe(rows)) if rows else "—"
+    return f"median ×{values.median():.2f}, best ×{values.max():.2f}"
 
 
 def _row_html(line: ProfileLine) -> str:
@@ -78,7 +73,8 @@ def _row_html(line: ProfileLine) -> str:
     return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
             f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
             f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
-            f"<td class=num>{missing}</td><td>{_speedups(line.cells)}</td><td>{html.escape(_verdict(line.rows))}</td>"
+            f"<td class=num>{missing}</td><td>{_speedups(line.frame)}</td>"
+            f"<td>{html.escape(verdict_short(line.frame))}</td>"
             f"<td>{state}</td></tr>")
 
 

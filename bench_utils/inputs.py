@@ -2,7 +2,8 @@
 
 The default image is a real photograph (Grace Hopper, from matplotlib's sample data), cut to the 4:3
 landscape 640x480 of the COCO image the guide timed (000000039769), so every model sees the guide's
-input shapes (DETR 800x1066); latency depends on the geometry, not the content. No download needed. Preprocessing settings come from the checkpoint's preprocessor config shipped in
+input shapes (DETR 800x1066); latency depends on the geometry, not the content. No download needed.
+Preprocessing settings come from the checkpoint's preprocessor config shipped in
 the package. OWL-ViT's text queries are CLIP token ids, shipped too, so no tokenizer is fetched.
 """
 

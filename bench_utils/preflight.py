@@ -29,9 +29,9 @@ def check_device_available(configs: list[BenchConfig]) -> None:
         raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); torch "
                           f"{torch.__version__} sees no usable GPU: use device cpu or auto, or a torch "
                           "build that matches this machine's driver")
-    from .environment import cuda_arch_problem
+    from .environment import check_cuda_usable
 
-    problem = cuda_arch_problem(torch.cuda.get_arch_list(), torch.cuda.get_device_capability(0),
-                                torch.cuda.get_device_name(0))
-    if problem:
-        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {problem}")
+    try:
+        check_cuda_usable()
+    except RuntimeError as err:
+        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {err}") from None

@@ -4,7 +4,8 @@ Why these numbers:
 - mean: what the reference guide published, so ours compare like for like;
 - median, p10, p90: robust to the occasional slow call (GC, scheduler, clock boost);
 - ci95 of the median: distribution-free (order statistics), so no normality is assumed;
-- speedup CI: percentile bootstrap over the two sample sets, seeded so reports are reproducible.
+- speedup CI within one process: percentile bootstrap of each side's median, seeded so reports
+  are reproducible (bootstrap_medians).
 
 Over several processes (a cell's `repeats`), each process's median is one estimate: the cell's median
 is their geometric mean and its interval a t-interval over their logarithms, so the variation
@@ -132,22 +133,6 @@ class SpeedupEstimate:
     def significant(self) -> bool:
         """True when the 95% interval excludes 1 (no change)."""
         return self.ci95_low > 1.0 or self.ci95_high < 1.0
-
-
-def speedup_ci(baseline_s, candidate_s, resamples: int = 2000, seed: int = 0) -> SpeedupEstimate:
-    """Median-ratio speedup with a percentile-bootstrap 95% CI, resampling each set independently."""
-    base = np.asarray(baseline_s, dtype=float)
-    cand = np.asarray(candidate_s, dtype=float)
-    if base.size < 2 or cand.size < 2:
-        raise ValueError("baseline_s, candidate_s: need at least 2 samples each")
-    if resamples < 100:
-        raise ValueError(f"resamples: {resamples} is not allowed; allowed: >= 100")
-    rng = np.random.default_rng(seed)
-    base_medians = np.median(rng.choice(base, size=(resamples, base.size)), axis=1)
-    cand_medians = np.median(rng.choice(cand, size=(resamples, cand.size)), axis=1)
-    ratios = base_medians / cand_medians
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return SpeedupEstimate(float(np.median(base) / np.median(cand)), float(low), float(high))
 
 
 BOOTSTRAP_RESAMPLES = 2000
