@@ -3,13 +3,15 @@ warm-up until steady, timing by count and duration) beside an independent measur
 torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch 1 on the CPU.
 
     python benchmarks/method_check.py                      # resnet and vit, 3 repeats, 4 s of Timer
-    python benchmarks/method_check.py --models resnet --repeats 2 --min-run-time 2
+    python benchmarks/method_check.py --models resnet --repeats 2 --reference-processes 2
 
-The reference: a fresh process per model builds the same model and inputs (bench_utils.models and
-inputs), warms eager up with 10 calls and times it with Timer.blocked_autorange(min_run_time), then
-compiles (mode "default"), warms up 10 calls and times the compiled model the same way, then times
-eager once more in that process (eager after compiling in the same process, the layout the engine
-no longer uses). It prints each figure and the ratios. Run it on an otherwise idle machine.
+The reference: `--reference-processes` fresh processes per model (default 3, models alternating),
+each building the same model and inputs (bench_utils.models and inputs) and timing, with
+Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
+(mode "default"), then eager again (A-B-A). A process's speedup is the geometric mean of its two
+eager medians over its compiled median, so a drift of the machine during the process cancels to
+first order; the reference speedup is the geometric mean over processes, shown with their range.
+It prints each figure and the ratios. Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 import subprocess
 import sys
+import math
 import tempfile
 from pathlib import Path
 
@@ -67,10 +70,26 @@ def engine(models: list[str], repeats: int, folder: Path):
     return load_dataframe(path).set_index(["model", "mode"])
 
 
+def aba_speedup(ref: dict) -> float:
+    """Eager before and after the compiled timing, geometric mean, over the compiled median."""
+    return math.sqrt(ref["eager_ms"] * ref["eager_after_compile_ms"]) / ref["compiled_ms"]
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def run_reference(model: str, min_run_time: float) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time",
+                           str(min_run_time)], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
     parser.add_argument("--repeats", type=int, default=3, help="engine processes per cell")
+    parser.add_argument("--reference-processes", type=int, default=3, help="A-B-A reference processes per model")
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
     args = parser.parse_args()
@@ -79,22 +98,26 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
         df = engine(args.models, args.repeats, Path(tmp))
+    refs: dict[str, list[dict]] = {model: [] for model in args.models}
+    for _ in range(args.reference_processes):
+        for model in args.models:
+            refs[model].append(run_reference(model, args.min_run_time))
     for model in args.models:
-        proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time",
-                               str(args.min_run_time)], capture_output=True, text=True, check=True)
-        ref = json.loads(proc.stdout.strip().splitlines()[-1])
         eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
-        ref_speedup = ref["eager_ms"] / ref["compiled_ms"]
+        speedups = [aba_speedup(ref) for ref in refs[model]]
+        ref_speedup = geometric_mean(speedups)
+        low, high = compiled["speedup_ci95_low"], compiled["speedup_ci95_high"]
         print(f"\n{model} (full size, batch 1, CPU)")
         print(f"  engine:    eager {eager['latency_ms_median']:.2f} ms [{eager['latency_ms_ci95_low']:.2f}, "
               f"{eager['latency_ms_ci95_high']:.2f}], compiled {compiled['latency_ms_median']:.2f} ms, "
-              f"speedup {compiled['speedup']:.3f} [{compiled['speedup_ci95_low']:.3f}, "
-              f"{compiled['speedup_ci95_high']:.3f}] ({int(eager['repeats'])}+{int(compiled['repeats'])} processes)")
-        print(f"  reference: eager {ref['eager_ms']:.2f} ms, compiled {ref['compiled_ms']:.2f} ms, "
-              f"speedup {ref_speedup:.3f}; eager after compiling in that process {ref['eager_after_compile_ms']:.2f} ms")
-        print(f"  ratios:    engine speedup / reference speedup {compiled['speedup'] / ref_speedup:.3f}; "
-              f"engine eager / reference eager {eager['latency_ms_median'] / ref['eager_ms']:.3f}; "
-              f"eager after compiling / before {ref['eager_after_compile_ms'] / ref['eager_ms']:.3f}")
+              f"speedup {compiled['speedup']:.3f} [{low:.3f}, {high:.3f}] "
+              f"({int(eager['repeats'])}+{int(compiled['repeats'])} processes)")
+        for i, (ref, speedup) in enumerate(zip(refs[model], speedups), 1):
+            print(f"  reference {i}: eager {ref['eager_ms']:.2f} ms, compiled {ref['compiled_ms']:.2f} ms, "
+                  f"eager again {ref['eager_after_compile_ms']:.2f} ms, A-B-A speedup {speedup:.3f}")
+        print(f"  reference: speedup {ref_speedup:.3f} (processes {min(speedups):.3f}-{max(speedups):.3f}); "
+              f"inside the engine's interval: {'yes' if low <= ref_speedup <= high else 'no'}")
+        print(f"  ratio:     engine speedup / reference speedup {compiled['speedup'] / ref_speedup:.3f}")
 
 
 if __name__ == "__main__":
