@@ -31,6 +31,7 @@ def _cmd_models(args) -> int:
 def _cmd_run(args) -> int:
     from .results import NotAResultsFileError, ResultsLockedError
     from .runner import SettingsMismatchError, run_sweep
+    from .studies import run_studies, study_runs
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
@@ -47,6 +48,9 @@ def _cmd_run(args) -> int:
         else:
             summaries = [run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
                          for cfg in configs]
+            for cfg, summary in zip(configs, summaries):  # serving and compile-time studies, if asked for
+                if study_runs(cfg):
+                    print(run_studies(cfg, summary.results_path, progress=not args.quiet))
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         raise ConfigError(str(err)) from None
     for summary in summaries:
@@ -58,9 +62,20 @@ def _cmd_cell(args) -> int:
     from .measure import measure_cell
 
     cfg = config_from_dict(json.loads(Path(args.config).read_text()))
-    row = measure_cell(cfg, args.model, args.batch_size, args.mode, args.repeat)
+    row = measure_cell(cfg, args.model, args.batch_size, args.mode, args.repeat,
+                       Path(args.trace) if args.trace else None)
     Path(args.out).write_text(row.to_json())
     print(f"{args.model} bs={args.batch_size} {args.mode} #{args.repeat}: {row.status} {row.error}")
+    return 0
+
+
+def _cmd_study(args) -> int:
+    from .studies import measure_study
+
+    cfg = config_from_dict(json.loads(Path(args.config).read_text()))
+    row = measure_study(cfg, (args.kind, args.model, args.variant), Path(args.results))
+    Path(args.out).write_text(row.to_json())
+    print(f"{args.kind} {args.model} {args.variant}: {row.status} {row.error}")
     return 0
 
 
@@ -98,7 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
     cell.add_argument("--mode", required=True)
     cell.add_argument("--repeat", type=int, default=0)
     cell.add_argument("--out", required=True)
+    cell.add_argument("--trace", help="where the profiler trace goes (with profile: true)")
     cell.set_defaults(func=_cmd_cell)
+
+    study = sub.add_parser("study")  # internal, unlisted: one study process, run by studies.py
+    study.add_argument("--kind", required=True, choices=("serving", "compile-cost"))
+    study.add_argument("--config", required=True)
+    study.add_argument("--model", required=True)
+    study.add_argument("--variant", required=True)
+    study.add_argument("--results", required=True)
+    study.add_argument("--out", required=True)
+    study.set_defaults(func=_cmd_study)
 
     check = sub.add_parser("selfcheck", help="first thing on a new machine: tiny models through every mode, "
                            "each measurement checked (PASS/FAIL)")

@@ -17,8 +17,12 @@ from .stats import (DISAGREEING_REPEATS, LatencySummary, percent_improvement, sp
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
+PROFILE = ("profile_calls", "profile_call_ms", "profile_ops_per_call", "profile_op_ms", "profile_compiled_ms",
+           "profile_overhead_ms", "profile_kernels_per_call", "profile_device_ms", "profile_launches_per_call",
+           "profile_graph_replays_per_call", "profile_top_ops", "profile_error", "profile_trace")
 _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
-             "fx_cache_misses", "started_at")  # from the first process: with cold_compile, the cold one
+             "fx_cache_misses", "started_at", *PROFILE)  # from the first process: with cold_compile, the
+# cold one; the profiler pass runs in repeat 0 only
 _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
             "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
@@ -109,6 +113,8 @@ def combine(rows: list) -> dict:
     return record
 
 
+EAGER_PROFILE = ("profile_ops_per_call", "profile_op_ms", "profile_overhead_ms", "profile_call_ms",
+                 "profile_kernels_per_call", "profile_device_ms", "profile_top_ops")  # beside a compiled cell's own
 _SPEEDUP = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
             "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct")
 
@@ -126,11 +132,12 @@ def _baseline_key(record: dict) -> tuple:
 
 def _pair(record: dict, eager: dict | None) -> dict:
     """The eager columns and the speedup of `record` against its eager cell (NaN without one)."""
-    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False}
+    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False} | {f"eager_{n}": None for n in EAGER_PROFILE}
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return empty
     fields = {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
               "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
+    fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
     if record is eager:
         return fields | {"speedup": 1.0, "speedup_ci95_low": 1.0, "speedup_ci95_high": 1.0, "significant": False,
                          "improvement_pct": 0.0}

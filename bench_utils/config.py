@@ -22,6 +22,13 @@ CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 DTYPES = ("float32", "float16", "bfloat16")
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
+# torch.compile(dynamic=...): false = static shapes (a recompile per new shape), true = symbolic shapes
+# from the first call, "auto" = static first, symbolic after the first shape change (dynamic=None)
+DYNAMIC = (False, True, "auto")
+# the compile-time study's ways to cut compile time, beside whole-model compile ("whole", always measured)
+COMPILE_STRATEGIES = ("regional", "cache-artifacts")
+# settings that add studies after the sweep but do not change a cell's measurement
+STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
 
 
 class ConfigError(ValueError):
@@ -55,9 +62,16 @@ class BenchConfig:
     tags: tuple[str, ...] = field(default=())  # free-form labels for the report, e.g. ("nightly",)
     # your own checkpoints, named in `models` like registry models: (name, folder or hub id, task or "")
     checkpoints: tuple[tuple[str, str, str], ...] = field(default=())
+    dynamic: bool | str = False  # torch.compile(dynamic=...) of the sweep: false, true or "auto" (DYNAMIC)
+    # --- studies (explain, serve, cut compile time): off by default, none changes the sweep's numbers ---
+    profile: bool = True  # after timing, torch.profiler over a few calls of each cell's first process (why a speedup)
+    serving_batch_sizes: tuple[int, ...] = field(default=())  # a server's request sequence, e.g. [1, 4, 16, 3, 7]
+    compile_strategies: tuple[str, ...] = field(default=())  # regional, cache-artifacts (beside whole-model)
 
     def __post_init__(self) -> None:
         _check(self)
+        for name in ("max_warmup_s", "min_time_s", "timeout_s"):  # `10` and `10.0` s: one setting, one fingerprint
+            object.__setattr__(self, name, float(getattr(self, name)))
 
     def cells(self) -> list[tuple[str, int, str]]:
         """The (model, batch_size, mode) matrix in run order: model-major, eager before compiled."""
@@ -76,8 +90,10 @@ class BenchConfig:
 
         Resuming into a results file written with other settings would mix incomparable rows.
         """
-        keep = {k: v for k, v in self.to_dict().items() if k not in ("models", "batch_sizes", "modes",
-                                                                     "repeats", "timeout_s", "tags", "label")}
+        skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", *STUDY_FIELDS)
+        keep = {k: v for k, v in self.to_dict().items() if k not in skip}
+        if keep["dynamic"] is False:
+            del keep["dynamic"]  # static shapes, as before the setting existed: the fingerprint stays
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:
@@ -85,6 +101,14 @@ class BenchConfig:
         values = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
         values["checkpoints"] = [dict(zip(("name", "checkpoint", "task"), entry)) for entry in self.checkpoints]
         return values
+
+    def compile_dynamic(self) -> bool | None:
+        """The `dynamic` argument of torch.compile: "auto" is None (static until a shape changes)."""
+        return None if self.dynamic == "auto" else self.dynamic
+
+    def compiled_mode(self) -> str:
+        """The compile mode the studies use: the first compiled mode of `modes` ("default" if none)."""
+        return next((mode for mode in self.modes if mode != "eager"), "default")
 
     def spec(self, name: str):
         """The ModelSpec of a name in `models`: a registry model, or one of your `checkpoints`."""
@@ -110,7 +134,9 @@ def variant_name(dtype: str, autocast: bool, channels_last: bool) -> str:
 
 
 FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(BenchConfig)}
-_LIST_FIELDS = {"models": str, "batch_sizes": int, "modes": str, "tags": str}
+_LIST_FIELDS = {"models": str, "batch_sizes": int, "modes": str, "tags": str, "serving_batch_sizes": int,
+                "compile_strategies": str}
+_MAY_BE_EMPTY = ("tags", "serving_batch_sizes", "compile_strategies")
 _CHOICES = {"size": SIZES, "dtype": DTYPES, "device": DEVICES, "weights": WEIGHTS}
 
 
@@ -171,9 +197,9 @@ def _check(cfg: BenchConfig) -> None:
         value = getattr(cfg, key)
         if not isinstance(value, tuple) or not all(type(v) is item_type for v in value):
             _fail(key, value, f"a list of {item_type.__name__}")
-        if key != "tags" and not value:
+        if key not in _MAY_BE_EMPTY and not value:
             _fail(key, list(value), "a non-empty list")
-        if len(set(value)) != len(value):
+        if len(set(value)) != len(value) and key != "serving_batch_sizes":  # a server sees a size again
             _fail(key, list(value), "a list without repeats")
     _check_checkpoints(cfg)
     own = {entry[0] for entry in cfg.checkpoints}
@@ -183,15 +209,24 @@ def _check(cfg: BenchConfig) -> None:
     for mode in cfg.modes:
         if mode not in MODES:
             _fail("modes", mode, ", ".join(MODES))
-    for batch in cfg.batch_sizes:
-        if batch < 1:
-            _fail("batch_sizes", batch, "integers >= 1")
+    for key in ("batch_sizes", "serving_batch_sizes"):
+        for batch in getattr(cfg, key):
+            if batch < 1:
+                _fail(key, batch, "integers >= 1")
+    if cfg.serving_batch_sizes and len(set(cfg.serving_batch_sizes)) < 2:
+        _fail("serving_batch_sizes", list(cfg.serving_batch_sizes), "at least two different batch sizes "
+              "(the study is about shapes that change), or an empty list")
+    for strategy in cfg.compile_strategies:
+        if strategy not in COMPILE_STRATEGIES:
+            _fail("compile_strategies", strategy, ", ".join(COMPILE_STRATEGIES))
+    if cfg.dynamic not in DYNAMIC or type(cfg.dynamic) not in (bool, str):  # 1 == True: refuse numbers
+        _fail("dynamic", cfg.dynamic, "false, true or auto")
     for key, allowed in _CHOICES.items():
         if getattr(cfg, key) not in allowed:
             _fail(key, getattr(cfg, key), ", ".join(allowed))
     if cfg.size == "tiny" and cfg.weights == "pretrained" and set(cfg.models) - own:
         _fail("weights", cfg.weights, "auto or random with size 'tiny' (there are no tiny checkpoints)")
-    for key in ("fullgraph", "autocast", "channels_last", "cold_compile"):
+    for key in ("fullgraph", "autocast", "channels_last", "cold_compile", "profile"):
         if type(getattr(cfg, key)) is not bool:
             _fail(key, getattr(cfg, key), "true or false")
     if cfg.autocast and cfg.dtype == "float32":

@@ -22,10 +22,11 @@ import shutil
 import tempfile
 import time
 import traceback
+from pathlib import Path
 
 import torch
 
-from . import accuracy, environment, faults, machine_load, schedule
+from . import accuracy, environment, faults, machine_load, profiling, schedule
 from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
@@ -122,13 +123,14 @@ def _reset_peak_memory(device: str) -> None:
 
 
 def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device: str, task: str,
-                   cold: bool, fault: str | None) -> dict:
+                   cold: bool, fault: str | None) -> tuple[dict, object]:
+    """The compiled process's fields, and the compiled callable (for the profiler pass)."""
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
     clear_graph_stats()
     faults.maybe_inject("compile", fault)
-    compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=False)
+    compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
     compiled = lambda: compiled_model(**inputs)  # noqa: E731
     fields = {"compile_s": time_once(compiled, device)}
     fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
@@ -145,7 +147,7 @@ def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device
     fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
     del output
     fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
-    return fields
+    return fields, compiled
 
 
 @contextlib.contextmanager
@@ -192,8 +194,16 @@ def _latency_fields(samples_s: list[float]) -> dict:
     return {"latency_ms_mean": summary.mean_ms, "latency_ms_median": summary.median_ms}
 
 
+def _profile(fn, device: str, trace_path: Path | None) -> dict:
+    """The profiler pass after timing; a profiler failure is noted, the timing stands."""
+    try:
+        return profiling.profile_calls(fn, device, trace_path)
+    except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
+        return {"profile_error": error_text(err)}
+
+
 def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
-             fault: str | None, fields: dict) -> None:
+             fault: str | None, fields: dict, trace_path: Path | None) -> None:
     spec = cfg.spec(model_name)
     if device == "cuda":
         environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
@@ -209,15 +219,19 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
         faults.maybe_inject("eager", fault)
         if mode == "eager":
             fields.update(_timed_phase(eager, cfg, device))
+            timed = eager
         else:
             reference = eager()
             # the whole compiled life of the cell, warm-up included: CUDA-graph recording and
             # autotuning may still write kernels to the cache after the first call
             cold = cfg.cold_compile and repeat == 0  # later repeats compile with the cache it filled
             with _compiler_cache(empty=cold):
-                fields.update(_time_compiled(loaded.model, inputs, reference, cfg, mode, device, spec.task,
-                                             cold, fault))
-    fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
+                compiled_fields, timed = _time_compiled(loaded.model, inputs, reference, cfg, mode, device,
+                                                        spec.task, cold, fault)
+                fields.update(compiled_fields)
+        fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
+        if cfg.profile and repeat == 0:  # one process per cell is enough to explain it
+            fields.update(_profile(timed, device, trace_path))
 
 
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
@@ -249,10 +263,11 @@ def _release_cuda_memory() -> None:
         pass
 
 
-def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0) -> BenchResult:
+def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0,
+                 trace_path: Path | None = None) -> BenchResult:
     """Measure one process of a cell; never raises for a failure of the cell itself (it becomes the
     status). With `cold_compile`, repeat 0 compiles with an empty compiler cache; later repeats
-    compile with the cache it filled."""
+    compile with the cache it filled. With `profile`, repeat 0 also writes its trace to `trace_path`."""
     started = dt.datetime.now(dt.timezone.utc)
     clock = time.perf_counter()
     fault = faults.planned_fault(model_name, batch_size, mode)
@@ -260,7 +275,7 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, 
     fields: dict = {}
     status, error = "ok", ""
     try:
-        _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields)
+        _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields, trace_path)
     except Exception as err:  # noqa: BLE001 - every failure of a cell must become a row
         status, error = ("oom" if _is_oom(err) else "error"), error_text(err)
         if device == "cuda":

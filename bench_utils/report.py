@@ -160,10 +160,13 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
     from .results import NotAResultsFileError, ResultsLockedError
     from .runner import SettingsMismatchError, run_sweep
+    from .studies import run_studies, study_runs
 
     print(f"[report] {params.name}: measuring {len(cfg.runs())} cell processes -> {results}", file=sys.stderr)
     try:
         print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
+        if study_runs(cfg):
+            print(f"[report] {run_studies(cfg, results)}", file=sys.stderr)
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         return f"{type(err).__name__}: {err}"
     return ""

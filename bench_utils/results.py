@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import faults
+from .aggregate import EAGER_PROFILE, PROFILE
 
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 
@@ -72,6 +73,20 @@ class BenchResult:
     cudagraphs_recorded: int | None = None  # CUDA graphs recorded (CUDA only): 0 = the mode ran without
     break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
     recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
+    # --- why (profile: true, repeat 0 only): torch.profiler over a few calls after timing, per call ---
+    profile_calls: int | None = None  # calls profiled
+    profile_call_ms: float | None = None  # a profiled call (slower than timed calls: the profiler's cost)
+    profile_ops_per_call: float | None = None  # dispatcher operators, top of their nesting
+    profile_op_ms: float | None = None  # time inside those operators
+    profile_compiled_ms: float | None = None  # time in compiled graphs outside operators (fused kernels)
+    profile_overhead_ms: float | None = None  # the rest: Python, module calls, guards
+    profile_kernels_per_call: float | None = None  # CUDA kernels run
+    profile_device_ms: float | None = None  # CUDA: the device's busy time (kernels)
+    profile_launches_per_call: float | None = None  # CUDA: kernel launches by the host
+    profile_graph_replays_per_call: float | None = None  # CUDA: CUDA-graph replays
+    profile_top_ops: list = field(default_factory=list)  # [[operator or kernel, self ms per call], ...]
+    profile_error: str = ""  # the profiler pass failed (the timing stands)
+    profile_trace: str = ""  # the trace's file name in the results folder's traces/ (Perfetto, TensorBoard)
     # --- raw samples, seconds ---
     samples_s: list[float] = field(default_factory=list)
     # --- provenance ---
@@ -273,7 +288,7 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
     "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
     "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "task_agreement", "graph_breaks", "graph_count", "recompiles",
-    "break_reasons", "recompile_reasons", "hardware", "torch", "transformers", "hostname", "torch_threads",
+    "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
     "settings", "started_at", "duration_s", "samples_s"]
 
 

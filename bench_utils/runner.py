@@ -22,6 +22,7 @@ from .config import BenchConfig
 from .paths import reports_root
 from .results import BenchResult, ResultsWriter, cell_fields, read_results, run_key
 
+TRACES_DIR = "traces"
 LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
 
 
@@ -99,6 +100,38 @@ def run_name(run: tuple) -> str:
     return f"{model}-bs{batch_size}-{mode}-r{repeat}"
 
 
+def trace_path(results_dir: Path, run: tuple) -> Path:
+    """Where a process's profiler trace goes (profile: true): traces/<run name>.json in the results folder."""
+    return results_dir / TRACES_DIR / f"{run_name(run)}.json"
+
+
+def run_logged(command: list[str], timeout_s: float, log_path: Path, env: dict | None = None) -> tuple[int | None, float]:
+    """Run `command` in a session of its own, its output into `log_path`: (exit code, or None when
+    it ran past `timeout_s` and was killed, seconds it ran). Ctrl-C kills it too."""
+    start = time.perf_counter()
+    with open(log_path, "w") as log:
+        # A session of its own, so a timeout kills the process and any compile workers it forked.
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True, preexec_fn=_die_with_parent)
+        try:
+            returncode = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            return None, time.perf_counter() - start
+        except BaseException:  # Ctrl-C and friends: the process must not outlive the sweep
+            _kill_group(process)
+            raise
+    return returncode, time.perf_counter() - start
+
+
+def failure_text(returncode: int | None, timeout_s: float, log_path: Path, what: str = "cell process") -> tuple[str, str]:
+    """(status, error) of a process that left no row: timed out or crashed, with its log's tail."""
+    if returncode is None:
+        return "timeout", f"no result after timeout_s={timeout_s:g} s; log: {_log_tail(log_path)}"
+    reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
+    return "crashed", f"{what} {reason}; log: {_log_tail(log_path)}"
+
+
 def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchResult:
     """Run one process of a cell in a fresh Python process with cfg.timeout_s; always returns a row."""
     model, batch_size, mode, repeat = run
@@ -109,26 +142,12 @@ def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchRes
         config_path.write_text(json.dumps(cfg.to_dict()))
         command = [sys.executable, "-m", "bench_utils", "cell", "--config", str(config_path),
                    "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
-                   "--out", str(out_path)]
-        start = time.perf_counter()
-        with open(log_path, "w") as log:
-            # A session of its own, so a timeout kills the cell and any compile workers it forked.
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, preexec_fn=_die_with_parent)
-            try:
-                returncode = process.wait(timeout=cfg.timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
-                return failure_row(cfg, run, "timeout", f"no result after timeout_s={cfg.timeout_s:g} s; "
-                                    f"log: {_log_tail(log_path)}", time.perf_counter() - start)
-            except BaseException:  # Ctrl-C and friends: the cell must not outlive the sweep
-                _kill_group(process)
-                raise
-        duration_s = time.perf_counter() - start
+                   "--out", str(out_path), "--trace", str(trace_path(log_dir.parent, run))]
+        returncode, duration_s = run_logged(command, cfg.timeout_s, log_path)
         if returncode == 0 and out_path.exists():
             return BenchResult.from_dict(json.loads(out_path.read_text()))
-    reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
-    return failure_row(cfg, run, "crashed", f"cell process {reason}; log: {_log_tail(log_path)}", duration_s)
+    status, error = failure_text(returncode, cfg.timeout_s, log_path)
+    return failure_row(cfg, run, status, error, duration_s)
 
 
 def signal_name(number: int) -> str:

@@ -59,7 +59,7 @@ def numeric_column(df, column: str) -> pd.Series:
     return pd.to_numeric(df[column], errors="coerce").astype(float)
 
 
-def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+def sort_cells(frame: pd.DataFrame) -> pd.DataFrame:
     model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
     mode_rank = {mode: i for i, mode in enumerate(ordered_modes(frame["mode"]))}
     keys = frame.assign(_model=frame["model"].map(model_rank), _mode=frame["mode"].map(mode_rank))
@@ -85,7 +85,7 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     _check_stat(stat)
     cells = _cell_frame(df)
     cells["latency_ms"] = numeric_column(df, f"latency_ms_{stat}").where(df["status"] == "ok")
-    return _sorted(cells)
+    return sort_cells(cells)
 
 
 def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
@@ -169,7 +169,7 @@ def improvement_table(df) -> pd.DataFrame:
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
     table["graph_breaks"] = numeric_column(compiled, "graph_breaks")
     table["break_reasons"] = _reasons(compiled)
-    return _sorted(table)
+    return sort_cells(table)
 
 
 def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]:
@@ -202,7 +202,7 @@ def compile_table(df) -> pd.DataFrame:
              "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "breakeven_calls", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "cudagraph_note", "max_abs_diff", "accuracy_ok", "task_agreement",
              "peak_mem_mb"]
-    return _sorted(table[order])
+    return sort_cells(table[order])
 
 
 def placement_table(df) -> pd.DataFrame:
@@ -212,7 +212,7 @@ def placement_table(df) -> pd.DataFrame:
     table = _cell_frame(df)
     for column in ("hostname", "hardware", "duration_s"):
         table[column] = df[column] if column in df.columns else None
-    return _sorted(table)
+    return sort_cells(table)
 
 
 def failures_table(df) -> pd.DataFrame:
@@ -222,7 +222,7 @@ def failures_table(df) -> pd.DataFrame:
     table = _cell_frame(failed)
     table["status"] = failed["status"].str.upper()
     table["error"] = failed["error"] if "error" in failed else ""
-    return _sorted(table)
+    return sort_cells(table)
 
 
 def missing_cells(df, expected_cells) -> pd.DataFrame:

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from bench_utils.config import BenchConfig, ConfigError, config_from_dict, load_config
@@ -32,6 +34,29 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     assert base.settings_fingerprint() == BenchConfig(models=("beit",), batch_sizes=(8,)).settings_fingerprint()
     assert base.settings_fingerprint() != BenchConfig(iterations=21).settings_fingerprint()
     assert base.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
+    assert base.settings_fingerprint() != BenchConfig(dynamic="auto").settings_fingerprint()
+    # the studies run after the sweep and change none of its cells
+    studies = BenchConfig(profile=True, serving_batch_sizes=(1, 4, 1), compile_strategies=("regional",))
+    assert base.settings_fingerprint() == studies.settings_fingerprint()
+
+
+def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
+    as_int = load_config(write(tmp_path, GOOD + "min_time_s: 1\nmax_warmup_s: 10\n"))
+    as_float = load_config(write(tmp_path, GOOD + "min_time_s: 1.0\nmax_warmup_s: 10.0\n", "q.yaml"))
+    assert as_int.min_time_s == 1.0 and type(as_int.max_warmup_s) is float
+    assert as_int.settings_fingerprint() == as_float.settings_fingerprint()
+    # so the default CPU profile (max_warmup_s: 10) resumes into files the defaults wrote, and back
+    default_profile = load_config(Path(__file__).resolve().parent.parent / "parameters" / "cpu.yaml")
+    assert default_profile.settings_fingerprint() == BenchConfig().settings_fingerprint()
+
+
+def test_dynamic_setting_and_studies_from_yaml(tmp_path):
+    cfg = load_config(write(tmp_path, GOOD + "dynamic: auto\nserving_batch_sizes: [1, 4, 16, 3, 7, 4]\n"
+                                             "compile_strategies: [regional, cache-artifacts]\n"))
+    assert cfg.compile_dynamic() is None and cfg.serving_batch_sizes == (1, 4, 16, 3, 7, 4)
+    assert cfg.compile_strategies == ("regional", "cache-artifacts") and cfg.compiled_mode() == "default"
+    assert load_config(write(tmp_path, GOOD + "dynamic: true\n")).compile_dynamic() is True
+    assert BenchConfig().compile_dynamic() is False
 
 
 @pytest.mark.parametrize("text, message", [
@@ -53,6 +78,12 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     (GOOD + "image: /no/such/file.jpg\n", "image: '/no/such/file.jpg' is not allowed; allowed: an existing image file"),
     (GOOD + "weights: pretrained\n", "weights: 'pretrained' is not allowed; allowed: auto or random with size 'tiny'"),
     (GOOD.replace("[vit, resnet]", "[vit, vit]"), "a list without repeats"),
+    (GOOD + "dynamic: sometimes\n", "dynamic: 'sometimes' is not allowed; allowed: false, true or auto"),
+    (GOOD + "dynamic: 1\n", "dynamic: 1 is not allowed; allowed: false, true or auto"),
+    (GOOD + "profile: yes please\n", "profile: 'yes please' is not allowed; allowed: true or false"),
+    (GOOD + "serving_batch_sizes: [4, 4]\n", "serving_batch_sizes: [4, 4] is not allowed; allowed: at least two"),
+    (GOOD + "serving_batch_sizes: [1, 0]\n", "serving_batch_sizes: 0 is not allowed; allowed: integers >= 1"),
+    (GOOD + "compile_strategies: [aot]\n", "compile_strategies: 'aot' is not allowed; allowed: regional, cache-artifacts"),
 ])
 def test_bad_files_give_one_line_naming_the_problem(tmp_path, text, message):
     with pytest.raises(ConfigError) as info:

@@ -1,0 +1,76 @@
+"""Why a compiled cell is faster or not, in one line and one chart, from the profiler pass
+(`profile: true`) of its process and of its eager cell's. No torch.
+
+On CPU a call's time splits into operators (what eager dispatches one by one; what compiled code
+still hands to oneDNN/BLAS), compiled code outside operators (Inductor's fused kernels) and the rest
+(Python, module calls, guards): compiling wins by fusing operators into fewer passes over memory
+and by removing the per-operator overhead. On CUDA the line adds kernels per call, CUDA-graph replays
+and the share of the call the device was busy (the rest it waited for the host).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .tables import sort_cells
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _change(before: float, after: float) -> str:
+    if not before:
+        return "n/a"
+    return f"{(after - before) / before:+.0%}"
+
+
+def explanation(row) -> str:
+    """One line for a compiled cell (a DataFrame row with its eager cell's profile beside it); "" when
+    either side was not profiled."""
+    if row.get("mode") == "eager" or not _present(row.get("profile_ops_per_call")) \
+            or not _present(row.get("eager_profile_ops_per_call")):
+        return ""
+    eager_ops, ops = row["eager_profile_ops_per_call"], row["profile_ops_per_call"]
+    if _present(row.get("profile_kernels_per_call")) and _present(row.get("eager_profile_kernels_per_call")):
+        eager_busy = row["eager_profile_device_ms"] / row["eager_profile_call_ms"]
+        busy = row["profile_device_ms"] / row["profile_call_ms"]
+        replays = row.get("profile_graph_replays_per_call") or 0
+        graphs = f", {replays:g} CUDA-graph replays" if replays else ""
+        return (f"eager {row['eager_profile_kernels_per_call']:.0f} kernels/call, device busy {eager_busy:.0%}; "
+                f"compiled {row['profile_kernels_per_call']:.0f} kernels{graphs}, device busy {busy:.0%}")
+    fused = row["profile_compiled_ms"] or 0.0
+    return (f"eager {eager_ops:.0f} ops/call ({row['eager_profile_op_ms']:.1f} ms in ops); compiled {ops:.0f} ops "
+            f"({row['profile_op_ms']:.1f} ms) + {fused:.1f} ms fused code; overhead outside ops "
+            f"{row['eager_profile_overhead_ms']:.2f} -> {row['profile_overhead_ms']:.2f} ms "
+            f"({_change(row['eager_profile_overhead_ms'], row['profile_overhead_ms'])})")
+
+
+def explain_table(df):
+    """Per profiled compiled cell: the speedup beside its one-line explanation and the trace files."""
+    rows = df[(df["mode"] != "eager") & df["profile_ops_per_call"].notna()]
+    frame = rows[["label", "model", "batch_size", "mode", "variant", "speedup"]].copy()
+    frame["why"] = [explanation(row) for _, row in rows.iterrows()]
+    frame["trace"] = rows["profile_trace"].fillna("")
+    return sort_cells(frame)
+
+
+def top_ops_chart(row, width_in: float = 7.0):
+    """Horizontal bars: the operators with the most self time per call, eager against compiled (ms)."""
+    import matplotlib.pyplot as plt
+
+    eager = dict(row["eager_profile_top_ops"] or [])
+    compiled = dict(row["profile_top_ops"] or [])
+    names = list(dict.fromkeys([*compiled, *eager]))[:10]
+    fig, ax = plt.subplots(figsize=(width_in, 0.35 * len(names) + 1.2))
+    y = range(len(names))
+    ax.barh([i + 0.2 for i in y], [eager.get(n, 0.0) for n in names], height=0.4, label="eager")
+    ax.barh([i - 0.2 for i in y], [compiled.get(n, 0.0) for n in names], height=0.4, label=row["mode"])
+    ax.set_yticks(list(y), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("self time per call (ms)")
+    ax.set_title(f"{row['model']} bs={row['batch_size']}: where the time goes", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

@@ -1,0 +1,113 @@
+"""Why a speedup: torch.profiler over a few calls of a process's model, after its timing (never during
+it: the profiler's own overhead would be in the samples).
+
+Per call, from the profiler's events on the calling thread:
+- operators: the dispatcher's operators at the top of their nesting (aten::conv2d counts once, not
+  again for the aten::convolution it calls): what eager Python dispatches one by one, and what a
+  compiled graph still hands to library kernels (oneDNN convolutions, matmuls);
+- time inside those operators, time inside compiled graphs but outside operators (Inductor's fused
+  kernels: on CPU they are generated C++ the profiler does not name), and the rest of the call
+  (Python, module calls, dynamo's guards): the overhead compiling removes;
+- on CUDA also the kernels launched, CUDA-graph replays and the device's busy time: a call the device
+  spends idle waiting for the host is host-bound, which CUDA graphs fix;
+- the operators (or CUDA kernels) with the most self time.
+The trace is written for Perfetto (ui.perfetto.dev) or TensorBoard.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+PROFILE_CALLS = 5  # profiled calls: the counts are equal every call, the times are indicative only
+PROFILER_WARMUP_CALLS = 2  # traced and discarded: the profiler's start-up is in them
+TOP_OPS = 8  # operators listed per process
+CALL_MARK = "bench_utils::call"  # record_function around each profiled call
+COMPILED_MARKS = ("Torch-Compiled Region", "## Call CompiledFxGraph")  # dynamo's and Inductor's annotations
+FUSED_KERNELS = "compiled code (Inductor)"  # the top-ops name of time in compiled graphs outside operators
+GRAPH_LAUNCH = "cudaGraphLaunch"
+KERNEL_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC")
+
+
+def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE_CALLS) -> dict:
+    """Run `fn` `calls` times under torch.profiler; the row's profile fields (ms per call)."""
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    # the profiler's first traced calls pay for starting its collectors: trace and discard one first
+    steps = schedule(wait=0, warmup=PROFILER_WARMUP_CALLS, active=calls, repeat=1)
+    with profile(activities=activities, schedule=steps) as prof:
+        for _ in range(PROFILER_WARMUP_CALLS + calls):
+            with record_function(CALL_MARK):
+                fn()
+                if device == "cuda":
+                    torch.cuda.synchronize()  # the call ends when its kernels do
+            prof.step()
+    fields = summarize_events(prof.events(), calls, device)
+    if trace_path is not None:
+        trace_path.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(trace_path))
+        fields["profile_trace"] = trace_path.name
+    return fields
+
+
+def _is_compiled(event) -> bool:
+    return event.name.startswith(COMPILED_MARKS)
+
+
+def _is_operator(event) -> bool:
+    """A dispatcher operator ("aten::addmm", "mkldnn::_convolution_pointwise") on the host."""
+    return (event.device_type == torch.autograd.DeviceType.CPU and "::" in event.name
+            and not event.is_user_annotation and event.name != CALL_MARK and not _is_compiled(event))
+
+
+def _ancestors(event):
+    parent = event.cpu_parent
+    while parent is not None:
+        yield parent
+        parent = parent.cpu_parent
+
+
+def summarize_events(events, calls: int, device: str) -> dict:
+    """The profile fields from torch.profiler's events (FunctionEvent list) of `calls` calls."""
+    marks = [e for e in events if e.name == CALL_MARK]
+    if not marks:
+        raise ValueError(f"no {CALL_MARK} events: the profiled calls did not run under the profiler")
+    thread = marks[0].thread
+    host = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU and e.thread == thread]
+    top_ops = [e for e in host if _is_operator(e) and not any(_is_operator(a) for a in _ancestors(e))]
+    regions = [e for e in host if _is_compiled(e) and not any(_is_compiled(a) for a in _ancestors(e))]
+    in_region_ops = [e for e in top_ops if any(_is_compiled(a) for a in _ancestors(e))]
+    call_us = sum(e.cpu_time_total for e in marks)
+    op_us = sum(e.cpu_time_total for e in top_ops)
+    compiled_us = sum(e.cpu_time_total for e in regions) - sum(e.cpu_time_total for e in in_region_ops)
+    fields = {"profile_calls": calls, "profile_call_ms": call_us / calls / 1e3,
+              "profile_ops_per_call": len(top_ops) / calls, "profile_op_ms": op_us / calls / 1e3,
+              "profile_compiled_ms": compiled_us / calls / 1e3,
+              "profile_overhead_ms": max(call_us - op_us - compiled_us, 0.0) / calls / 1e3}
+    if device == "cuda":
+        kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        fields |= {"profile_kernels_per_call": len(kernels) / calls,
+                   "profile_device_ms": sum(e.device_time_total for e in kernels) / calls / 1e3,
+                   "profile_launches_per_call": sum(e.name in KERNEL_LAUNCHES for e in host) / calls,
+                   "profile_graph_replays_per_call": sum(e.name == GRAPH_LAUNCH for e in host) / calls}
+        fields["profile_top_ops"] = _top(kernels, lambda e: e.device_time_total, calls)
+    else:
+        self_us = [(e.name, e.self_cpu_time_total) for e in host if _is_operator(e)]
+        self_us += [(FUSED_KERNELS, e.self_cpu_time_total) for e in host if _is_compiled(e)]
+        fields["profile_top_ops"] = _top_named(self_us, calls)
+    return fields
+
+
+def _top(events, time_us, calls: int) -> list[list]:
+    return _top_named([(e.name, time_us(e)) for e in events], calls)
+
+
+def _top_named(named_us, calls: int) -> list[list]:
+    """[[name, ms per call], ...] of the TOP_OPS names with the most time, largest first."""
+    totals: dict[str, float] = {}
+    for name, us in named_us:
+        totals[name] = totals.get(name, 0.0) + us
+    ranked = sorted(totals.items(), key=lambda item: -item[1])[:TOP_OPS]
+    return [[name[:80], us / calls / 1e3] for name, us in ranked if us > 0]

@@ -1,0 +1,55 @@
+"""The one-line explanation of a speedup and the top-operators chart, from hand-built rows."""
+
+import math
+
+import pandas as pd
+
+from bench_utils import explain
+
+CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "mode": "default", "variant": "float32",
+           "speedup": 1.6, "profile_ops_per_call": 12.0, "profile_op_ms": 2.0, "profile_compiled_ms": 1.5,
+           "profile_overhead_ms": 0.25, "profile_call_ms": 3.75, "profile_kernels_per_call": None,
+           "profile_top_ops": [["compiled code (Inductor)", 1.5], ["mkldnn::_convolution_pointwise", 1.8]],
+           "profile_trace": "resnet-bs1-default-r0.json",
+           "eager_profile_ops_per_call": 150.0, "eager_profile_op_ms": 5.0, "eager_profile_overhead_ms": 1.0,
+           "eager_profile_call_ms": 6.0, "eager_profile_kernels_per_call": None,
+           "eager_profile_top_ops": [["aten::mkldnn_convolution", 3.0], ["aten::native_batch_norm", 1.0]]}
+
+
+def test_cpu_explanation_names_ops_fused_code_and_overhead():
+    assert explain.explanation(CPU_ROW) == (
+        "eager 150 ops/call (5.0 ms in ops); compiled 12 ops (2.0 ms) + 1.5 ms fused code; "
+        "overhead outside ops 1.00 -> 0.25 ms (-75%)")
+
+
+def test_cuda_explanation_names_kernels_graph_replays_and_device_busy_share():
+    row = CPU_ROW | {"profile_kernels_per_call": 40.0, "profile_device_ms": 1.8, "profile_call_ms": 2.0,
+                     "profile_graph_replays_per_call": 1.0, "eager_profile_kernels_per_call": 210.0,
+                     "eager_profile_device_ms": 3.0, "eager_profile_call_ms": 6.0}
+    assert explain.explanation(row) == ("eager 210 kernels/call, device busy 50%; "
+                                        "compiled 40 kernels, 1 CUDA-graph replays, device busy 90%")
+
+
+def test_no_explanation_without_both_profiles_or_for_eager():
+    assert explain.explanation(CPU_ROW | {"eager_profile_ops_per_call": math.nan}) == ""
+    assert explain.explanation(CPU_ROW | {"profile_ops_per_call": None}) == ""
+    assert explain.explanation(CPU_ROW | {"mode": "eager"}) == ""
+
+
+def test_explain_table_lists_profiled_compiled_cells_with_trace():
+    eager = CPU_ROW | {"mode": "eager", "speedup": 1.0}
+    unprofiled = CPU_ROW | {"model": "vit", "profile_ops_per_call": math.nan}
+    table = explain.explain_table(pd.DataFrame([unprofiled, eager, CPU_ROW]))
+    assert list(table["model"]) == ["resnet"] and table.loc[0, "trace"] == "resnet-bs1-default-r0.json"
+    assert table.loc[0, "why"] == explain.explanation(CPU_ROW)
+
+
+def test_top_ops_chart_has_both_sides_per_operator():
+    fig = explain.top_ops_chart(pd.Series(CPU_ROW))
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["compiled code (Inductor)", "mkldnn::_convolution_pointwise", "aten::mkldnn_convolution",
+                      "aten::native_batch_norm"]
+    eager_bars, compiled_bars = ax.containers
+    assert [b.get_width() for b in eager_bars] == [0.0, 0.0, 3.0, 1.0]
+    assert [b.get_width() for b in compiled_bars] == [1.5, 1.8, 0.0, 0.0]
