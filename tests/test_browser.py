@@ -26,7 +26,7 @@ def browser():
     # no network here: background requests would only fail and slow the start
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000"):
+                 "--window-size=1280,900"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -85,7 +85,42 @@ def test_summary_table_filters_by_model(browser, fixture_report):
     page = _open(browser, fixture_report[1] / "summary.html")
     table = _rendered(page, ".dt-container")[0]  # the table of every compiled cell
     before = len(table.find_elements(By.CSS_SELECTOR, "tbody tr"))
-    table.find_element(By.CSS_SELECTOR, "thead input[placeholder='model']").send_keys("resnet")
+    table.find_element(By.CSS_SELECTOR, "thead input[placeholder='task_model']").send_keys("resnet")
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert 0 < len(rows) < before and all("ResNet" in row.text for row in rows)
     assert _severe(page) == []
+
+
+def _overflowing_tables(browser) -> list[str]:
+    """Captions (or classes) of the tables wider than the box they sit in."""
+    return browser.execute_script("""
+        return Array.from(document.querySelectorAll('table')).filter(t => {
+            const box = t.closest('.dt-container') || t.parentElement;
+            return t.scrollWidth > box.clientWidth + 1;
+        }).map(t => t.caption ? t.caption.innerText : t.className);""")
+
+
+@pytest.mark.parametrize("page_path", ["fixture-cpu/report.html", "summary.html", "index.html"])
+def test_pages_fit_a_1280_px_window(browser, fixture_report, page_path):
+    """No horizontal scrolling at 1280 px: the page itself, and every table inside its box; wide tables
+    show their key columns and a Columns button for the rest."""
+    page = _open(browser, fixture_report[1] / page_path)
+    if page_path != "index.html":
+        _rendered(page, "table.dataTable", at_least=4)
+    assert page.execute_script("return window.innerWidth") <= 1280
+    assert page.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    assert _overflowing_tables(page) == []
+    if page_path != "index.html":
+        buttons = [b.text for b in page.find_elements("css selector", "button.buttons-colvis")]
+        assert buttons and all(text.startswith("Columns (") for text in buttons)
+
+
+def test_columns_button_reveals_hidden_columns(browser, fixture_report):
+    page = _open(browser, fixture_report[1] / "fixture-cpu" / "report.html")
+    table = next(t for t in _rendered(page, "table.dataTable", at_least=4) if "Improvement over eager" in t.text)
+    container = table.find_element("xpath", "./ancestor::div[contains(@class, 'dt-container')]")
+    shown = len(table.find_elements("css selector", "thead th"))
+    page.execute_script("arguments[0].click()", container.find_element("css selector", "button.buttons-colvis"))
+    toggles = _rendered(page, ".dt-button-collection .dt-button:not(.dt-button-active)")
+    page.execute_script("arguments[0].click()", toggles[0])
+    assert len(table.find_elements("css selector", "thead th")) == shown + 1

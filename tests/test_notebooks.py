@@ -24,6 +24,9 @@ def test_committed_clean_with_one_parameters_cell(notebook):
     # every parameter line is a plain literal with a comment giving its unit or allowed values
     for line in "".join(tagged[0]["source"]).splitlines():
         assert " = " in line and "  # " in line, line
+        assert line.count("=") == 1, f"papermill cannot read a parameter line with a second '=': {line}"
+    # a published page shows results and narrative, not code
+    assert all("hide-input" in c["metadata"].get("tags", []) for c in code), "tag every code cell hide-input"
 
 
 @pytest.mark.slow
