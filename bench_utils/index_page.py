@@ -65,6 +65,30 @@ def _speedups(frame) -> str:
     return f"median ×{values.median():.2f}, best ×{values.max():.2f}"
 
 
+CHART_WIDTH_PX, BAR_PX = 180, 9  # the index's per-profile speedup chart
+
+
+def speedup_svg(frame) -> str:
+    """A small inline SVG: one bar per successful compiled cell, its speedup against a line at 1x
+    (green: significantly faster, red: significantly slower, grey: not significant). Inline, so the
+    index needs no image files and no network."""
+    cells = frame[(frame["status"] == "ok") & (frame["mode"] != "eager") & (frame["speedup"] > 0)]
+    if cells.empty:
+        return "—"
+    scale = CHART_WIDTH_PX / max(2.0, float(cells["speedup"].max()) * 1.05)  # px per 1x
+    bars = []
+    for i, (_, cell) in enumerate(cells.iterrows()):
+        colour = "#9aa4ae" if not cell["significant"] else "#1a7f37" if cell["speedup"] > 1 else "#b42318"
+        name = f"{cell['model']} bs={cell['batch_size']} {cell['mode']} {cell['variant']}: x{cell['speedup']:.2f}"
+        bars.append(f'<rect x="0" y="{i * (BAR_PX + 2)}" width="{cell["speedup"] * scale:.1f}" height="{BAR_PX}" '
+                    f'fill="{colour}"><title>{html.escape(name)}</title></rect>')
+    height = len(cells) * (BAR_PX + 2)
+    return (f'<svg class="speedups" width="{CHART_WIDTH_PX}" height="{height}" role="img" '
+            f'aria-label="speedup per compiled cell">{"".join(bars)}'
+            f'<line x1="{scale:.1f}" x2="{scale:.1f}" y1="0" y2="{height}" stroke="#1f2328" stroke-width="1">'
+            f'<title>1x: as fast as eager</title></line></svg>')
+
+
 def _row_html(line: ProfileLine) -> str:
     ok, failed, missing = _cell_counts(line)
     state = (f'<span class="failed">failed: {html.escape(line.error)}</span>' if line.error
@@ -73,7 +97,7 @@ def _row_html(line: ProfileLine) -> str:
     return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
             f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
             f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
-            f"<td class=num>{missing}</td><td>{_speedups(line.frame)}</td>"
+            f"<td class=num>{missing}</td><td>{_speedups(line.frame)}<br>{speedup_svg(line.frame)}</td>"
             f"<td>{html.escape(verdict_short(line.frame))}</td>"
             f"<td>{state}</td></tr>")
 
@@ -94,7 +118,9 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
 <style>{_STYLE}</style></head><body>
 <h1>torch.compile vs eager: benchmark reports</h1>
 <p>Latency of Hugging Face Transformers vision models in eager mode and under <code>torch.compile</code>,
-one page per hardware profile. Speedup = eager median / compiled median, each mode timed in processes of its own.
+one page per hardware profile. Speedup = eager median / compiled median, each mode timed in processes of its own;
+the bars show each compiled cell's speedup against a line at 1× (green: significantly faster, red: significantly
+slower, grey: not significant; hover for the cell).
 Rows built with <span class="random">random</span> weights have the checkpoint's architecture but not its weights.</p>
 <table><thead><tr><th>Profile</th><th>Hardware</th><th>Weights</th><th>OK cells</th><th>Failed</th>
 <th>Missing</th><th>Speedup</th><th>Verdict (see the page)</th><th>State</th></tr></thead><tbody>
