@@ -43,6 +43,35 @@ def within_tolerance(reference, diff: float, dtype: str) -> bool:
     return diff <= TOLERANCE[dtype] * scale
 
 
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def float64_reference(model: torch.nn.Module, inputs: dict):
+    """The model's output in float64, from a float64 copy of it (no autocast): the reference a low
+    precision's errors are measured against. The copy is freed before returning."""
+    import copy
+
+    model64 = copy.deepcopy(model).to(torch.float64)
+    inputs64 = {k: v.to(torch.float64) if v.is_floating_point() else v for k, v in inputs.items()}
+    with torch.autocast(device_type=next(iter(inputs.values())).device.type, enabled=False):
+        output = model64(**inputs64)
+    del model64
+    return output
+
+
+def as_accurate_as_eager(reference, candidate, fp64_reference, dtype: str) -> bool:
+    """Low precision (float16/bfloat16 or autocast): is compiled as accurate as eager? dynamo's own
+    accuracy rule (torch._dynamo.utils.same with a float64 reference): every floating output passes when
+    it is close to eager's within the dtype's tolerance, or when its RMSE against the float64 output is at
+    most 3x eager's RMSE plus tolerance / 10. Two low-precision outputs differ by rounding alone, so a
+    fixed tolerance between them flags correct kernels; the float64 reference tells rounding from error."""
+    from torch._dynamo.utils import same
+
+    return bool(same(floating_tensors(reference), floating_tensors(candidate),
+                     fp64_ref=[t.to(torch.float64) for t in floating_tensors(fp64_reference)],
+                     tol=TOLERANCE[dtype], exact_dtype=False, log_error=lambda *args, **kwargs: None))
+
+
 def top1_agreement(ref_logits: torch.Tensor, cand_logits: torch.Tensor) -> float:
     return float((ref_logits.argmax(-1) == cand_logits.argmax(-1)).float().mean())
 

@@ -21,7 +21,7 @@ PROFILE = ("profile_calls", "profile_call_ms", "profile_ops_per_call", "profile_
            "profile_overhead_ms", "profile_kernels_per_call", "profile_device_ms", "profile_launches_per_call",
            "profile_graph_replays_per_call", "profile_top_ops", "profile_error", "profile_trace")
 _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
-             "fx_cache_misses", "started_at", *PROFILE)  # from the first process: with cold_compile, the
+             "fx_cache_misses", "started_at", "accuracy_reference", *PROFILE)  # from the first process: with cold_compile, the
 # cold one; the profiler pass runs in repeat 0 only
 _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
             "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")

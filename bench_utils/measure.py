@@ -122,8 +122,8 @@ def _reset_peak_memory(device: str) -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
-def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device: str, task: str,
-                   cold: bool, fault: str | None) -> tuple[dict, object]:
+def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, mode: str, device: str,
+                   task: str, cold: bool, fault: str | None) -> tuple[dict, object]:
     """The compiled process's fields, and the compiled callable (for the profiler pass)."""
     from torch._dynamo.utils import counters
 
@@ -143,7 +143,12 @@ def _time_compiled(model, inputs, reference, cfg: BenchConfig, mode: str, device
     output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
     numerics = "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
-    fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], numerics)
+    if fp64_reference is not None:
+        fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
+        fields["accuracy_reference"] = "float64"
+    else:
+        fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], numerics)
+        fields["accuracy_reference"] = "eager"
     fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
     del output
     fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
@@ -189,6 +194,18 @@ def _to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
             else v for k, v in inputs.items()}
 
 
+def _fp64_reference(model, inputs: dict, cfg: BenchConfig):
+    """For a low precision (float16/bfloat16 weights or autocast): the float64 output the accuracy
+    check measures both eager's and compiled's errors against; None for float32, or when the model
+    cannot run in float64 (the check then falls back to the tolerance against eager)."""
+    if cfg.dtype not in accuracy.LOW_PRECISION:
+        return None
+    try:
+        return accuracy.float64_reference(model, inputs)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+
+
 def _latency_fields(samples_s: list[float]) -> dict:
     summary = summarize(samples_s)
     return {"latency_ms_mean": summary.mean_ms, "latency_ms_median": summary.median_ms}
@@ -222,12 +239,13 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
             timed = eager
         else:
             reference = eager()
+            fp64_reference = _fp64_reference(loaded.model, inputs, cfg)
             # the whole compiled life of the cell, warm-up included: CUDA-graph recording and
             # autotuning may still write kernels to the cache after the first call
             cold = cfg.cold_compile and repeat == 0  # later repeats compile with the cache it filled
             with _compiler_cache(empty=cold):
-                compiled_fields, timed = _time_compiled(loaded.model, inputs, reference, cfg, mode, device,
-                                                        spec.task, cold, fault)
+                compiled_fields, timed = _time_compiled(loaded.model, inputs, reference, fp64_reference, cfg,
+                                                        mode, device, spec.task, cold, fault)
                 fields.update(compiled_fields)
         fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
         if cfg.profile and repeat == 0:  # one process per cell is enough to explain it

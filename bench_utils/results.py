@@ -62,7 +62,8 @@ class BenchResult:
     peak_mem_mb: float | None = None  # CUDA max allocated while timing (after warm-up), or the process's peak RSS on CPU
     peak_reserved_mb: float | None = None  # CUDA max reserved by the caching allocator while timing
     max_abs_diff: float | None = None  # compiled vs eager output
-    accuracy_ok: bool | None = None  # max_abs_diff within the documented tolerance
+    accuracy_ok: bool | None = None  # float32: max_abs_diff within the tolerance; low precision: dynamo's rule
+    accuracy_reference: str = ""  # "eager" (float32: against eager's output) or "float64" (low precision)
     task_agreement: float | None = None  # top-1 / mask IoU / box agreement, compiled vs eager
     graph_breaks: int | None = None
     graph_count: int | None = None
@@ -287,7 +288,7 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
     "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
     "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
-    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
     "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
     "settings", "started_at", "duration_s", "samples_s"]
 

@@ -61,6 +61,7 @@ def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
     # the second compile finds what the first wrote to the (then empty) cache: clearly cheaper
     assert 0 < row.compile_warm_s < row.compile_s / 2
     assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
+    assert row.accuracy_reference == "float64"  # bfloat16: both outputs measured against a float64 run
     # the user's cache setting is back afterwards, and holds what the cold compile generated
     import os
 
