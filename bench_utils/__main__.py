@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_utils {models,run,report,selfcheck}` (see --help)."""
+"""Command line: `python -m bench_utils {models,plan,run,report,selfcheck}` (see --help)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,14 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_plan(args) -> int:
+    from .plan import plan_text
+
+    for path in args.params:
+        print(plan_text(load_config(path), path))
+    return 0
+
+
 def _cmd_cell(args) -> int:
     from .measure import measure_cell
 
@@ -93,7 +101,7 @@ def _cmd_report(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench_utils", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,run,report,selfcheck}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,plan,run,report,selfcheck}")
     sub.add_parser("models", help="list the registry's checkpoints").set_defaults(func=_cmd_models)
 
     run = sub.add_parser("run", help="measure every cell of a parameters file")
@@ -105,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "(the cluster `ray start` joined), ray://HOST:PORT, HOST:PORT, or local:N (N CPUs here)")
     run.add_argument("--cpus-per-cell", type=int, default=1, help="with --ray: CPUs (and torch threads) per cell")
     run.set_defaults(func=_cmd_run)
+
+    plan = sub.add_parser("plan", help="estimate how long a parameters file will run, and which cells may time out")
+    plan.add_argument("params", nargs="+", help="parameters YAML files")
+    plan.set_defaults(func=_cmd_plan)
 
     cell = sub.add_parser("cell")  # internal, unlisted: one cell in a subprocess, run by the runner
     cell.add_argument("--config", required=True)

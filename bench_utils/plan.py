@@ -1,0 +1,113 @@
+"""How long will a profile take? An estimate per cell before anything runs (`python -m bench_utils
+plan PARAMS.yaml`), from the guide's published latencies when the label names one of its GPUs, and
+the cells whose estimate exceeds `timeout_s`. No torch.
+
+Per process: a start (interpreter, imports, model load), warm-up (at least `warmup` calls and two
+windows of min_time_s / 4, at most `max_warmup_s`), timing (at least `iterations` calls and
+`min_time_s`), and in compiled processes the compile: cold in the first process, warm (cache hits)
+in the others. The compile figures are rough constants (Inductor on a server-class CPU, per mode),
+not measurements of your model: the estimate is for planning, the sweep's rows say what it took.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .config import BenchConfig
+
+START_S = 15.0  # a process: Python, torch and transformers imports, model load, seconds
+COLD_COMPILE_S = {"default": 60.0, "reduce-overhead": 75.0, "max-autotune-no-cudagraphs": 400.0,
+                  "max-autotune": 420.0}  # a full-size vision model, seconds; tiny models: a tenth
+WARM_COMPILE_SHARE = 0.25  # a warm compile (FX-graph cache hits) takes about this share of a cold one
+TIMEOUT_MARGIN = 1.5  # flag a process whose estimate is above timeout_s / this
+
+
+@dataclass(frozen=True)
+class ProcessEstimate:
+    model: str
+    batch_size: int
+    mode: str
+    repeat: int
+    latency_ms: float | None  # the guide's mean for this cell on the label's GPU, None if unknown
+    seconds: float  # estimated wall time of the process
+
+
+def guide_latency_ms(gpu: str, model: str, batch_size: int, mode: str) -> float | None:
+    """The guide's published mean (ms) for a cell on `gpu` (A100, V100, T4), eager or compiled (its
+    default-mode tables stand in for every compile mode); None where it published none."""
+    from .reference import load_reference
+
+    table = load_reference()
+    rows = table[(table["study"] == "torch 2.0.1") & (table["gpu"] == gpu) & (table["model"] == model)
+                 & (table["batch_size"] == batch_size)]
+    if rows.empty:
+        return None
+    value = float(rows["eager_ms" if mode == "eager" else "compiled_ms"].iloc[0])
+    return None if math.isnan(value) else value
+
+
+def guide_gpu(label: str) -> str | None:
+    """The guide GPU a label names ("A100 (nightly)" -> "A100"), else None."""
+    from .reference import GPUS
+
+    return next((gpu for gpu in GPUS if gpu.lower() in label.lower()), None)
+
+
+def process_seconds(cfg: BenchConfig, mode: str, repeat: int, latency_ms: float | None) -> float:
+    """The estimated wall time of one process (see the module docstring)."""
+    call_s = (latency_ms or 0.0) / 1000
+    warmup_s = min(max(cfg.warmup * call_s, 0.5 * cfg.min_time_s), cfg.max_warmup_s)
+    timing_s = max(cfg.iterations * call_s, cfg.min_time_s)
+    compile_s = 0.0
+    if mode != "eager":
+        cold = COLD_COMPILE_S[mode] * (0.1 if cfg.size == "tiny" else 1.0)
+        first = repeat == 0
+        compile_s = (cold * (1 + WARM_COMPILE_SHARE) if first and cfg.cold_compile
+                     else cold if first else cold * WARM_COMPILE_SHARE)
+    return START_S + warmup_s + timing_s + compile_s
+
+
+def estimate(cfg: BenchConfig) -> list[ProcessEstimate]:
+    """One estimate per process of `cfg`, in run order."""
+    gpu = guide_gpu(cfg.label) if cfg.device != "cpu" else None
+    estimates = []
+    for model, batch_size, mode, repeat in cfg.runs():
+        latency = guide_latency_ms(gpu, model, batch_size, mode) if gpu else None
+        estimates.append(ProcessEstimate(model, batch_size, mode, repeat, latency,
+                                         process_seconds(cfg, mode, repeat, latency)))
+    return estimates
+
+
+def too_long(cfg: BenchConfig, estimates: list[ProcessEstimate]) -> list[ProcessEstimate]:
+    """Processes whose estimate comes within TIMEOUT_MARGIN of timeout_s: raise it, or they may time out."""
+    return [e for e in estimates if e.seconds * TIMEOUT_MARGIN > cfg.timeout_s]
+
+
+def plan_text(cfg: BenchConfig, source: str) -> str:
+    """What `plan` prints: processes, the estimated total, per model, and the cells at risk."""
+    estimates = estimate(cfg)
+    gpu = guide_gpu(cfg.label) if cfg.device != "cpu" else None
+    known = sum(e.latency_ms is not None for e in estimates)
+    lines = [f"{source}: {cfg.label}: {len(estimates)} processes ({len(cfg.cells())} cells x {cfg.repeats} repeats)",
+             f"  estimated {'' if gpu else 'at least '}{_duration(sum(e.seconds for e in estimates))} "
+             + (f"(latencies: the guide's {gpu} tables for {known} of {len(estimates)} processes; "
+                "compile times: rough constants)" if gpu else
+                "(no guide latencies for this label: timing counted at its minimum, min_time_s; "
+                "compile times: rough constants)")]
+    for model in cfg.models:
+        seconds = sum(e.seconds for e in estimates if e.model == model)
+        lines.append(f"    {model:<20} {_duration(seconds)}")
+    risky = too_long(cfg, estimates)
+    for e in risky:
+        lines.append(f"  warning: {e.model} bs={e.batch_size} {e.mode} #{e.repeat}: about {_duration(e.seconds)}, "
+                     f"close to or above timeout_s={cfg.timeout_s:g} s; raise timeout_s")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,53 @@
+"""The plan: how long a profile will run, from the guide's latencies, before anything runs."""
+
+import pytest
+
+from bench_utils import plan
+from bench_utils.config import BenchConfig
+from conftest import run_cli
+
+GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), modes=("eager", "default"), device="cuda",
+           weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
+           cold_compile=False, timeout_s=1800.0)
+
+
+def test_guide_latency_of_a_published_cell_and_none_elsewhere():
+    assert plan.guide_latency_ms("A100", "vit", 1, "eager") == 9.325  # the guide's table, torch 2.0.1
+    assert plan.guide_latency_ms("A100", "vit", 1, "default") == 7.584
+    assert plan.guide_latency_ms("A100", "vit", 3, "eager") is None
+    assert plan.guide_gpu("T4 (nightly)") == "T4" and plan.guide_gpu("H100") is None
+
+
+def test_process_seconds_add_start_warmup_timing_and_compile():
+    cfg = BenchConfig(**GPU)
+    # eager, 9.325 ms: warm-up max(10 calls, 0.5 s) = 0.5 s; timing max(300 calls = 2.7975 s, 1 s)
+    assert plan.process_seconds(cfg, "eager", 0, 9.325) == pytest.approx(plan.START_S + 0.5 + 2.7975)
+    # compiled: a cold compile in the first process, a warm one (a quarter) in the next
+    first = plan.process_seconds(cfg, "default", 0, 7.584)
+    assert first == pytest.approx(plan.START_S + 0.5 + 300 * 0.007584 + 60.0)
+    assert plan.process_seconds(cfg, "default", 1, 7.584) == pytest.approx(first - 45.0)
+    # cold_compile compiles twice in the first process; tiny models compile in a tenth of the time
+    cold = BenchConfig(**(GPU | {"cold_compile": True, "size": "tiny"}))
+    assert plan.process_seconds(cold, "default", 0, None) == pytest.approx(plan.START_S + 0.5 + 1.0 + 6.0 * 1.25)
+
+
+def test_estimate_covers_every_process_and_flags_those_near_the_timeout():
+    cfg = BenchConfig(**(GPU | {"timeout_s": 100.0}))
+    estimates = plan.estimate(cfg)
+    assert [(e.mode, e.repeat) for e in estimates] == [("eager", 0), ("default", 0), ("eager", 1), ("default", 1)]
+    assert [e.latency_ms for e in estimates] == [9.325, 7.584, 9.325, 7.584]
+    risky = plan.too_long(cfg, estimates)  # 80 s for the cold compiled process: 1.5 x 80 > 100 s
+    assert [(e.mode, e.repeat) for e in risky] == [("default", 0)]
+
+
+def test_plan_command_prints_the_total_per_model_and_warnings(tmp_path):
+    params = tmp_path / "a100.yaml"
+    params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, max-autotune]\n"
+                      "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\n")
+    proc = run_cli("plan", params, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith("A100: 12 processes (4 cells x 3 repeats)")
+    assert "the guide's A100 tables for 12 of 12 processes" in lines[1]  # its default mode stands in for all
+    assert [line.split()[0] for line in lines[2:4]] == ["vit", "resnet"]
+    assert any(line.startswith("  warning: vit bs=1 max-autotune #0") and "raise timeout_s" in line for line in lines)
