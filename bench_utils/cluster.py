@@ -62,11 +62,21 @@ def accelerator_type(label: str) -> str | None:
     return None
 
 
-def task_options(cfg: BenchConfig, cluster_has_gpus: bool, cpus_per_cell: int = 1) -> dict:
+def cpus_per_gpu(nodes: list[dict]) -> int:
+    """The CPU share of one GPU on the leanest GPU node (its CPUs / its GPUs, at least 1), from
+    ray.nodes(): a GPU cell compiles with Inductor's worker pool and, at batch 1, is host-bound; with
+    one CPU each, eight cells on an 8-GPU node would compile and launch kernels on top of each other."""
+    shares = [int(node["Resources"].get("CPU", 1) // node["Resources"]["GPU"]) for node in nodes
+              if node.get("Alive", True) and node.get("Resources", {}).get("GPU", 0) > 0]
+    return max(1, min(shares, default=1))
+
+
+def task_options(cfg: BenchConfig, cluster_has_gpus: bool, cpus_per_cell: int = 1, gpu_cpus: int = 1) -> dict:
     """Ray resources for one cell of `cfg`: one GPU for a cuda profile (or auto on a cluster with
-    GPUs), else none; `cpus_per_cell` CPUs; the accelerator type the label names, if any."""
+    GPUs), else none; CPUs: `cpus_per_cell`, and for a GPU cell at least `gpu_cpus` (its node's CPU
+    share per GPU, cpus_per_gpu); the accelerator type the label names, if any."""
     gpu = cfg.device == "cuda" or (cfg.device == "auto" and cluster_has_gpus)
-    options = {"num_gpus": 1 if gpu else 0, "num_cpus": cpus_per_cell}
+    options = {"num_gpus": 1 if gpu else 0, "num_cpus": max(cpus_per_cell, gpu_cpus) if gpu else cpus_per_cell}
     kind = accelerator_type(cfg.label)
     if kind:
         options["accelerator_type"] = kind
@@ -139,8 +149,9 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
                       max_retries: int = 2, env: dict | None = None) -> list[SweepSummary]:
     """Measure the pending cells of every profile at once on Ray; one SweepSummary per profile.
 
-    `env`: extra environment variables for the cell processes on the workers. CPU cells run with
-    OMP_NUM_THREADS = cpus_per_cell, so cells sharing a machine do not fight over its cores.
+    `env`: extra environment variables for the cell processes on the workers. A cell's OpenMP threads
+    and Inductor compile workers are as many as the CPUs it was given (cpus_per_cell; a GPU cell at
+    least its node's CPUs per GPU), so cells sharing a machine do not fight over its cores.
     """
     target = parse_ray_address(address)
     if type(cpus_per_cell) is not int or cpus_per_cell < 1:
@@ -158,12 +169,12 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
     started_here = _connect(ray, target)
     try:
         has_gpus = ray.cluster_resources().get("GPU", 0) > 0
-        options = [task_options(cfg, has_gpus, cpus_per_cell) for cfg in configs]
+        gpu_cpus = cpus_per_gpu(ray.nodes())
+        options = [task_options(cfg, has_gpus, cpus_per_cell, gpu_cpus) for cfg in configs]
         _check_feasible(ray, configs, options)
         with ExitStack() as stack:
             writers = [stack.enter_context(ResultsWriter(path)) for path in paths]
-            jobs, summaries = _submit(ray, configs, paths, options, retry_failed, max_retries,
-                                      {"OMP_NUM_THREADS": str(cpus_per_cell), **(env or {})})
+            jobs, summaries = _submit(ray, configs, paths, options, retry_failed, max_retries, env or {})
             _collect(ray, jobs, configs, writers, summaries, max_retries, progress)
         return summaries
     finally:
@@ -181,9 +192,11 @@ def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tup
     jobs = {}
     for index, (cfg, path, opts, todo) in enumerate(zip(configs, paths, options, todos)):
         log_dir = str(path.resolve().parent / "logs")
+        threads = str(opts["num_cpus"])
+        cell_env = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
         for cell in todo:
             ref = task.options(**opts, max_retries=max_retries, name=f"{cfg.slug()}:{'/'.join(map(str, cell))}")
-            jobs[ref.remote(cfg.to_dict(), cell, log_dir, env)] = (index, cell, time.perf_counter())
+            jobs[ref.remote(cfg.to_dict(), cell, log_dir, cell_env)] = (index, cell, time.perf_counter())
     return jobs, summaries
 
 

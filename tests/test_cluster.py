@@ -20,7 +20,8 @@ import ray
 from ray.cluster_utils import Cluster
 from ray.util import accelerators
 
-from bench_utils.cluster import accelerator_type, parse_ray_address, run_sweeps_on_ray, task_options
+from bench_utils.cluster import (accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray,
+                                 task_options)
 from bench_utils.config import ConfigError, load_config
 from bench_utils.results import read_results, to_dataframe
 from bench_utils.runner import run_sweep
@@ -62,6 +63,20 @@ def test_task_options_ask_for_one_gpu_or_cpus_and_the_labelled_gpu_type(tmp_path
     auto = load_config(tiny_params(tmp_path, label="T4", device="auto"))
     assert task_options(auto, cluster_has_gpus=True)["num_gpus"] == 1
     assert task_options(auto, cluster_has_gpus=False) == {"num_gpus": 0, "num_cpus": 1, "accelerator_type": "T4"}
+    # a GPU cell gets its node's CPU share per GPU (compile workers, host-bound launches); a CPU cell not
+    assert task_options(cuda, cluster_has_gpus=True, gpu_cpus=12)["num_cpus"] == 12
+    assert task_options(cuda, cluster_has_gpus=True, cpus_per_cell=16, gpu_cpus=12)["num_cpus"] == 16
+    assert task_options(cpu, cluster_has_gpus=True, gpu_cpus=12)["num_cpus"] == 1
+
+
+def test_cpu_share_per_gpu_is_the_leanest_gpu_nodes():
+    nodes = [{"Alive": True, "Resources": {"CPU": 96.0, "GPU": 8.0}},  # 12 per GPU
+             {"Alive": True, "Resources": {"CPU": 32.0, "GPU": 4.0}},  # 8 per GPU: the leanest
+             {"Alive": True, "Resources": {"CPU": 64.0}},  # a CPU node: not counted
+             {"Alive": False, "Resources": {"CPU": 2.0, "GPU": 2.0}}]  # dead: not counted
+    assert cpus_per_gpu(nodes) == 8
+    assert cpus_per_gpu([{"Alive": True, "Resources": {"CPU": 1.0, "GPU": 2.0}}]) == 1  # at least one
+    assert cpus_per_gpu([]) == 1
 
 
 def test_cli_refuses_bad_ray_options_before_connecting(tmp_path):
