@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-import warnings
 from pathlib import Path
 
 from .config import ConfigError, config_from_dict, load_config
+from .messages import use_one_line_warnings
 from .preflight import check_device_available, check_distinct_folders
 from .registry import MODELS, SIZES
 
@@ -153,15 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line_warning(message, category, filename, lineno, line=None) -> str:
-    """One line for users (e.g. a results line skipped), not the source line that warned."""
-    kind = "" if category is UserWarning else f" ({category.__name__})"
-    return f"warning{kind}: {message}\n"
+def _terminated(signum, frame) -> None:
+    """SIGTERM (a scheduler's or `kill`'s stop) unwinds like Ctrl-C: the cell in flight is killed, its
+    temporary folder removed, the lock released; finished cells stay saved."""
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    warnings.formatwarning = _one_line_warning
+    use_one_line_warnings()
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
     except ConfigError as err:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +146,9 @@ def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
     return (out_dir / cfg.slug()).resolve() / "results.jsonl"
 
 
-def check_results_file(path: Path, params: Path) -> None:
-    """For --report-only: the profile's results file must exist and hold rows (a one-line error)."""
+def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
+    """For --report-only: the profile's results file must exist and hold rows (a one-line error);
+    rows measured with other settings than `params` names are reported as measured, with a warning."""
     from .results import read_results
 
     if not path.is_file():
@@ -154,6 +156,11 @@ def check_results_file(path: Path, params: Path) -> None:
     loaded = read_results(path)
     if not loaded.rows:
         raise ConfigError(f"{path}: no readable results rows ({len(loaded.skipped_lines)} unreadable lines)")
+    other = sum(row.settings != cfg.settings_fingerprint() for row in loaded.rows)
+    if other:
+        warnings.warn(f"{path}: {other} of {len(loaded.rows)} rows were measured with other settings than "
+                      f"{params.name} (size, dtype, warm-up, iterations, image or device); the page reports them "
+                      "as measured", stacklevel=2)
 
 
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
@@ -219,7 +226,7 @@ def main(args) -> int:
         check_device_available(configs)
     for cfg, path in zip(configs, profiles):
         if args.report_only:
-            check_results_file(profile_results(cfg, out_dir), path)
+            check_results_file(profile_results(cfg, out_dir), path, cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
     outcomes = [run_profile(p, out_dir, args.cell_timeout, measure=not args.report_only) for p in profiles]

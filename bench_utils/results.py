@@ -215,10 +215,20 @@ class ResultsWriter:
     def append(self, row: BenchResult) -> None:
         line = row.to_json() + "\n"
         cut = faults.torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line if cut is None else line[:cut])
-            fh.flush()
-            os.fsync(fh.fileno())  # on disk before the next cell starts: a power cut loses no row
+        data = (line if cut is None else line[:cut]).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            start = os.lseek(fd, 0, os.SEEK_END)
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)  # on disk before the next cell starts: a power cut loses no row
+            except OSError:  # e.g. disk full mid-row: take the half row back, so the file holds rows only
+                os.ftruncate(fd, start)
+                raise
+        finally:
+            os.close(fd)
         if cut is not None:
             faults.kill_self()
         self._appended += 1

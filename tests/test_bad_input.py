@@ -78,6 +78,25 @@ def test_results_under_a_regular_file_is_one_line(tmp_path):
                    "choose another --results path"
 
 
+def test_reports_dir_variable_naming_a_file_is_one_line(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    proc = run_cli("report", tiny_params(tmp_path), "--report-only", env={"BENCH_REPORTS_DIR": str(tmp_path / "plain")})
+    assert one_error_line(proc) == f"error: BENCH_REPORTS_DIR={tmp_path / 'plain'}: a file, not a folder; " \
+                                   "point it at a folder (or unset it)"
+
+
+def test_report_only_warns_about_rows_measured_with_other_settings(tmp_path):
+    from bench_utils.report import check_results_file
+
+    cfg = load_config(tiny_params(tmp_path))
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append(make_row(settings=cfg.settings_fingerprint()))
+        writer.append(make_row(batch_size=4, settings="another-one"))
+    with pytest.warns(UserWarning, match=r"1 of 2 rows were measured with other settings than params.yaml"):
+        check_results_file(path, tmp_path / "params.yaml", cfg)
+
+
 def test_a_decompression_bomb_image_is_refused(tmp_path, monkeypatch):
     from PIL import Image
 

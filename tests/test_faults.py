@@ -227,6 +227,17 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     outcome["orphan_lived_s"] = time.monotonic() - start
     outcome["results_after_kills"] = results.exists() and results.read_text()
 
+    log.unlink()
+    outcome["cell_dirs_before"] = sorted(p.name for p in tmp.glob("bench-cell-*"))  # SIGKILL left its own
+    sweep = _start_sweep(long_wait, results, env)
+    started.append(sweep)
+    wait_for(hung, 120, "hang before SIGTERM")
+    outcome["cell_dirs_while_hung"] = sorted(p.name for p in tmp.glob("bench-cell-*"))
+    sweep.terminate()  # SIGTERM, as a scheduler or `kill` stops a job
+    outcome["terminated"] = (sweep.wait(30), *sweep.communicate())
+    outcome["pids_after_terminate"] = cell_processes(str(tmp))
+    outcome["cell_dirs_after_terminate"] = sorted(p.name for p in tmp.glob("bench-cell-*"))
+
     start = time.monotonic()
     outcome["timed"] = run_cli("run", tiny_params(tmp, "short.yaml", batch_sizes=[1, 2], timeout_s=HANG_TIMEOUT_S),
                                "--results", results, "--quiet", env=env)
@@ -247,6 +258,15 @@ def test_ctrl_c_stops_the_sweep_and_its_cell(hang_sweep):
     assert code == 130 and stdout == ""
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
     assert hang_sweep["pids_after_interrupt"] == []
+
+
+def test_sigterm_stops_like_ctrl_c_and_cleans_up(hang_sweep):
+    code, stdout, stderr = hang_sweep["terminated"]
+    assert code == 130 and stdout == "" and "Traceback" not in stderr
+    assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
+    before = hang_sweep["cell_dirs_before"]  # what the SIGKILLed sweep could not remove
+    assert len(hang_sweep["cell_dirs_while_hung"]) == len(before) + 1  # the cell's config folder...
+    assert hang_sweep["cell_dirs_after_terminate"] == before and hang_sweep["pids_after_terminate"] == []  # ...gone
 
 
 def test_sigkilled_sweep_leaves_no_orphan_cell(hang_sweep):

@@ -1,5 +1,6 @@
 import json
 import multiprocessing
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,3 +138,39 @@ def test_an_ok_row_without_samples_counts_as_a_failed_process():
     mixed = to_dataframe([row(mode="eager", samples_s=[]), row(mode="eager", repeat=1)])
     assert mixed.loc[0, "status"] == "ok" and mixed.loc[0, "repeats_ok"] == 1
     assert mixed.loc[0, "error"].startswith("1 of 2 processes failed; last: error: ")
+
+
+FULL_DISK_CHILD = """
+import resource, signal, sys
+sys.path.insert(0, {tests!r})
+from conftest import make_row
+from bench_utils.results import ResultsWriter
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of a kill
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))
+with ResultsWriter({path!r}) as writer:
+    for repeat in range(100):
+        try:
+            writer.append(make_row(repeat=repeat))
+        except OSError as err:
+            print(err.errno, repeat)
+            break
+"""
+
+
+def test_a_full_disk_leaves_whole_rows_only(tmp_path):
+    """A write that runs out of room (here: a file-size limit, EFBIG, standing in for ENOSPC) takes
+    its half row back: the file holds the rows written before, each whole, and the next append starts
+    on a line of its own."""
+    import errno
+    import subprocess
+    import sys
+
+    path = tmp_path / "results.jsonl"
+    row_bytes = len((fixture_row().to_json() + "\n").encode())  # the child's rows: conftest's make_row
+    script = FULL_DISK_CHILD.format(tests=str(Path(__file__).parent), limit=int(row_bytes * 3.5), path=str(path))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(errno.EFBIG), "3"]  # the fourth row did not fit
+    assert path.read_bytes().endswith(b"\n") and path.stat().st_size == 3 * row_bytes
+    loaded = read_results(path)
+    assert [row.repeat for row in loaded.rows] == [0, 1, 2] and loaded.skipped_lines == []

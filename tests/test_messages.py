@@ -1,0 +1,20 @@
+"""Warnings read as one line, in the console and on the report pages."""
+
+from bench_utils.messages import one_line_warning
+
+
+def test_a_warning_is_one_line_without_the_source_excerpt():
+    assert one_line_warning("results.jsonl: skipped 1 unreadable line(s): [3]", UserWarning, "/x/results.py", 10,
+                            "warnings.warn(...)") == "warning: results.jsonl: skipped 1 unreadable line(s): [3]\n"
+    assert one_line_warning("old", DeprecationWarning, "f.py", 1) == "warning (DeprecationWarning): old\n"
+
+
+def test_use_one_line_warnings_sets_the_format():
+    # a fresh interpreter: pytest records warnings itself and would never print them
+    import subprocess
+    import sys
+
+    code = ("import warnings; from bench_utils.messages import use_one_line_warnings; "
+            "use_one_line_warnings(); warnings.warn('a results line was skipped')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stderr == "warning: a results line was skipped\n"
