@@ -93,6 +93,27 @@ def cudagraphs_recorded(device: str) -> int | None:
         return None
 
 
+RECOMPILE_LIMIT_MARKER = "recompile limit"  # in dynamo's "unimplemented" counter when a frame hit the limit
+
+
+def hit_recompile_limit() -> bool:
+    """Did a frame hit dynamo's recompile limit since the counters were cleared? Dynamo then runs the
+    frame's new shapes eagerly, silently."""
+    from torch._dynamo.utils import counters
+
+    return any(RECOMPILE_LIMIT_MARKER in str(message).lower() for message in counters["unimplemented"])
+
+
+def weights_dtype(cfg: BenchConfig) -> str:
+    """The dtype the weights are loaded in: autocast casts per op, its weights stay float32."""
+    return "float32" if cfg.autocast else cfg.dtype
+
+
+def accuracy_numerics(cfg: BenchConfig, device: str) -> str:
+    """The tolerance class of a float32-style comparison with eager: "tf32" on CUDA when TF32 is on."""
+    return "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
+
+
 def fx_cache_counts() -> dict:
     """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
     from torch._dynamo.utils import counters
@@ -101,7 +122,7 @@ def fx_cache_counts() -> dict:
             "fx_cache_misses": int(counters["inductor"]["fxgraph_cache_miss"])}
 
 
-def _timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
+def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
     """Warm `fn` up until steady, then time it: the row's samples, warm-up record and the machine's
     load from others while timing. CUDA peak memory counts from the end of warm-up: steady-state
     inference (weights, activations, a CUDA-graph pool), not compiling or autotuning."""
@@ -139,10 +160,10 @@ def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, m
         clear_graph_stats()  # count the graphs and breaks of one compile, not two
         fields["compile_warm_s"] = time_once(compiled, device)
     frames_after_first_call = int(counters["frames"]["total"])
-    fields.update(_timed_phase(compiled, cfg, device, COMPILED_EXTRA_WARMUP[mode]))
+    fields.update(timed_phase(compiled, cfg, device, COMPILED_EXTRA_WARMUP[mode]))
     output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
-    numerics = "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
+    numerics = accuracy_numerics(cfg, device)
     if fp64_reference is not None:
         fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
         fields["accuracy_reference"] = "float64"
@@ -180,14 +201,14 @@ def _compiler_cache(empty: bool):
             shutil.copytree(folder, before or default_cache_dir(), dirs_exist_ok=True, symlinks=True)
 
 
-def _precision(cfg: BenchConfig, device: str):
+def precision_context(cfg: BenchConfig, device: str):
     """torch.autocast around every call when the config asks for it, else nothing."""
     if not cfg.autocast:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device, dtype=DTYPES[cfg.dtype])
 
 
-def _to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
+def to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
     """channels_last for the model's 4-D weights and every 4-D floating input (NCHW images)."""
     model.to(memory_format=torch.channels_last)
     return {k: v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 and v.is_floating_point()
@@ -225,17 +246,17 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
     if device == "cuda":
         environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
     faults.maybe_inject("load", fault)
-    weights_dtype = "float32" if cfg.autocast else cfg.dtype  # autocast casts per op, weights stay fp32
-    loaded = load_model(spec, cfg.size, cfg.weights, device, weights_dtype)
+    weights = weights_dtype(cfg)
+    loaded = load_model(spec, cfg.size, cfg.weights, device, weights)
     fields.update(weights=loaded.weights, weights_note=loaded.note, num_params=loaded.num_params)
-    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights_dtype], cfg.image)
+    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights], cfg.image)
     if cfg.channels_last:
-        inputs = _to_channels_last(loaded.model, inputs)
-    with torch.inference_mode(), _precision(cfg, device):
+        inputs = to_channels_last(loaded.model, inputs)
+    with torch.inference_mode(), precision_context(cfg, device):
         eager = lambda: loaded.model(**inputs)  # noqa: E731
         faults.maybe_inject("eager", fault)
         if mode == "eager":
-            fields.update(_timed_phase(eager, cfg, device))
+            fields.update(timed_phase(eager, cfg, device))
             timed = eager
         else:
             reference = eager()
@@ -255,7 +276,7 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
 
 
-def _is_oom(err: BaseException) -> bool:
+def is_oom(err: BaseException) -> bool:
     if isinstance(err, (torch.cuda.OutOfMemoryError, MemoryError)):
         return True
     # CPU allocator failures, cuBLAS/cuDNN workspace allocations and some CUDA paths raise a plain
@@ -272,7 +293,7 @@ def error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {message[:500]}{where}"
 
 
-def _release_cuda_memory() -> None:
+def release_cuda_memory() -> None:
     """After a failed cell: give cached blocks back. A sticky CUDA error (e.g. an illegal address)
     makes every later CUDA call raise too; the row must still say what went wrong first."""
     try:
@@ -295,9 +316,9 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, 
     try:
         _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields, trace_path)
     except Exception as err:  # noqa: BLE001 - every failure of a cell must become a row
-        status, error = ("oom" if _is_oom(err) else "error"), error_text(err)
+        status, error = ("oom" if is_oom(err) else "error"), error_text(err)
         if device == "cuda":
-            _release_cuda_memory()
+            release_cuda_memory()
     return BenchResult(
         **cell_fields(cfg, model_name, batch_size, mode, device, repeat), status=status, error=error,
         env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),

@@ -73,6 +73,7 @@ def run_study_subprocess(cfg: BenchConfig, run: tuple, results_path: Path):
         config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
         config_path.write_text(json.dumps(cfg.to_dict()))
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(Path(tmp) / "inductor-cache"))
+        env.pop("TRITON_CACHE_DIR", None)  # Triton's cache then lives under the empty one too (torch's fresh_cache)
         command = [sys.executable, "-m", "bench_utils", "study", "--kind", kind, "--config", str(config_path),
                    "--model", model, "--variant", variant, "--results", str(results_path), "--out", str(out_path)]
         returncode, duration_s = run_logged(command, cfg.timeout_s, log_path, env=env)

@@ -81,6 +81,7 @@ class ServingResult(_Row):
     compile_total_s: float | None = None  # wall time of the requests that compiled, seconds
     steady_ms: dict = field(default_factory=dict)  # str(batch size) -> median ms after the sequence
     steady_samples_s: dict = field(default_factory=dict)  # str(batch size) -> raw samples, seconds
+    steady_others_cpu_pct: dict = field(default_factory=dict)  # str(batch size) -> CPU others used while timing, %
     env: dict = field(default_factory=dict)
     started_at: str = ""
     duration_s: float | None = None
@@ -111,7 +112,7 @@ class CompileCostResult(_Row):
     weights: str = ""
     weights_note: str = ""
     applicable: bool = True  # False: the strategy does not apply to this model (`note` says why)
-    note: str = ""  # e.g. "12 x ViTLayer at vit.encoder.layer" or "no repeated blocks"
+    note: str = ""  # e.g. "12 x ViTLayer at vit.layers" or "no repeated blocks"
     compile_s: float | None = None  # first compiled call, seconds (cache-artifacts: after loading them)
     fx_cache_hits: int | None = None
     fx_cache_misses: int | None = None

@@ -87,7 +87,7 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
 
     measure.load_model = spy
     try:
-        with measure._precision(cfg, "cpu"):
+        with measure.precision_context(cfg, "cpu"):
             assert torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.is_autocast_enabled("cpu")
         row = measure_cell(cfg, "resnet", 1, "eager")
     finally:
