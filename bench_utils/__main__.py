@@ -61,9 +61,16 @@ def _cmd_run(args) -> int:
 
 def _cmd_plan(args) -> int:
     from .plan import plan_text
+    from .runner import SettingsMismatchError, default_results_path
 
-    for path in args.params:
-        print(plan_text(load_config(path), path))
+    configs = [load_config(path) for path in args.params]
+    if args.results and len(configs) > 1:
+        raise ConfigError("--results names one file: give one parameters file with it")
+    for cfg, path in zip(configs, args.params):
+        try:
+            print(plan_text(cfg, path, args.results or default_results_path(cfg)))
+        except SettingsMismatchError as err:
+            raise ConfigError(str(err)) from None
     return 0
 
 
@@ -117,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="estimate how long a parameters file will run, and which cells may time out")
     plan.add_argument("params", nargs="+", help="parameters YAML files")
+    plan.add_argument("--results", help="results JSONL whose finished processes are left out (default: as run)")
     plan.set_defaults(func=_cmd_plan)
 
     cell = sub.add_parser("cell")  # internal, unlisted: one cell in a subprocess, run by the runner

@@ -47,9 +47,9 @@ import torch
 from . import accuracy, environment
 from .config import BenchConfig
 from .inputs import build_inputs
-from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, clear_graph_stats, error_text, fx_cache_counts,
-                      graph_stats, hit_recompile_limit, is_oom, precision_context, release_cuda_memory, timed_phase,
-                      to_channels_last, weights_dtype)
+from .compile_stats import clear_graph_stats, fx_cache_counts, graph_stats, hit_recompile_limit
+from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, error_text, is_oom, precision_context,
+                      release_cuda_memory, timed_phase, to_channels_last, weights_dtype)
 from .models import DTYPES, load_model
 from .stats import summarize
 from .study_results import STRATEGIES, CompileCostResult, artifacts_path, compile_cost_fields

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from . import accuracy, environment, faults, machine_load, profiling, schedule
+from .compile_stats import clear_graph_stats, cudagraphs_recorded, fx_cache_counts, graph_stats
 from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
@@ -48,62 +49,6 @@ def _peak_mem_mb(device: str) -> dict:
     return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
 
 
-def clear_graph_stats() -> None:
-    """Forget dynamo's and Inductor's counts and guard failures, so that graph_stats speaks of what
-    follows only."""
-    from torch._dynamo.utils import counters, guard_failures
-
-    counters.clear()
-    guard_failures.clear()
-
-
-def graph_stats(frames_after_first_call: int) -> dict:
-    """Graph breaks and their reasons (dynamo's counters), graphs compiled, recompiles after the
-    first call with the guard that failed for each (why dynamo compiled again), and the graphs that
-    ran without CUDA graphs (reduce-overhead skipped them)."""
-    from torch._dynamo.utils import counters, guard_failures
-
-    breaks = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
-    failed_guards = [reason.strip().splitlines()[0] for reasons in guard_failures.values() for reason in reasons]
-    return {"graph_breaks": int(sum(counters["graph_break"].values())),
-            "graph_count": int(counters["stats"]["unique_graphs"]),
-            "recompiles": int(counters["frames"]["total"]) - frames_after_first_call,
-            "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards)),
-            "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"])}
-
-
-def cudagraphs_recorded(device: str) -> int | None:
-    """CUDA graphs recorded in this process by Inductor's CUDA-graph trees (reduce-overhead and
-    max-autotune): 0 means the mode ran without them. None off CUDA, or if torch's internals moved
-    (torch._inductor.cudagraph_trees: manager.roots and node.children, both FunctionID -> nodes)."""
-    if device != "cuda":
-        return None
-    try:
-        from torch._inductor import cudagraph_trees
-
-        manager = cudagraph_trees.get_manager(create_if_none_exists=False)
-        if manager is None:
-            return 0
-
-        def count(nodes) -> int:
-            return sum(1 + count([c for kids in node.children.values() for c in kids]) for node in nodes)
-
-        return count([node for nodes in manager.roots.values() for node in nodes])
-    except (AttributeError, ImportError, TypeError):
-        return None
-
-
-RECOMPILE_LIMIT_MARKER = "recompile limit"  # in dynamo's "unimplemented" counter when a frame hit the limit
-
-
-def hit_recompile_limit() -> bool:
-    """Did a frame hit dynamo's recompile limit since the counters were cleared? Dynamo then runs the
-    frame's new shapes eagerly, silently."""
-    from torch._dynamo.utils import counters
-
-    return any(RECOMPILE_LIMIT_MARKER in str(message).lower() for message in counters["unimplemented"])
-
-
 def weights_dtype(cfg: BenchConfig) -> str:
     """The dtype the weights are loaded in: autocast casts per op, its weights stay float32."""
     return "float32" if cfg.autocast else cfg.dtype
@@ -112,14 +57,6 @@ def weights_dtype(cfg: BenchConfig) -> str:
 def accuracy_numerics(cfg: BenchConfig, device: str) -> str:
     """The tolerance class of a float32-style comparison with eager: "tf32" on CUDA when TF32 is on."""
     return "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
-
-
-def fx_cache_counts() -> dict:
-    """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
-    from torch._dynamo.utils import counters
-
-    return {"fx_cache_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
-            "fx_cache_misses": int(counters["inductor"]["fxgraph_cache_miss"])}
 
 
 def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:

@@ -84,12 +84,30 @@ def too_long(cfg: BenchConfig, estimates: list[ProcessEstimate]) -> list[Process
     return [e for e in estimates if e.seconds * TIMEOUT_MARGIN > cfg.timeout_s]
 
 
-def plan_text(cfg: BenchConfig, source: str) -> str:
-    """What `plan` prints: processes, the estimated total, per model, and the cells at risk."""
-    estimates = estimate(cfg)
+def remaining(cfg: BenchConfig, estimates: list[ProcessEstimate], results_path) -> list[ProcessEstimate]:
+    """The estimates of the processes the results file does not hold yet (all of them without a file):
+    what `run` would still measure."""
+    from pathlib import Path
+
+    from .runner import pending_runs
+
+    if results_path is None or not Path(results_path).exists():
+        return estimates
+    todo = set(pending_runs(cfg, Path(results_path)))
+    return [e for e in estimates if (e.model, e.batch_size, e.mode, e.repeat) in todo]
+
+
+def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
+    """What `plan` prints: processes (and how many the results file already holds), the estimated
+    time of the rest, per model, and the cells at risk."""
+    everything = estimate(cfg)
+    estimates = remaining(cfg, everything, results_path)
     gpu = guide_gpu(cfg.label) if cfg.device != "cpu" else None
     known = sum(e.latency_ms is not None for e in estimates)
-    lines = [f"{source}: {cfg.label}: {len(estimates)} processes ({len(cfg.cells())} cells x {cfg.repeats} repeats)",
+    done = f"; {len(everything) - len(estimates)} already measured in {results_path}" if len(estimates) < len(
+        everything) else ""
+    lines = [f"{source}: {cfg.label}: {len(everything)} processes ({len(cfg.cells())} cells x {cfg.repeats} "
+             f"repeats){done}",
              f"  estimated {'' if gpu else 'at least '}{_duration(sum(e.seconds for e in estimates))} "
              + (f"(latencies: the guide's {gpu} tables for {known} of {len(estimates)} processes; "
                 "compile times: rough constants)" if gpu else

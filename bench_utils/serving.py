@@ -25,8 +25,8 @@ import torch
 from . import environment, machine_load, schedule
 from .config import BenchConfig
 from .inputs import build_inputs
-from .measure import (clear_graph_stats, error_text, hit_recompile_limit, is_oom, precision_context,
-                      release_cuda_memory, to_channels_last, weights_dtype)
+from .compile_stats import clear_graph_stats, hit_recompile_limit
+from .measure import error_text, is_oom, precision_context, release_cuda_memory, to_channels_last, weights_dtype
 from .models import DTYPES, load_model
 from .stats import summarize
 from .study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_fields

@@ -138,7 +138,7 @@ def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatc
     with pytest.raises(ConfigError, match="nvidia-smi sees 'Tesla V100-SXM2-16GB' but torch"):
         report.default_profiles(report.repo_root())
     monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: [])
-    assert [p.name for p in report.default_profiles(report.repo_root())] == ["cpu.yaml", "cpu-variants.yaml"]
+    assert [p.name for p in report.default_profiles(report.repo_root())] == ["cpu-report.yaml"]
 
 
 # --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------

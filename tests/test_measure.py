@@ -93,26 +93,3 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
     finally:
         measure.load_model = real_load
     assert row.status == "ok" and seen["weights_dtype"] == torch.float32
-
-
-def test_graph_stats_name_graph_breaks_and_failed_guards_from_dynamo():
-    from bench_utils.measure import clear_graph_stats, graph_stats
-
-    def breaks(x):
-        x = x * 2
-        print("a side effect dynamo cannot trace")  # a graph break
-        return x + 1
-
-    torch._dynamo.reset()
-    clear_graph_stats()
-    compiled = torch.compile(breaks, dynamic=False, backend="eager")  # dynamo only: no codegen, fast
-    compiled(torch.ones(2))
-    first = graph_stats(frames_after_first_call=0)
-    assert first["graph_breaks"] >= 1 and first["graph_count"] == 2
-    assert any("print" in reason.lower() or "builtin" in reason.lower() for reason in first["break_reasons"])
-    frames = int(torch._dynamo.utils.counters["frames"]["total"])
-    compiled(torch.ones(3))  # a new static shape: the size guard fails and dynamo compiles again
-    again = graph_stats(frames)
-    assert again["recompiles"] >= 1
-    assert any("size mismatch" in reason and "expected 2, actual 3" in reason for reason in again["recompile_reasons"])
-    torch._dynamo.reset()

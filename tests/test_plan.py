@@ -4,7 +4,7 @@ import pytest
 
 from bench_utils import plan
 from bench_utils.config import BenchConfig
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), modes=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
@@ -51,3 +51,29 @@ def test_plan_command_prints_the_total_per_model_and_warnings(tmp_path):
     assert "the guide's A100 tables for 12 of 12 processes" in lines[1]  # its default mode stands in for all
     assert [line.split()[0] for line in lines[2:4]] == ["vit", "resnet"]
     assert any(line.startswith("  warning: vit bs=1 max-autotune #0") and "raise timeout_s" in line for line in lines)
+
+
+def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
+    from bench_utils.results import ResultsWriter, cell_fields
+    from conftest import make_row
+
+    cfg = BenchConfig(**GPU)
+    results = tmp_path / "results.jsonl"
+    with ResultsWriter(results) as writer:  # the first pass: eager and compiled, repeat 0
+        for mode in ("eager", "default"):
+            writer.append(make_row(**cell_fields(cfg, "vit", 1, mode, "cuda", 0)))
+    left = plan.remaining(cfg, plan.estimate(cfg), results)
+    assert [(e.mode, e.repeat) for e in left] == [("eager", 1), ("default", 1)]
+    text = plan.plan_text(cfg, "a100.yaml", results)
+    assert text.splitlines()[0] == f"a100.yaml: A100: 4 processes (2 cells x 2 repeats); 2 already measured in {results}"
+    total = sum(e.seconds for e in left)
+    assert text.splitlines()[1].startswith(f"  estimated {total:.0f} s ")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "parameters").glob("*.yaml")))
+def test_every_shipped_profile_has_a_plan(name, tmp_path):
+    from bench_utils.config import load_config
+
+    cfg = load_config(REPO / "parameters" / name)
+    text = plan.plan_text(cfg, name, tmp_path / "none.jsonl")
+    assert text.startswith(f"{name}: {cfg.label}: {len(cfg.runs())} processes") and "estimated" in text

@@ -21,7 +21,8 @@ GUIDE_GPUS = ("a100", "v100", "t4", "h100")
 
 def test_every_parameters_file_is_valid():
     names = sorted(p.name for p in PARAMETERS.glob("*.yaml"))
-    assert names == sorted(["cpu.yaml", "cpu-variants.yaml", "cpu-full.yaml", "cpu-serving.yaml", "cpu-compile-time.yaml",
+    assert names == sorted(["cpu.yaml", "cpu-report.yaml", "cpu-variants.yaml", "cpu-full.yaml", "cpu-serving.yaml",
+                            "cpu-compile-time.yaml",
                             "gpu.yaml", "reduce-overhead.yaml",
                             "nightly.yaml"] + [f"{gpu}.yaml" for gpu in GUIDE_GPUS])
     labels = [load_config(PARAMETERS / name).label for name in names]
@@ -70,7 +71,7 @@ def test_a_key_the_notebook_lacks_is_refused(tmp_path):
 
 def test_default_profiles_follow_the_hardware(monkeypatch):
     monkeypatch.setattr(report, "_cuda_device_name", lambda: "")
-    assert [p.name for p in report.default_profiles(REPO)] == ["cpu.yaml", "cpu-variants.yaml"]
+    assert [p.name for p in report.default_profiles(REPO)] == ["cpu-report.yaml"]
     for gpu, expected in (("NVIDIA A100-SXM4-80GB", "a100.yaml"), ("Tesla T4", "t4.yaml"),
                           ("NVIDIA H100 80GB HBM3", "h100.yaml"), ("NVIDIA L4", "gpu.yaml")):
         monkeypatch.setattr(report, "_cuda_device_name", lambda gpu=gpu: gpu)

@@ -1,0 +1,70 @@
+"""What dynamo and Inductor did while compiling: graphs, graph breaks and their reasons, recompiles
+and the guards that failed, the recompile limit, the FX-graph cache's hits and misses, and the CUDA
+graphs recorded. Read from torch's own counters; clear them before the compile you want to describe.
+"""
+
+from __future__ import annotations
+
+
+def clear_graph_stats() -> None:
+    """Forget dynamo's and Inductor's counts and guard failures, so that graph_stats speaks of what
+    follows only."""
+    from torch._dynamo.utils import counters, guard_failures
+
+    counters.clear()
+    guard_failures.clear()
+
+
+def graph_stats(frames_after_first_call: int) -> dict:
+    """Graph breaks and their reasons (dynamo's counters), graphs compiled, recompiles after the
+    first call with the guard that failed for each (why dynamo compiled again), and the graphs that
+    ran without CUDA graphs (reduce-overhead skipped them)."""
+    from torch._dynamo.utils import counters, guard_failures
+
+    breaks = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
+    failed_guards = [reason.strip().splitlines()[0] for reasons in guard_failures.values() for reason in reasons]
+    return {"graph_breaks": int(sum(counters["graph_break"].values())),
+            "graph_count": int(counters["stats"]["unique_graphs"]),
+            "recompiles": int(counters["frames"]["total"]) - frames_after_first_call,
+            "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards)),
+            "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"])}
+
+
+def cudagraphs_recorded(device: str) -> int | None:
+    """CUDA graphs recorded in this process by Inductor's CUDA-graph trees (reduce-overhead and
+    max-autotune): 0 means the mode ran without them. None off CUDA, or if torch's internals moved
+    (torch._inductor.cudagraph_trees: manager.roots and node.children, both FunctionID -> nodes)."""
+    if device != "cuda":
+        return None
+    try:
+        from torch._inductor import cudagraph_trees
+
+        manager = cudagraph_trees.get_manager(create_if_none_exists=False)
+        if manager is None:
+            return 0
+
+        def count(nodes) -> int:
+            return sum(1 + count([c for kids in node.children.values() for c in kids]) for node in nodes)
+
+        return count([node for nodes in manager.roots.values() for node in nodes])
+    except (AttributeError, ImportError, TypeError):
+        return None
+
+
+RECOMPILE_LIMIT_MARKER = "recompile limit"  # in dynamo's "unimplemented" counter when a frame hit the limit
+
+
+def hit_recompile_limit() -> bool:
+    """Did a frame hit dynamo's recompile limit since the counters were cleared? Dynamo then runs the
+    frame's new shapes eagerly, silently."""
+    from torch._dynamo.utils import counters
+
+    return any(RECOMPILE_LIMIT_MARKER in str(message).lower() for message in counters["unimplemented"])
+
+
+def fx_cache_counts() -> dict:
+    """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
+    from torch._dynamo.utils import counters
+
+    return {"fx_cache_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
+            "fx_cache_misses": int(counters["inductor"]["fxgraph_cache_miss"])}
