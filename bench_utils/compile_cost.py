@@ -33,7 +33,6 @@ on CUDA), not the compiled C++ of CPU kernels, which a fresh process compiles ag
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import time
@@ -48,8 +47,8 @@ from . import accuracy, environment
 from .config import BenchConfig
 from .inputs import build_inputs
 from .compile_stats import clear_graph_stats, fx_cache_counts, graph_stats, hit_recompile_limit
-from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, error_text, is_oom, precision_context,
-                      release_cuda_memory, timed_phase, to_channels_last, weights_dtype)
+from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, measured_row, precision_context, timed_phase,
+                      to_channels_last, weights_dtype)
 from .models import DTYPES, load_model
 from .stats import summarize
 from .study_results import STRATEGIES, CompileCostResult, artifacts_path, compile_cost_fields
@@ -253,20 +252,11 @@ def measure_compile_cost(cfg: BenchConfig, model_name: str, strategy: str,
                          results_path: str | Path) -> CompileCostResult:
     """One process of the compile-time study; never raises for a failure of the study itself (it
     becomes the row's status). `results_path`: the sweep's results.jsonl (the artifacts sit beside it)."""
-    started = dt.datetime.now(dt.timezone.utc)
-    clock = time.perf_counter()
     device = environment.resolve_device(cfg.device)
-    fields: dict = {}
-    status, error = "ok", ""
-    try:
+
+    def work(fields: dict) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy: {strategy!r} is not allowed; allowed: {', '.join(STRATEGIES)}")
         _measure(cfg, model_name, strategy, Path(results_path), device, fields)
-    except Exception as err:  # noqa: BLE001 - every failure of a study process must become a row
-        status, error = ("oom" if is_oom(err) else "error"), error_text(err)
-        if device == "cuda":
-            release_cuda_memory()
-    return CompileCostResult(
-        **compile_cost_fields(cfg, model_name, strategy, device), status=status, error=error,
-        env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - clock, **fields)
+
+    return measured_row(CompileCostResult, compile_cost_fields(cfg, model_name, strategy, device), device, work)

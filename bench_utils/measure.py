@@ -244,19 +244,27 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, 
     """Measure one process of a cell; never raises for a failure of the cell itself (it becomes the
     status). With `cold_compile`, repeat 0 compiles with an empty compiler cache; later repeats
     compile with the cache it filled. With `profile`, repeat 0 also writes its trace to `trace_path`."""
-    started = dt.datetime.now(dt.timezone.utc)
-    clock = time.perf_counter()
     fault = faults.planned_fault(model_name, batch_size, mode)
     device = environment.resolve_device(cfg.device)
+    return measured_row(BenchResult, cell_fields(cfg, model_name, batch_size, mode, device, repeat), device,
+                        lambda fields: _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields,
+                                                trace_path))
+
+
+def measured_row(row_type, identity: dict, device: str, work):
+    """Run `work(fields)` and return its row (`row_type`: BenchResult or a study's row): any failure
+    becomes the row's status, "oom" or "error", with its text, and what `work` had put in `fields`
+    before it is kept; the row carries the environment, its start time and duration (seconds)."""
+    started = dt.datetime.now(dt.timezone.utc)
+    clock = time.perf_counter()
     fields: dict = {}
     status, error = "ok", ""
     try:
-        _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields, trace_path)
-    except Exception as err:  # noqa: BLE001 - every failure of a cell must become a row
+        work(fields)
+    except Exception as err:  # noqa: BLE001 - every failure of a process must become a row
         status, error = ("oom" if is_oom(err) else "error"), error_text(err)
         if device == "cuda":
             release_cuda_memory()
-    return BenchResult(
-        **cell_fields(cfg, model_name, batch_size, mode, device, repeat), status=status, error=error,
-        env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - clock, **fields)
+    return row_type(**identity, status=status, error=error, env=environment.collect(device),
+                    started_at=started.isoformat(timespec="seconds"), duration_s=time.perf_counter() - clock,
+                    **fields)

@@ -15,9 +15,7 @@ runs later new shapes eagerly, silently; the row says so in its recompile_reason
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-import time
 from functools import partial
 
 import torch
@@ -26,7 +24,7 @@ from . import environment, machine_load, schedule
 from .config import BenchConfig
 from .inputs import build_inputs
 from .compile_stats import clear_graph_stats, hit_recompile_limit
-from .measure import error_text, is_oom, precision_context, release_cuda_memory, to_channels_last, weights_dtype
+from .measure import measured_row, precision_context, to_channels_last, weights_dtype
 from .models import DTYPES, load_model
 from .stats import summarize
 from .study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_fields
@@ -130,18 +128,6 @@ def measure_serving(cfg: BenchConfig, model_name: str, setting: str) -> ServingR
         raise ValueError(f"setting: {setting!r} is not allowed; allowed: {', '.join(SERVING_SETTINGS)}")
     if not cfg.serving_batch_sizes:
         raise ValueError("cfg.serving_batch_sizes: [] is not allowed; allowed: a sequence of batch sizes")
-    started = dt.datetime.now(dt.timezone.utc)
-    clock = time.perf_counter()
     device = environment.resolve_device(cfg.device)
-    fields: dict = {}
-    status, error = "ok", ""
-    try:
-        _measure(cfg, model_name, setting, device, fields)
-    except Exception as err:  # noqa: BLE001 - every failure of the study process must become a row
-        status, error = ("oom" if is_oom(err) else "error"), error_text(err)
-        if device == "cuda":
-            release_cuda_memory()
-    return ServingResult(
-        **serving_fields(cfg, model_name, setting, device), status=status, error=error,
-        env=environment.collect(device), started_at=started.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - clock, **fields)
+    return measured_row(ServingResult, serving_fields(cfg, model_name, setting, device), device,
+                        lambda fields: _measure(cfg, model_name, setting, device, fields))

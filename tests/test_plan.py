@@ -77,3 +77,15 @@ def test_every_shipped_profile_has_a_plan(name, tmp_path):
     cfg = load_config(REPO / "parameters" / name)
     text = plan.plan_text(cfg, name, tmp_path / "none.jsonl")
     assert text.startswith(f"{name}: {cfg.label}: {len(cfg.runs())} processes") and "estimated" in text
+
+
+def test_a_reader_that_goes_away_is_no_error():
+    """`plan ... | head`: the output has nowhere to go; the command stops quietly (exit 1), no traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "bench_utils", "plan", str(REPO / "parameters" / "a100.yaml")],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line is written
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1 and stderr == ""
