@@ -44,12 +44,10 @@ from pathlib import Path
 import torch
 
 from . import accuracy, environment
-from .config import BenchConfig
-from .inputs import build_inputs
 from .compile_stats import clear_graph_stats, fx_cache_counts, graph_stats, hit_recompile_limit
-from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, measured_row, precision_context, timed_phase,
-                      to_channels_last, weights_dtype)
-from .models import DTYPES, load_model
+from .config import BenchConfig
+from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, load_for_process, measured_row, precision_context,
+                      process_inputs, timed_phase)
 from .stats import summarize
 from .study_results import STRATEGIES, CompileCostResult, artifacts_path, compile_cost_fields
 from .timing import time_once
@@ -227,20 +225,13 @@ def _measure(cfg: BenchConfig, model_name: str, strategy: str, results_path: Pat
     artifacts = artifacts_path(results_path, model_name, batch_size)
     if strategy == "cache-artifacts" and not artifacts.is_file():  # before minutes of model loading
         raise MissingArtifactsError(f"no cache artifacts at {artifacts}: run whole first")
-    spec = cfg.spec(model_name)
-    if device == "cuda":
-        environment.check_cuda_usable()
-    weights = weights_dtype(cfg)
-    loaded = load_model(spec, cfg.size, cfg.weights, device, weights)
-    fields.update(weights=loaded.weights, weights_note=loaded.note)
+    spec, loaded = load_for_process(cfg, model_name, device, fields)
     groups = find_repeated_blocks(loaded.model) if strategy == "regional" else []
     if strategy == "regional" and not groups:
         fields.update(applicable=False, note=NO_BLOCKS)
         return
     notes = [_warm_cache_note()]
-    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights], cfg.image)
-    if cfg.channels_last:
-        inputs = to_channels_last(loaded.model, inputs)
+    inputs = process_inputs(cfg, spec, loaded.model, batch_size, device)
     with torch.inference_mode(), precision_context(cfg, device):
         reference = loaded.model(**inputs)
         call, more = _compile(strategy, loaded.model, inputs, cfg, device, groups, artifacts, fields)

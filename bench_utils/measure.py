@@ -177,18 +177,29 @@ def _profile(fn, device: str, trace_path: Path | None) -> dict:
         return {"profile_error": error_text(err)}
 
 
-def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
-             fault: str | None, fields: dict, trace_path: Path | None) -> None:
+def load_for_process(cfg: BenchConfig, model_name: str, device: str, fields: dict):
+    """(spec, LoadedModel) of `model_name` as every measuring process loads it: the device checked
+    first, weights in weights_dtype(cfg); the weights used and why go into `fields`."""
     spec = cfg.spec(model_name)
     if device == "cuda":
         environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
+    loaded = load_model(spec, cfg.size, cfg.weights, device, weights_dtype(cfg))
+    fields.update(weights=loaded.weights, weights_note=loaded.note)
+    return spec, loaded
+
+
+def process_inputs(cfg: BenchConfig, spec, model, batch_size: int, device: str) -> dict:
+    """A batch of `batch_size` for `model`, in the weights' dtype, channels_last when asked for."""
+    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights_dtype(cfg)], cfg.image)
+    return to_channels_last(model, inputs) if cfg.channels_last else inputs
+
+
+def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
+             fault: str | None, fields: dict, trace_path: Path | None) -> None:
     faults.maybe_inject("load", fault)
-    weights = weights_dtype(cfg)
-    loaded = load_model(spec, cfg.size, cfg.weights, device, weights)
-    fields.update(weights=loaded.weights, weights_note=loaded.note, num_params=loaded.num_params)
-    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights], cfg.image)
-    if cfg.channels_last:
-        inputs = to_channels_last(loaded.model, inputs)
+    spec, loaded = load_for_process(cfg, model_name, device, fields)
+    fields["num_params"] = loaded.num_params
+    inputs = process_inputs(cfg, spec, loaded.model, batch_size, device)
     with torch.inference_mode(), precision_context(cfg, device):
         eager = lambda: loaded.model(**inputs)  # noqa: E731
         faults.maybe_inject("eager", fault)

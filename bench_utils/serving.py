@@ -21,11 +21,9 @@ from functools import partial
 import torch
 
 from . import environment, machine_load, schedule
-from .config import BenchConfig
-from .inputs import build_inputs
 from .compile_stats import clear_graph_stats, hit_recompile_limit
-from .measure import measured_row, precision_context, to_channels_last, weights_dtype
-from .models import DTYPES, load_model
+from .config import BenchConfig
+from .measure import load_for_process, measured_row, precision_context, process_inputs
 from .stats import summarize
 from .study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_fields
 from .timing import time_calls, time_once, warm_until_steady
@@ -96,18 +94,9 @@ def _steady_state(run, batch_sizes: list[int], cfg: BenchConfig, device: str, fi
 
 
 def _measure(cfg: BenchConfig, model_name: str, setting: str, device: str, fields: dict) -> None:
-    spec = cfg.spec(model_name)
-    if device == "cuda":
-        environment.check_cuda_usable()
-    weights = weights_dtype(cfg)
-    loaded = load_model(spec, cfg.size, cfg.weights, device, weights)
-    fields.update(weights=loaded.weights, weights_note=loaded.note)
+    spec, loaded = load_for_process(cfg, model_name, device, fields)
     batch_sizes = list(dict.fromkeys(cfg.serving_batch_sizes))  # distinct, in order of first request
-    inputs = {}
-    for batch_size in batch_sizes:
-        inputs[batch_size] = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights], cfg.image)
-        if cfg.channels_last:
-            inputs[batch_size] = to_channels_last(loaded.model, inputs[batch_size])
+    inputs = {batch_size: process_inputs(cfg, spec, loaded.model, batch_size, device) for batch_size in batch_sizes}
     model = loaded.model
     torch._dynamo.reset()  # nothing compiled before (in this process) is reused
     clear_graph_stats()

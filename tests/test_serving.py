@@ -4,6 +4,7 @@ what the row holds; failures as rows; the whole study through run_studies' subpr
 import pytest
 import torch
 
+import bench_utils.measure as measure
 import bench_utils.serving as serving
 import bench_utils.studies as studies
 from bench_utils.config import BenchConfig
@@ -114,7 +115,7 @@ class FailsAtBatch(torch.nn.Module):
                                            (RuntimeError("DefaultCPUAllocator: can't allocate memory"), "oom")])
 def test_a_failing_model_is_a_row_with_the_requests_before(monkeypatch, error, status):
     failing = LoadedModel(FailsAtBatch(3, error), "random", "fixture", 0)
-    monkeypatch.setattr(serving, "load_model", lambda *args: failing)
+    monkeypatch.setattr(measure, "load_model", lambda *args: failing)  # every measuring process loads through it
     row = measure_serving(serving_config(), "resnet", "eager")
     assert row.status == status and row.error.startswith(f"RuntimeError: {error}")
     assert len(row.step_ms) == 1 and row.step_compiled == [False]  # the request of size 2 was served
