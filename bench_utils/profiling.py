@@ -35,7 +35,7 @@ def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
-    # the profiler's first traced calls pay for starting its collectors: trace and discard one first
+    # the profiler's first traced calls pay for starting its collectors: trace and discard those first
     steps = schedule(wait=0, warmup=PROFILER_WARMUP_CALLS, active=calls, repeat=1)
     with profile(activities=activities, schedule=steps) as prof:
         for _ in range(PROFILER_WARMUP_CALLS + calls):
@@ -92,16 +92,12 @@ def summarize_events(events, calls: int, device: str) -> dict:
                    "profile_device_ms": sum(e.device_time_total for e in kernels) / calls / 1e3,
                    "profile_launches_per_call": sum(e.name in KERNEL_LAUNCHES for e in host) / calls,
                    "profile_graph_replays_per_call": sum(e.name == GRAPH_LAUNCH for e in host) / calls}
-        fields["profile_top_ops"] = _top(kernels, lambda e: e.device_time_total, calls)
+        fields["profile_top_ops"] = _top_named([(e.name, e.device_time_total) for e in kernels], calls)
     else:
         self_us = [(e.name, e.self_cpu_time_total) for e in host if _is_operator(e)]
         self_us += [(FUSED_KERNELS, e.self_cpu_time_total) for e in host if _is_compiled(e)]
         fields["profile_top_ops"] = _top_named(self_us, calls)
     return fields
-
-
-def _top(events, time_us, calls: int) -> list[list]:
-    return _top_named([(e.name, time_us(e)) for e in events], calls)
 
 
 def _top_named(named_us, calls: int) -> list[list]:

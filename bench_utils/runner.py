@@ -175,7 +175,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     with ResultsWriter(results_path) as writer:
         todo = pending_runs(cfg, results_path, retry_failed)
         summary = SweepSummary(results_path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
-        bar = _progress(todo, progress)
+        bar = progress_bar(todo, progress)
         for run in bar:
             if progress:
                 bar.set_description(run_name(run))
@@ -187,7 +187,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     return summary
 
 
-def _progress(cells: list, enabled: bool):
+def progress_bar(cells: list, enabled: bool):
     if not enabled or not cells:
         return cells
     from tqdm import tqdm

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .config import BenchConfig
 from .results import ResultsWriter
-from .runner import _progress, failure_text, run_logged
+from .runner import failure_text, progress_bar, run_logged
 from .study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
                             compile_cost_path, read_rows, serving_fields, serving_path)
 
@@ -47,11 +47,7 @@ def study_name(run: tuple) -> str:
 def _row_key(cfg: BenchConfig, run: tuple) -> tuple:
     kind, model, variant = run
     row_type, _, fields = KINDS[kind]
-    return _placeholder(row_type, fields(cfg, model, variant, cfg.device)).key
-
-
-def _placeholder(row_type, fields: dict):
-    return row_type(**fields, status="crashed")
+    return row_type(**fields(cfg, model, variant, cfg.device), status="crashed").key  # the key of the row it writes
 
 
 def pending_study_runs(cfg: BenchConfig, results_path: Path) -> list[tuple]:
@@ -103,7 +99,7 @@ def run_studies(cfg: BenchConfig, results_path: str | Path, progress: bool = Tru
     results_path = Path(results_path)
     todo = pending_study_runs(cfg, results_path)
     statuses: dict[str, int] = {}
-    bar = _progress(todo, progress)
+    bar = progress_bar(todo, progress)
     for run in bar:
         if progress:
             bar.set_description(study_name(run))
