@@ -5,6 +5,10 @@ torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch
     python benchmarks/method_check.py                      # resnet and vit, 3 repeats, 4 s of Timer
     python benchmarks/method_check.py --models resnet --repeats 2 --reference-processes 2
 
+Engine and reference take turns, so both sample the same stretches of a drifting machine: round r
+runs the engine's repeat r of every cell (`run_sweep` resumes, so a config with r + 1 repeats
+measures only repeat r), then one reference process per model.
+
 The reference: `--reference-processes` fresh processes per model (default 3, models alternating),
 each building the same model and inputs (bench_utils.models and inputs) and timing, with
 Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
@@ -60,14 +64,11 @@ def reference(model_name: str, min_run_time: float) -> dict:
     return {"eager_ms": eager_ms, "compiled_ms": compiled_ms, "eager_after_compile_ms": eager_after_ms}
 
 
-def engine(models: list[str], repeats: int, folder: Path):
-    cfg = BenchConfig(label="method check", models=tuple(models), size="full", batch_sizes=(1,),
-                      modes=("eager", "default"), device="cpu", weights="random", repeats=repeats,
-                      iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0,
-                      cold_compile=False)
-    path = folder / "engine.jsonl"
-    run_sweep(cfg, path)
-    return load_dataframe(path).set_index(["model", "mode"])
+def engine_config(models: list[str], repeats: int) -> BenchConfig:
+    return BenchConfig(label="method check", models=tuple(models), size="full", batch_sizes=(1,),
+                       modes=("eager", "default"), device="cpu", weights="random", repeats=repeats,
+                       iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0,
+                       cold_compile=False)
 
 
 def aba_speedup(ref: dict) -> float:
@@ -96,12 +97,16 @@ def main() -> None:
     if args.reference:
         print(json.dumps(reference(args.reference, args.min_run_time)))
         return
-    with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
-        df = engine(args.models, args.repeats, Path(tmp))
     refs: dict[str, list[dict]] = {model: [] for model in args.models}
-    for _ in range(args.reference_processes):
-        for model in args.models:
-            refs[model].append(run_reference(model, args.min_run_time))
+    with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
+        path = Path(tmp) / "engine.jsonl"
+        for round_index in range(max(args.repeats, args.reference_processes)):
+            if round_index < args.repeats:  # the engine's repeat `round_index` of every cell
+                run_sweep(engine_config(args.models, round_index + 1), path)
+            if round_index < args.reference_processes:
+                for model in args.models:
+                    refs[model].append(run_reference(model, args.min_run_time))
+        df = load_dataframe(path).set_index(["model", "mode"])
     for model in args.models:
         eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
         speedups = [aba_speedup(ref) for ref in refs[model]]
