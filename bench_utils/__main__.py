@@ -9,10 +9,12 @@ import signal
 import sys
 from pathlib import Path
 
-from .config import ConfigError, config_from_dict, load_config
+from .config.bench_config import ConfigError
+from .config.parameters_file import load_config
+from .config.registry import MODELS, SIZES
+from .config.validation import config_from_dict
 from .messages import use_one_line_warnings
-from .preflight import check_device_available, check_distinct_folders
-from .registry import MODELS, SIZES
+from .sweep.preflight import check_device_available, check_distinct_folders
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
 
@@ -31,9 +33,9 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .results import NotAResultsFileError, ResultsLockedError
-    from .runner import SettingsMismatchError, run_sweep
-    from .studies import run_studies, study_runs
+    from .results.writer import NotAResultsFileError, ResultsLockedError
+    from .sweep.runner import SettingsMismatchError, run_sweep
+    from .sweep.studies import run_studies, study_runs
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
@@ -42,8 +44,8 @@ def _cmd_run(args) -> int:
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)
     try:
-        if args.ray:  # every profile at once, each cell a Ray task (bench_utils/cluster.py)
-            from .cluster import run_sweeps_on_ray
+        if args.ray:  # every profile at once, each cell a Ray task (bench_utils/sweep/cluster.py)
+            from .sweep.cluster import run_sweeps_on_ray
 
             summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
                                           progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
@@ -61,8 +63,8 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    from .plan import plan_text
-    from .runner import SettingsMismatchError, default_results_path
+    from .sweep.plan import plan_text
+    from .sweep.runner import SettingsMismatchError, default_results_path
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
@@ -76,7 +78,7 @@ def _cmd_plan(args) -> int:
 
 
 def _cmd_cell(args) -> int:
-    from .measure import measure_cell
+    from .measure.cell import measure_cell
 
     cfg = config_from_dict(json.loads(Path(args.config).read_text()))
     row = measure_cell(cfg, args.model, args.batch_size, args.mode, args.repeat,
@@ -87,7 +89,7 @@ def _cmd_cell(args) -> int:
 
 
 def _cmd_study(args) -> int:
-    from .studies import measure_study
+    from .sweep.studies import measure_study
 
     cfg = config_from_dict(json.loads(Path(args.config).read_text()))
     row = measure_study(cfg, (args.kind, args.model, args.variant), Path(args.results))
@@ -103,7 +105,7 @@ def _cmd_selfcheck(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import main as report_main
+    from .report.build import main as report_main
 
     return report_main(args)
 

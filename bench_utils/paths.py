@@ -17,7 +17,7 @@ def reports_root() -> Path:
     """$BENCH_REPORTS_DIR, else reports/ in the checkout: the CLI and the notebooks agree on it."""
     root = Path(os.environ.get(REPORTS_DIR_ENV) or repo_root() / "reports")
     if root.exists() and not root.is_dir():
-        from .config import ConfigError
+        from .config.bench_config import ConfigError
 
         raise ConfigError(f"{REPORTS_DIR_ENV}={root}: a file, not a folder; point it at a folder (or unset it)")
     return root

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BenchConfig
+from .config.bench_config import BenchConfig
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
             "float32_matmul_precision")
@@ -54,7 +54,7 @@ def clock_check(device: str) -> Check:
     """The engine's per-call samples against a call of known length (a sleep, or a GPU spin kernel)."""
     import torch
 
-    from .timing import time_calls, time_once
+    from .measure.timing import time_calls, time_once
 
     if device == "cuda":
         cycles = 50_000_000  # torch.cuda._sleep spins the GPU this many clock cycles
@@ -107,8 +107,8 @@ def oom_check(device: str, folder: Path) -> Check:
         return Check("oversized batch", "SKIP", "CPU: an allocation past RAM is killed by the OS, not raised")
     import torch
 
-    from .results import read_results
-    from .runner import run_sweep
+    from .results.rows import read_results
+    from .sweep.runner import run_sweep
 
     image_bytes = 3 * 32 * 32 * 4  # tiny ViT's float32 input image (32 x 32): the batch alone overflows
     huge = int(2 * torch.cuda.get_device_properties(0).total_memory // image_bytes)
@@ -121,9 +121,10 @@ def oom_check(device: str, folder: Path) -> Check:
 
 
 def run(device: str = "auto", folder: Path | None = None) -> list[Check]:
-    from .environment import resolve_device
-    from .results import load_dataframe, read_results
-    from .runner import run_sweep
+    from .measure.environment import resolve_device
+    from .results.frame import load_dataframe
+    from .results.rows import read_results
+    from .sweep.runner import run_sweep
 
     device = resolve_device(device)
     with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:

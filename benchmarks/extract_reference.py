@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from bench_utils.registry import MODELS
+from bench_utils.config.registry import MODELS
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "bench_utils" / "data" / "reference_hf_guide_2023.csv"
 COLUMNS = ("study", "gpu", "model", "batch_size", "mode", "eager_ms", "compiled_ms", "status", "note")

@@ -28,9 +28,9 @@ import math
 import tempfile
 from pathlib import Path
 
-from bench_utils.config import BenchConfig
-from bench_utils.results import load_dataframe
-from bench_utils.runner import run_sweep
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.results.frame import load_dataframe
+from bench_utils.sweep.runner import run_sweep
 
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did
 
@@ -40,9 +40,9 @@ def reference(model_name: str, min_run_time: float) -> dict:
     import torch
     from torch.utils.benchmark import Timer
 
-    from bench_utils.inputs import build_inputs
-    from bench_utils.models import load_model
-    from bench_utils.registry import get_spec
+    from bench_utils.config.registry import get_spec
+    from bench_utils.measure.inputs import build_inputs
+    from bench_utils.measure.models import load_model
 
     spec = get_spec(model_name)
     model = load_model(spec, "full", "random", "cpu", "float32").model

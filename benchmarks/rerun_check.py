@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_utils.compare import rerun_agreement
-from bench_utils.config import load_config
-from bench_utils.results import load_dataframe
-from bench_utils.runner import run_sweep
+from bench_utils.config.parameters_file import load_config
+from bench_utils.results.compare import rerun_agreement
+from bench_utils.results.frame import load_dataframe
+from bench_utils.sweep.runner import run_sweep
 
 
 def measure_twice(params: Path, folder: Path) -> list[Path]:

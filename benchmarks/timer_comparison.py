@@ -21,13 +21,13 @@ from dataclasses import dataclass
 import torch
 from torch.utils.benchmark import Timer
 
-from bench_utils.config import DEVICES
-from bench_utils.environment import resolve_device
-from bench_utils.inputs import build_inputs
-from bench_utils.models import DTYPES, load_model
-from bench_utils.registry import MODEL_NAMES, SIZES, get_spec
-from bench_utils.stats import summarize
-from bench_utils.timing import time_calls
+from bench_utils.config.bench_config import DEVICES
+from bench_utils.config.registry import MODEL_NAMES, SIZES, get_spec
+from bench_utils.measure.environment import resolve_device
+from bench_utils.measure.inputs import build_inputs
+from bench_utils.measure.models import DTYPES, load_model
+from bench_utils.measure.timing import time_calls
+from bench_utils.results.stats import summarize
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ def run_cli(*args, env: dict | None = None, timeout: float = 900) -> subprocess.
     merged = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "bench_utils", *map(str, args)], capture_output=True,
                           text=True, env=merged, timeout=timeout, cwd=REPO)
+
+
+def rows_by_batch(path: Path) -> dict:
+    """The rows of a results file by batch size (a sweep over one model and mode)."""
+    from bench_utils.results.rows import read_results
+
+    return {row.batch_size: row for row in read_results(path).rows}
 
 
 def one_error_line(proc) -> str:
@@ -59,8 +67,8 @@ def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: f
              env: dict | None = None, **extra):
     """The one builder of results rows for tests: one process of a cell with made-up samples around
     `ms` (report fixtures only, never a measurement); keyword arguments set any other field."""
-    from bench_utils.registry import MODELS
-    from bench_utils.results import BenchResult
+    from bench_utils.config.registry import MODELS
+    from bench_utils.results.rows import BenchResult
 
     spec = MODELS.get(model)
     values = dict(label=label, model=model, checkpoint=spec.checkpoint if spec else "hub/id",
@@ -99,7 +107,7 @@ def synthetic_row(cfg, model: str, batch_size: int, mode: str, median_ms: float 
                   repeat: int = 0):
     """A row for one process of a cell of `cfg`: compiled cells are twice as fast as `median_ms`; the
     first process of an ok cell carries a profile (fixture_profile)."""
-    from bench_utils.results import cell_fields
+    from bench_utils.results.rows import cell_fields
 
     fields = cell_fields(cfg, model, batch_size, mode, "cpu", repeat)
     extra = {} if mode == "eager" or status != "ok" else COMPILED_FIXTURE
@@ -113,9 +121,9 @@ def synthetic_row(cfg, model: str, batch_size: int, mode: str, median_ms: float 
 def fixture_report(tmp_path_factory):
     """A report built by the CLI (--report-only) from synthetic rows: every cell of a tiny profile
     except vit bs=4 default (missing), with resnet bs=4 default out of memory."""
-    from bench_utils.config import load_config
-    from bench_utils.report import profile_results
-    from bench_utils.results import ResultsWriter
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.report.build import profile_results
+    from bench_utils.results.writer import ResultsWriter
 
     tmp = tmp_path_factory.mktemp("report")
     params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1, 4], modes=["eager", "default"],
@@ -154,3 +162,29 @@ def speedup_rows(model: str, batch_size: int, eager_ms: float, compiled_ms: floa
 def figure_texts(fig) -> list[str]:
     """Every text drawn in the axes of a matplotlib Figure (status words, notes, "no data")."""
     return [text.get_text() for ax in fig.axes for text in ax.texts]
+
+
+# --- a two-node local Ray cluster (test_cluster.py, test_cluster_faults.py) ---------------------------
+
+@dataclass
+class RayNodes:
+    address: str
+    a100: str  # Ray node ids
+    t4: str
+    cluster: object  # ray.cluster_utils.Cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One CPU per node; each node stands in for a GPU machine through an accelerator_type resource.
+    Module scope: a module that removes nodes leaves the next module a fresh cluster."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    nodes = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": {"accelerator_type:A100": 1}, "include_dashboard": False})
+    t4 = nodes.add_node(num_cpus=1, resources={"accelerator_type:T4": 1})
+    ray.init(address=nodes.address)
+    yield RayNodes(nodes.address, nodes.head_node.node_id, t4.node_id, nodes)
+    ray.shutdown()
+    nodes.shutdown()

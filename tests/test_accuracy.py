@@ -2,7 +2,7 @@
 
 import torch
 
-from bench_utils import accuracy
+from bench_utils.measure import accuracy
 
 
 def test_low_precision_rounding_passes_where_a_fixed_tolerance_between_outputs_would_not():

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench_utils.config import ConfigError, config_from_dict, load_config
-from bench_utils.results import NotAResultsFileError, ResultsLockedError, ResultsWriter, read_results
+from bench_utils.config.bench_config import ConfigError
+from bench_utils.config.parameters_file import load_config
+from bench_utils.config.validation import config_from_dict
+from bench_utils.results.rows import read_results
+from bench_utils.results.writer import NotAResultsFileError, ResultsLockedError, ResultsWriter
 from conftest import REPO, make_row, one_error_line, run_cli, tiny_params
 
 
@@ -86,7 +89,7 @@ def test_reports_dir_variable_naming_a_file_is_one_line(tmp_path):
 
 
 def test_report_only_warns_about_rows_measured_with_other_settings(tmp_path):
-    from bench_utils.report import check_results_file
+    from bench_utils.report.build import check_results_file
 
     cfg = load_config(tiny_params(tmp_path))
     path = tmp_path / "results.jsonl"
@@ -117,7 +120,7 @@ def test_absurd_counts_and_durations_are_refused():
 
 
 def test_cuda_arch_check_names_the_missing_architecture():
-    from bench_utils.environment import cuda_arch_problem
+    from bench_utils.measure.environment import cuda_arch_problem
 
     cuda13 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
     assert cuda_arch_problem(cuda13, (8, 0)) == "" and cuda_arch_problem(cuda13, (8, 9)) == ""  # sm_86 runs on 8.9
@@ -131,7 +134,7 @@ def test_cuda_arch_check_names_the_missing_architecture():
 def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatch):
     import torch
 
-    from bench_utils import report
+    from bench_utils.report import build as report
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: ["Tesla V100-SXM2-16GB"])

@@ -3,8 +3,8 @@ import io
 import pytest
 from conftest import fixture_samples, make_row
 
-from bench_utils.compare import compare_runs, comparison_chart
-from bench_utils.results import to_dataframe
+from bench_utils.results.compare import compare_runs, comparison_chart
+from bench_utils.results.frame import to_dataframe
 
 
 def row(center_ms, model="vit", batch_size=1, mode="default", status="ok", torch="2.4.0", repeat=0, label="H100",
@@ -126,7 +126,7 @@ def test_runs_differing_in_one_setting_are_matched_cell_by_cell_and_titled_by_it
 
 
 def test_rerun_agreement_counts_figures_inside_the_other_runs_interval():
-    from bench_utils.compare import rerun_agreement
+    from bench_utils.results.compare import rerun_agreement
 
     def run(eager_ms, compiled_ms):
         return to_dataframe([make_row("vit", 1, "eager", eager_ms), make_row("vit", 1, "default", compiled_ms)])

@@ -4,12 +4,12 @@ process through studies.run_studies (empty compiler cache each), failures as row
 import pytest
 from transformers import ResNetConfig, ResNetForImageClassification
 
-from bench_utils.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
-from bench_utils.config import BenchConfig
-from bench_utils.models import load_model
-from bench_utils.registry import get_spec
-from bench_utils.studies import run_studies
-from bench_utils.study_results import CompileCostResult, artifacts_path, compile_cost_path, read_rows
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.config.registry import get_spec
+from bench_utils.measure.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
+from bench_utils.measure.models import load_model
+from bench_utils.results.study_results import CompileCostResult, artifacts_path, compile_cost_path, read_rows
+from bench_utils.sweep.studies import run_studies
 
 # seconds and calls: quick, these tests check behaviour, not speed
 FAST = dict(batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,

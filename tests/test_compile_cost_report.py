@@ -4,11 +4,12 @@ import math
 
 import pytest
 
-from bench_utils.compile_cost_report import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
-                                             compile_cost_table, compile_cost_verdict, eager_medians,
-                                             load_compile_cost_frame)
-from bench_utils.results import ResultsWriter, to_dataframe
-from bench_utils.study_results import CompileCostResult, compile_cost_path
+from bench_utils.report.compile_cost_report import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
+                                                    compile_cost_table, compile_cost_verdict, eager_medians,
+                                                    load_compile_cost_frame)
+from bench_utils.results.frame import to_dataframe
+from bench_utils.results.study_results import CompileCostResult, compile_cost_path
+from bench_utils.results.writer import ResultsWriter
 from conftest import figure_texts, make_row
 
 NO_BLOCKS = "no repeated blocks: (why, in words)"

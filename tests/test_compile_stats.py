@@ -4,7 +4,7 @@ import torch
 
 
 def test_graph_stats_name_graph_breaks_and_failed_guards_from_dynamo():
-    from bench_utils.compile_stats import clear_graph_stats, graph_stats
+    from bench_utils.measure.compile_stats import clear_graph_stats, graph_stats
 
     def breaks(x):
         x = x * 2

@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_utils.config import BenchConfig, ConfigError, config_from_dict, load_config
+from bench_utils.config.bench_config import BenchConfig, ConfigError
+from bench_utils.config.parameters_file import load_config
+from bench_utils.config.validation import config_from_dict
 
 GOOD = """\
 label: CPU test
@@ -105,12 +107,23 @@ def test_missing_file_and_lone_values():
     assert cfg.models == ("vit",) and cfg.batch_sizes == (2,)
 
 
-def test_config_module_does_not_import_torch():
+def test_only_the_measure_package_imports_torch():
+    # every module of config/, sweep/, results/ and report/ (and the top-level helpers) imports without
+    # torch: a bad parameters file fails fast and a report builds on a machine without a GPU stack
     import subprocess
     import sys
 
-    code = "import sys, bench_utils.config, bench_utils.stats, bench_utils.results; print('torch' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    code = ("import importlib, pkgutil, sys, bench_utils\n"
+            "for package in ('config', 'sweep', 'results', 'report'):\n"
+            "    pkg = importlib.import_module('bench_utils.' + package)\n"
+            "    for info in pkgutil.iter_modules(pkg.__path__):\n"
+            "        importlib.import_module(f'bench_utils.{package}.{info.name}')\n"
+            "import bench_utils.paths, bench_utils.messages\n"
+            "print(len([m for m in sys.modules if m.startswith('bench_utils.')]), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, torch_loaded = out.stdout.split()
+    assert int(count) >= 30 and torch_loaded == "False", out.stderr
 
 
 @pytest.mark.parametrize("value, shown", [(".nan", "nan"), (".inf", "inf")])

@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 
-from bench_utils import explain
+from bench_utils.report import explain
 
 CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "mode": "default", "variant": "float32",
            "speedup": 1.6, "profile_ops_per_call": 12.0, "profile_op_ms": 2.0, "profile_compiled_ms": 1.5,

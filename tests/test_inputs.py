@@ -7,8 +7,8 @@ import pytest
 import torch
 from PIL import Image
 
-from bench_utils.inputs import TEXT_QUERIES, build_inputs, default_image_path, load_image, text_inputs
-from bench_utils.registry import MODEL_NAMES, SIZES, get_spec
+from bench_utils.config.registry import MODEL_NAMES, SIZES, get_spec
+from bench_utils.measure.inputs import TEXT_QUERIES, build_inputs, default_image_path, load_image, text_inputs
 
 DETR_FAMILY = ("mask2former", "maskformer", "detr", "detr-resnet-101", "conditional-detr")
 CAT = [49406, 320, 1125, 539, 320, 2368, 49407]  # <|startoftext|> a photo of a cat <|endoftext|>

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from bench_utils import machine_load
-from bench_utils.machine_load import Snapshot, between
+from bench_utils.measure import machine_load
+from bench_utils.measure.machine_load import Snapshot, between
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
 

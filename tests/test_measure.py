@@ -2,8 +2,8 @@
 
 import torch
 
-from bench_utils.config import BenchConfig
-from bench_utils.measure import error_text, measure_cell
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure.cell import error_text, measure_cell
 
 FAST = dict(device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
 
@@ -32,7 +32,7 @@ def test_failures_become_statuses(monkeypatch):
 
 
 def test_cpu_allocator_failure_counts_as_oom(monkeypatch):
-    import bench_utils.measure as measure
+    import bench_utils.measure.cell as measure
 
     def fail(*args, **kwargs):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory")
@@ -75,7 +75,7 @@ def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
 
 def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
     cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=2, dtype="bfloat16", autocast=True, **FAST)
-    import bench_utils.measure as measure
+    import bench_utils.measure.cell as measure
 
     seen = {}
     real_load = measure.load_model

@@ -8,9 +8,9 @@ import time
 import pytest
 import torch
 
-from bench_utils.inputs import TEXT_QUERIES, build_inputs
-from bench_utils.models import build_random, count_params, hub_reachable, load_model
-from bench_utils.registry import MODEL_NAMES, get_spec
+from bench_utils.config.registry import MODEL_NAMES, get_spec
+from bench_utils.measure.inputs import TEXT_QUERIES, build_inputs
+from bench_utils.measure.models import build_random, count_params, hub_reachable, load_model
 
 COMMIT = "0" * 40  # a snapshot name for checkpoints laid out in a temporary hub cache
 SEGMENTATION_STRIDE = {"segformer": 4, "deeplabv3-mobilenet": 8}  # logits resolution vs the input

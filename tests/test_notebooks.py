@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bench_utils.results import read_results
+from bench_utils.results.rows import read_results
 from conftest import REPO
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

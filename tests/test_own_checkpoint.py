@@ -4,8 +4,9 @@ measured and reported like them; bad entries stop with one line before any model
 import pytest
 import yaml
 
-from bench_utils.results import load_dataframe, read_results
-from bench_utils.verdict import verdicts
+from bench_utils.results.frame import load_dataframe
+from bench_utils.results.rows import read_results
+from bench_utils.report.verdict import verdicts
 from conftest import run_cli, tiny_params
 
 
@@ -14,7 +15,7 @@ def my_vit(tmp_path_factory):
     """A tiny ViT classifier with its image processor, saved as a user saves a fine-tuned model."""
     from transformers import AutoConfig, AutoImageProcessor, ViTForImageClassification
 
-    from bench_utils.registry import get_spec
+    from bench_utils.config.registry import get_spec
 
     shipped = get_spec("vit").config_dir("tiny")
     folder = tmp_path_factory.mktemp("own") / "my-vit"

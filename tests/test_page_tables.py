@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from bench_utils import page_tables
+from bench_utils.report import page_tables
 
 
 def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():

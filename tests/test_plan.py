@@ -2,8 +2,8 @@
 
 import pytest
 
-from bench_utils import plan
-from bench_utils.config import BenchConfig
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.sweep import plan
 from conftest import REPO, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), modes=("eager", "default"), device="cuda",
@@ -54,7 +54,8 @@ def test_plan_command_prints_the_total_per_model_and_warnings(tmp_path):
 
 
 def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
-    from bench_utils.results import ResultsWriter, cell_fields
+    from bench_utils.results.writer import ResultsWriter
+    from bench_utils.results.rows import cell_fields
     from conftest import make_row
 
     cfg = BenchConfig(**GPU)
@@ -72,7 +73,7 @@ def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "parameters").glob("*.yaml")))
 def test_every_shipped_profile_has_a_plan(name, tmp_path):
-    from bench_utils.config import load_config
+    from bench_utils.config.parameters_file import load_config
 
     cfg = load_config(REPO / "parameters" / name)
     text = plan.plan_text(cfg, name, tmp_path / "none.jsonl")

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from conftest import make_row
 
-from bench_utils.reference import compare_with_reference, load_reference, reference_path, reference_speedups
-from bench_utils.registry import MODEL_NAMES
-from bench_utils.results import to_dataframe
+from bench_utils.config.registry import MODEL_NAMES
+from bench_utils.results.frame import to_dataframe
+from bench_utils.results.reference import (compare_with_reference, load_reference, reference_path,
+                                           reference_speedups)
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO.parent / "shared" / "reference" / "perf_torch_compile.zh.md"  # CI: shared/ beside the clone

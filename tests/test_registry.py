@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bench_utils.registry import MODEL_NAMES, MODELS, SIZES, TASKS, get_spec
+from bench_utils.config.registry import MODEL_NAMES, MODELS, SIZES, TASKS, get_spec
 from conftest import run_cli, tiny_params
 
 EXPECTED = ("vit", "beit", "convnext", "resnet", "segformer", "mask2former", "maskformer",
@@ -60,7 +60,7 @@ def test_every_model_has_a_published_count_with_a_source():
 
 
 def test_registry_does_not_import_torch():
-    code = "import sys, bench_utils.registry; print('torch' in sys.modules)"
+    code = "import sys, bench_utils.config.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
 

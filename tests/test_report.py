@@ -9,9 +9,11 @@ from pathlib import Path
 import papermill
 import pytest
 
-from bench_utils import report
-from bench_utils.config import FIELD_TYPES, ConfigError, load_config
-from bench_utils.registry import MODEL_NAMES
+from bench_utils.config.bench_config import ConfigError
+from bench_utils.config.parameters_file import load_config
+from bench_utils.config.registry import MODEL_NAMES
+from bench_utils.config.validation import FIELD_TYPES
+from bench_utils.report import build as report
 from conftest import REPO, run_cli, tiny_params
 
 PARAMETERS = REPO / "parameters"
@@ -49,7 +51,7 @@ def _notebook_defaults(notebook: Path) -> dict:
 
 
 def test_one_source_of_defaults_config_notebook_and_cpu_yaml_agree():
-    from bench_utils.config import BenchConfig
+    from bench_utils.config.bench_config import BenchConfig
 
     defaults = _notebook_defaults(NOTEBOOK)
     assert set(defaults) == set(FIELD_TYPES) | {"results_path", "measure"}
@@ -121,7 +123,7 @@ def test_summary_page_has_best_configuration_reference_and_comparison_sections(f
 def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
     """Resuming into a results file measured with other settings is refused by the sweep: the page
     says why, the index flags the profile, and the command exits non-zero."""
-    from bench_utils.results import ResultsWriter
+    from bench_utils.results.writer import ResultsWriter
     from conftest import synthetic_row
 
     params = tiny_params(tmp_path, label="Clash")

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from conftest import make_row as fixture_row
 
-from bench_utils.results import ResultsLockedError, ResultsWriter, load_dataframe, read_results, to_dataframe
+from bench_utils.results.frame import load_dataframe, to_dataframe
+from bench_utils.results.rows import read_results
+from bench_utils.results.writer import ResultsLockedError, ResultsWriter
 
 ENV = {"device_name": "Test CPU", "torch": "2.x", "hostname": "h"}
 
@@ -144,7 +146,7 @@ FULL_DISK_CHILD = """
 import resource, signal, sys
 sys.path.insert(0, {tests!r})
 from conftest import make_row
-from bench_utils.results import ResultsWriter
+from bench_utils.results.writer import ResultsWriter
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of a kill
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))
 with ResultsWriter({path!r}) as writer:

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from bench_utils import schedule
+from bench_utils.measure import schedule
 
 
 def test_window_calls_last_the_window_and_never_fewer_than_the_minimum():
@@ -40,7 +40,7 @@ def test_timing_needs_both_the_count_and_the_duration():
 
 def test_timing_loop_follows_the_rules_on_cpu():
     pytest.importorskip("torch")
-    from bench_utils.timing import time_calls, warm_until_steady
+    from bench_utils.measure.timing import time_calls, warm_until_steady
 
     state = {"calls": 0}
 

@@ -4,15 +4,15 @@ what the row holds; failures as rows; the whole study through run_studies' subpr
 import pytest
 import torch
 
-import bench_utils.measure as measure
-import bench_utils.serving as serving
-import bench_utils.studies as studies
-from bench_utils.config import BenchConfig
-from bench_utils.models import LoadedModel
-from bench_utils.serving import STEADY_COMPILED_NOTE, measure_serving
-from bench_utils.stats import summarize
-from bench_utils.studies import run_studies
-from bench_utils.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, read_rows, serving_path
+import bench_utils.measure.cell as measure
+import bench_utils.measure.serving as serving
+import bench_utils.sweep.studies as studies
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure.models import LoadedModel
+from bench_utils.measure.serving import STEADY_COMPILED_NOTE, measure_serving
+from bench_utils.results.stats import summarize
+from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, read_rows, serving_path
+from bench_utils.sweep.studies import run_studies
 
 SEQUENCE = (2, 3, 2)  # a size seen again; no 1: dynamo specializes size 1 even with dynamic=True
 FAST = dict(models=("resnet",), device="cpu", weights="random", iterations=2, min_time_s=0.0, warmup=0,

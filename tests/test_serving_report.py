@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from bench_utils.serving_report import serving_chart, serving_frame, serving_table, serving_verdict
-from bench_utils.study_results import RECOMPILE_LIMIT_NOTE, ServingResult
+from bench_utils.report.serving_report import serving_chart, serving_frame, serving_table, serving_verdict
+from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult
 from conftest import figure_texts
 
 SEQUENCE = [1, 4, 1]

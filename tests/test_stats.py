@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from bench_utils.stats import (breakeven_calls, median_ci_ranks, percent_improvement, speedup_over_processes,
-                               summarize)
+from bench_utils.results.stats import (breakeven_calls, median_ci_ranks, percent_improvement,
+                                       speedup_over_processes, summarize)
 
 
 def test_summary_of_known_samples_in_ms():
@@ -79,7 +79,7 @@ def test_guide_percentages_and_breakeven():
 def test_bootstrap_medians_match_resampling_for_odd_samples():
     import numpy as np
 
-    from bench_utils.stats import bootstrap_medians
+    from bench_utils.results.stats import bootstrap_medians
 
     samples = np.random.default_rng(3).lognormal(0, 0.3, 501) / 1000  # seconds
     fast = bootstrap_medians(samples, np.random.default_rng(1), 20000)
@@ -88,7 +88,7 @@ def test_bootstrap_medians_match_resampling_for_odd_samples():
 
 
 def test_speedup_point_is_the_ratio_of_the_cells_medians_whatever_the_process_counts():
-    from bench_utils.stats import speedup_over_processes, summarize_runs
+    from bench_utils.results.stats import speedup_over_processes, summarize_runs
 
     eager = [[0.002] * 10]
     compiled = [[0.001] * 10, [0.0015] * 50]  # two processes: geometric mean of medians 1.2247 ms

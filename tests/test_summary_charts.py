@@ -6,8 +6,8 @@ matplotlib.use("Agg")  # tests only: no display
 
 import pytest  # noqa: E402
 
-from bench_utils import summary_charts  # noqa: E402
-from bench_utils.results import to_dataframe  # noqa: E402
+from bench_utils.report import summary_charts  # noqa: E402
+from bench_utils.results.frame import to_dataframe  # noqa: E402
 from conftest import figure_texts, speedup_rows  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
 
 
 def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
-    from bench_utils.reference import compare_with_reference
+    from bench_utils.results.reference import compare_with_reference
 
     beside = compare_with_reference(to_dataframe(speedup_rows("vit", 1, 10.0, 8.0)))
     ax = summary_charts.reference_chart(beside).axes[0]

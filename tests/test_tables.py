@@ -3,11 +3,11 @@ import math
 import pandas as pd
 import pytest
 
-from bench_utils.config import BenchConfig
-from bench_utils.results import to_dataframe
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.report.tables import (MISSING, compile_table, failures_table, improvement_table, latency_cells,
+                                       latency_table, missing_cells)
+from bench_utils.results.frame import to_dataframe
 from conftest import make_row
-from bench_utils.tables import (MISSING, compile_table, failures_table, improvement_table, latency_cells,
-                                latency_table, missing_cells, run_facts, weights_notice)
 
 VIT, RESNET = "Image Classification/ViT", "Image Classification/ResNet"
 
@@ -128,31 +128,15 @@ def test_missing_cells_counts_the_config_cells_without_a_row(df):
         missing_cells(df, [("vit", 1)])
 
 
-def test_run_facts_and_weights_notice_make_random_weights_loud(df):
-    facts = run_facts(df)
-    assert list(facts.columns) == ["CPU"]
-    assert facts.loc["hardware", "CPU"] == "Test CPU"
-    assert facts.loc["torch", "CPU"] == "2.9"
-    assert facts.loc["cells", "CPU"] == "6 ok, 1 failed"
-    assert facts.loc["weights", "CPU"].startswith("RANDOM weights, not pretrained, for 2 of 2 loaded models: vit, resnet")
-    assert facts.loc[f"weights: {VIT}", "CPU"] == "random (offline)"
-    assert "RANDOM" in weights_notice(df)
-    pretrained = to_dataframe([make_row(ms=1.0, weights="pretrained", weights_note="")])
-    assert weights_notice(pretrained).startswith("**Pretrained weights**")
-    assert run_facts(pretrained).loc["weights", "CPU"] == "pretrained (hub checkpoints)"
-
-
 def test_empty_input_gives_empty_tables_not_errors():
     empty = to_dataframe([])
     assert latency_table(empty, 1).empty
     assert improvement_table(empty).empty and compile_table(empty).empty and failures_table(empty).empty
     assert len(missing_cells(empty, [("vit", 1, "eager")])) == 1
-    assert run_facts(empty).shape == (1, 1)
-    assert weights_notice(empty).startswith("No measured cells")
 
 
 def test_placement_table_names_host_device_and_duration():
-    from bench_utils.tables import placement_table
+    from bench_utils.report.tables import placement_table
 
     rows = [make_row(model, label="A100", duration_s=duration, env={"hostname": host, "device_name": "NVIDIA A100"})
             for model, host, duration in (("resnet", "node-b", 12.5), ("vit", "node-a", 30.0))]
@@ -162,7 +146,7 @@ def test_placement_table_names_host_device_and_duration():
 
 
 def test_guide_table_puts_the_median_beside_the_mean_and_marks_outliers():
-    from bench_utils.tables import OUTLIER_MARK, guide_table
+    from bench_utils.report.tables import OUTLIER_MARK, guide_table
 
     steady = [row("vit", 1, "eager", 10.0), row("vit", 1, "default", 8.0)]
     # nine calls at 4 ms and one at 40 ms: median 4, mean 7.6

@@ -5,8 +5,8 @@ import math
 import pytest
 from conftest import make_row
 
-from bench_utils.results import to_dataframe
-from bench_utils.variants import best_configuration
+from bench_utils.results.frame import to_dataframe
+from bench_utils.report.variants import best_configuration
 
 
 def row(ms, mode="eager", model="resnet", batch_size=1, dtype="float32", autocast=False, channels_last=False,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from bench_utils.results import to_dataframe
-from bench_utils.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, verdict_markdown, verdicts
+from bench_utils.results.frame import to_dataframe
+from bench_utils.report.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, verdict_markdown, verdicts
 from conftest import make_row
 
 

@@ -12,8 +12,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import COMPILE_STRATEGIES
-from .results import STATUSES
+from ..config.bench_config import COMPILE_STRATEGIES
+from .rows import STATUSES
 
 SERVING_SETTINGS = ("eager", "static", "dynamic", "auto")  # eager, then torch.compile(dynamic=False/True/None)
 SERVING_FILE = "serving.jsonl"

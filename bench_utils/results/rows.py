@@ -1,21 +1,14 @@
-"""Benchmark results: one frozen row per process of a cell, stored as JSON lines, read back in one place.
-
-The results file is append-only: each row is written, flushed and fsynced the moment its cell ends,
-so a killed run loses at most the cell in flight. A lock file refuses a second writer. No torch.
+"""Benchmark results: one frozen row per process of a cell, its key, and a results file read back in
+one place (writer.py appends rows; frame.py makes the DataFrame). No torch.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import json
-import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from . import faults
-from .aggregate import EAGER_PROFILE, PROFILE
 
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 
@@ -143,108 +136,6 @@ def run_key(cfg, run: tuple) -> tuple:
                       cfg.channels_last), int(repeat))
 
 
-class ResultsLockedError(RuntimeError):
-    """Another process is writing the same results file."""
-
-
-class NotAResultsFileError(ValueError):
-    """The path holds something other than results rows; appending to it would damage it."""
-
-
-def _check_is_results_file(path: Path) -> None:
-    """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
-    its end) is fine; anything else (a JSON document, a text file) is refused untouched."""
-    if path.exists() and not path.is_file():
-        raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
-    blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
-    if blocking is not None:
-        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose another --results path")
-    if not path.exists():
-        return
-    with open(path, "rb") as fh:
-        first = fh.readline(1_000_000)
-    refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); "
-                                   "choose another --results file")
-    if not first.strip():
-        return  # empty
-    if not first.lstrip().startswith(b"{"):
-        raise refusal
-    try:
-        values = json.loads(first)
-    except ValueError:
-        if first.lstrip().startswith(b'{"'):
-            return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
-        raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
-    if not (isinstance(values, dict) and {"label", "model", "mode"} <= set(values)):
-        raise refusal
-
-
-class ResultsWriter:
-    """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path).resolve()  # one lock per file, whatever link or relative path names it
-        _check_is_results_file(self.path)  # before anything is created or written next to it
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # "a+", not "w": a refused writer must not erase the holder's pid before reading it.
-        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.seek(0)
-            holder = self._lock_file.read().strip()
-            self._lock_file.close()
-            raise ResultsLockedError(
-                f"{self.path} is being written by another run (pid {holder or '?'}); "
-                "wait for it or use another --results file") from None
-        self._lock_file.truncate(0)
-        self._lock_file.write(str(os.getpid()))
-        self._lock_file.flush()
-        self._repair_tail()
-        self._appended = 0
-
-    def _repair_tail(self) -> None:
-        # A kill during a write can leave a last line without its newline; end it so the next
-        # row starts on a line of its own (the loader then skips the broken line).
-        if self.path.exists() and self.path.stat().st_size:
-            with open(self.path, "rb+") as fh:
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    fh.write(b"\n")
-
-    def append(self, row: BenchResult) -> None:
-        line = row.to_json() + "\n"
-        cut = faults.torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
-        data = (line if cut is None else line[:cut]).encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            start = os.lseek(fd, 0, os.SEEK_END)
-            try:
-                written = 0
-                while written < len(data):
-                    written += os.write(fd, data[written:])
-                os.fsync(fd)  # on disk before the next cell starts: a power cut loses no row
-            except OSError:  # e.g. disk full mid-row: take the half row back, so the file holds rows only
-                os.ftruncate(fd, start)
-                raise
-        finally:
-            os.close(fd)
-        if cut is not None:
-            faults.kill_self()
-        self._appended += 1
-
-    def close(self) -> None:
-        if not self._lock_file.closed:
-            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._lock_file.close()
-
-    def __enter__(self) -> "ResultsWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
 @dataclass(frozen=True)
 class LoadedResults:
     rows: list[BenchResult]  # last row per key (cell and repeat), in file order
@@ -275,35 +166,3 @@ def read_results(path: str | Path) -> LoadedResults:
     if skipped:
         warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}", stacklevel=2)
     return LoadedResults(list(latest.values()), skipped)
-
-
-def to_dataframe(rows, with_samples: bool = False):
-    """The one place a list of rows becomes a pandas DataFrame: one row per cell, its processes
-    combined and compiled cells paired with their eager cell (aggregate.cells). With `with_samples`,
-    `samples_s` holds one list of raw samples (seconds) per process."""
-    import pandas as pd
-
-    from .aggregate import cells
-
-    frame = pd.DataFrame.from_records(cells(rows), columns=CELL_COLUMNS)
-    return frame if with_samples else frame.drop(columns=["samples_s"])
-
-
-CELL_COLUMNS = [  # the DataFrame's columns, in order
-    "label", "model", "checkpoint", "task", "size", "batch_size", "mode", "variant", "dtype", "autocast",
-    "channels_last", "fullgraph", "device", "status", "error", "weights", "weights_note", "num_params",
-    "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
-    "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
-    "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
-    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
-    "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
-    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
-    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
-    "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
-    "settings", "started_at", "duration_s", "samples_s"]
-
-
-def load_dataframe(*paths, with_samples: bool = False):
-    """Rows of one or more results files as a single DataFrame."""
-    rows = [row for path in paths for row in read_results(path).rows]
-    return to_dataframe(rows, with_samples=with_samples)

@@ -8,7 +8,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from . import tables
-from .bars import BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh, legend, status_notes
+from .grouped_bars import BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh, legend, status_notes
 
 
 def cross_label_chart(df) -> Figure:
@@ -59,7 +59,7 @@ def reference_chart(beside) -> Figure:
     """Our speedups (one series per label and mode) beside the guide's published ones (one series per
     guide GPU, default mode), per model; one panel per batch size. `beside` is
     reference.compare_with_reference's table."""
-    from .reference import GPUS
+    from ..results.reference import GPUS
 
     if beside.empty:
         return empty_figure("no successful compiled cell to compare")

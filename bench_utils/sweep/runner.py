@@ -18,9 +18,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import BenchConfig
-from .paths import reports_root
-from .results import BenchResult, ResultsWriter, cell_fields, read_results, run_key
+from ..config.bench_config import BenchConfig
+from ..paths import reports_root
+from ..results.rows import BenchResult, cell_fields, read_results, run_key
+from ..results.writer import ResultsWriter
 
 TRACES_DIR = "traces"
 LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text

@@ -16,9 +16,10 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BenchConfig, ConfigError, load_config
-from .preflight import check_device_available, check_distinct_folders
-from .paths import repo_root, reports_root
+from ..config.bench_config import BenchConfig, ConfigError
+from ..config.parameters_file import load_config
+from ..paths import repo_root, reports_root
+from ..sweep.preflight import check_device_available, check_distinct_folders
 
 KERNEL_NAME = "python3"
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
@@ -149,7 +150,7 @@ def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
 def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
     """For --report-only: the profile's results file must exist and hold rows (a one-line error);
     rows measured with other settings than `params` names are reported as measured, with a warning."""
-    from .results import read_results
+    from ..results.rows import read_results
 
     if not path.is_file():
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
@@ -165,9 +166,9 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
 
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
-    from .results import NotAResultsFileError, ResultsLockedError
-    from .runner import SettingsMismatchError, run_sweep
-    from .studies import run_studies, study_runs
+    from ..results.writer import NotAResultsFileError, ResultsLockedError
+    from ..sweep.runner import SettingsMismatchError, run_sweep
+    from ..sweep.studies import run_studies, study_runs
 
     print(f"[report] {params.name}: measuring {len(cfg.runs())} cell processes -> {results}", file=sys.stderr)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from PIL import Image
 
-from .registry import ModelSpec
+from ..config.registry import ModelSpec
 
 TEXT_QUERIES = ("a photo of a cat", "a photo of a dog")  # the guide's OWL-ViT queries
 # CLIP BPE ids of TEXT_QUERIES: <|startoftext|> a photo of a cat|dog <|endoftext|>; OWL-ViT pads
@@ -31,7 +31,7 @@ MODEL_INPUT_KEYS = ("pixel_values", "pixel_mask", "input_ids", "attention_mask")
 def default_image_path() -> Path:
     """bench_utils/data/photo-640x480.jpg: matplotlib's grace_hopper.jpg (512x600), rows 48-431 (a 4:3
     band around the face) scaled to 640x480 with Lanczos."""
-    return Path(__file__).resolve().parent / "data" / "photo-640x480.jpg"
+    return Path(__file__).resolve().parent.parent / "data" / "photo-640x480.jpg"
 
 
 def load_image(path: str | Path | None = None) -> Image.Image:

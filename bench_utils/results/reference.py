@@ -57,7 +57,7 @@ def reference_speedups(study: str = "torch 2.0.1"):
 def compare_with_reference(df, gpu: str | None = None, study: str | None = None):
     """Our compiled cells beside the guide's published numbers, one row per our cell and guide GPU.
 
-    `df` comes from results.to_dataframe; only compiled cells with status ok are used. Our `speedup`
+    `df` comes from frame.to_dataframe; only compiled cells with status ok are used. Our `speedup`
     (with its 95% CI) is the eager cell's median / the compiled cell's median; `ref_speedup` is
     the guide's eager mean / compiled mean. `gpu` keeps one of the guide's GPUs (default: all three).
     `study` names one guide study for every mode; by default mode "default" is compared with the

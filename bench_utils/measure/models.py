@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from .registry import ModelSpec
+from ..config.registry import ModelSpec
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HUB_PROBE_TIMEOUT_S = 3.0  # how long `weights: auto` waits for the hub before choosing random weights

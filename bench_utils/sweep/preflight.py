@@ -1,11 +1,11 @@
 """Checks a command makes before it starts any cell: across profiles, and against this machine.
 
-Separate from config.py, which validates one profile's values without looking at the machine.
+Separate from config/validation.py, which validates one profile's values without looking at the machine.
 """
 
 from __future__ import annotations
 
-from .config import BenchConfig, ConfigError
+from ..config.bench_config import BenchConfig, ConfigError
 
 
 def check_distinct_folders(configs: list[BenchConfig], paths) -> None:
@@ -29,7 +29,7 @@ def check_device_available(configs: list[BenchConfig]) -> None:
         raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); torch "
                           f"{torch.__version__} sees no usable GPU: use device cpu or auto, or a torch "
                           "build that matches this machine's driver")
-    from .environment import check_cuda_usable
+    from ..measure.environment import check_cuda_usable
 
     try:
         check_cuda_usable()

@@ -17,10 +17,10 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .bars import Bars, empty_figure, figure, grouped_barh, legend, status_notes
-from .machine_load import DISTURBED_PCT
-from .stats import breakeven_calls
-from .study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, read_rows, serving_path
+from ..measure.machine_load import DISTURBED_PCT
+from ..results.stats import breakeven_calls
+from ..results.study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, read_rows, serving_path
+from .grouped_bars import Bars, empty_figure, figure, grouped_barh, legend, status_notes
 from .tables import MISSING, MODEL_INDEX_NAME, model_label, ordered_models
 
 MIN_GAIN = 0.05  # a compiled setting must serve the steady sequence this much faster than eager (x 1.05)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .config import BenchConfig
+from ..config.bench_config import BenchConfig
 
 START_S = 15.0  # a process: Python, torch and transformers imports, model load, seconds
 COLD_COMPILE_S = {"default": 60.0, "reduce-overhead": 75.0, "max-autotune-no-cudagraphs": 400.0,
@@ -36,7 +36,7 @@ class ProcessEstimate:
 def guide_latency_ms(gpu: str, model: str, batch_size: int, mode: str) -> float | None:
     """The guide's published mean (ms) for a cell on `gpu` (A100, V100, T4), eager or compiled (its
     default-mode tables stand in for every compile mode); None where it published none."""
-    from .reference import load_reference
+    from ..results.reference import load_reference
 
     table = load_reference()
     rows = table[(table["study"] == "torch 2.0.1") & (table["gpu"] == gpu) & (table["model"] == model)
@@ -49,7 +49,7 @@ def guide_latency_ms(gpu: str, model: str, batch_size: int, mode: str) -> float 
 
 def guide_gpu(label: str) -> str | None:
     """The guide GPU a label names ("A100 (nightly)" -> "A100"), else None."""
-    from .reference import GPUS
+    from ..results.reference import GPUS
 
     return next((gpu for gpu in GPUS if gpu.lower() in label.lower()), None)
 

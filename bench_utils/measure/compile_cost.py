@@ -43,13 +43,13 @@ from pathlib import Path
 
 import torch
 
+from ..config.bench_config import BenchConfig
+from ..config.modes import EXTRA_WARMUP_CALLS
+from ..results.stats import summarize
+from ..results.study_results import STRATEGIES, CompileCostResult, artifacts_path, compile_cost_fields
 from . import accuracy, environment
+from .cell import accuracy_numerics, load_for_process, measured_row, precision_context, process_inputs, timed_phase
 from .compile_stats import clear_graph_stats, fx_cache_counts, graph_stats, hit_recompile_limit
-from .config import BenchConfig
-from .measure import (COMPILED_EXTRA_WARMUP, accuracy_numerics, load_for_process, measured_row, precision_context,
-                      process_inputs, timed_phase)
-from .stats import summarize
-from .study_results import STRATEGIES, CompileCostResult, artifacts_path, compile_cost_fields
 from .timing import time_once
 
 CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential)  # where repeated blocks are stacked
@@ -198,7 +198,7 @@ def _compile_regions(model, inputs: dict, cfg: BenchConfig, device: str, groups:
 
 def _steady_state(call, reference, cfg: BenchConfig, device: str, fields: dict) -> None:
     """The sweep's warm-up and timing schedule, then one call compared with eager's output."""
-    samples = timed_phase(call, cfg, device, COMPILED_EXTRA_WARMUP[cfg.compiled_mode()])["samples_s"]
+    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_mode()])["samples_s"]
     output = call()
     diff = accuracy.max_abs_diff(reference, output)
     fields.update(samples_s=samples, latency_ms_median=summarize(samples).median_ms, max_abs_diff=diff,

@@ -1,5 +1,5 @@
 """The answer first: per model, compile or not, with which mode and variant, how sure, at what cost.
-Reads the DataFrame of ``results.to_dataframe`` (one label); computes nothing the cells do not hold
+Reads the DataFrame of ``frame.to_dataframe`` (one label); computes nothing the cells do not hold
 except the pay-back count (stats.breakeven_calls). No torch.
 
 Rules, per model over its successful compiled cells (every mode, batch size and variant of the run):
@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from .stats import breakeven_calls
+from ..results.stats import breakeven_calls
 from .tables import check_frame, model_label, ordered_models
 
 COMPILE, DONT, INCONCLUSIVE, NO_DATA = "compile", "don't compile", "inconclusive", "no data"

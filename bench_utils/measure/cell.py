@@ -7,7 +7,7 @@ Order of work, all under torch.inference_mode():
    shapes and time the first call (compile_s), warm the compiled model up until steady, compare its
    output with eager, then time compiled calls only.
 Each mode is timed alone in its own process: the eager figure of a cell is its eager cell's, the one
-every table, chart and speedup reads (results.to_dataframe pairs them). Why not alternate eager and
+every table, chart and speedup reads (frame.to_dataframe pairs them). Why not alternate eager and
 compiled blocks in one process: see the README's "How it measures".
 Any failure becomes the row's status; `runner` runs this in a subprocess per cell and repeat.
 """
@@ -26,18 +26,16 @@ from pathlib import Path
 
 import torch
 
+from ..config.bench_config import BenchConfig
+from ..config.modes import EXTRA_WARMUP_CALLS
+from ..results.rows import BenchResult, cell_fields
+from ..results.stats import summarize
 from . import accuracy, environment, faults, machine_load, profiling, schedule
 from .compile_stats import clear_graph_stats, cudagraphs_recorded, fx_cache_counts, graph_stats
-from .config import BenchConfig
 from .inputs import build_inputs
 from .models import DTYPES, load_model
-from .results import BenchResult, cell_fields
-from .stats import summarize
 from .timing import time_calls, time_once, warm_until_steady
 
-# Untimed calls right after compiling, before the steady-state warm-up: CUDA-graph trees record on
-# the first calls, max-autotune benchmarks kernels on first use. Calls, not seconds.
-COMPILED_EXTRA_WARMUP = {"default": 1, "reduce-overhead": 3, "max-autotune": 3, "max-autotune-no-cudagraphs": 1}
 
 
 def _peak_mem_mb(device: str) -> dict:
@@ -97,7 +95,7 @@ def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, m
         clear_graph_stats()  # count the graphs and breaks of one compile, not two
         fields["compile_warm_s"] = time_once(compiled, device)
     frames_after_first_call = int(counters["frames"]["total"])
-    fields.update(timed_phase(compiled, cfg, device, COMPILED_EXTRA_WARMUP[mode]))
+    fields.update(timed_phase(compiled, cfg, device, EXTRA_WARMUP_CALLS[mode]))
     output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
     numerics = accuracy_numerics(cfg, device)

@@ -1,6 +1,6 @@
 """Two runs of the same cells side by side (e.g. two torch versions on one GPU). No torch.
 
-Both frames come from ``results.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
+Both frames come from ``frame.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
 process let each cell's change carry the 95% CI of the ratio of medians that speedups use
 (stats.speedup_over_processes: between processes when both runs have repeats), so a change is
 called significant only when that interval excludes "no change".
@@ -70,15 +70,16 @@ def _indexed(df, name: str) -> dict:
 def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
     before_ms, after_ms = before[f"latency_ms_{stat}"], after[f"latency_ms_{stat}"]
     ratio = low = high = math.nan
+    significant = False
     if before["samples_s"] and after["samples_s"]:
         est = speedup_over_processes(before["samples_s"], after["samples_s"])
-        ratio, low, high = est.speedup, est.ci95_low, est.ci95_high
+        ratio, low, high, significant = est.speedup, est.ci95_low, est.ci95_high, est.significant
     return dict(zip(KEY, key)) | {
         "before_ms": before_ms, "after_ms": after_ms,
         "change_pct": (after_ms - before_ms) / before_ms * 100.0,
         # after/before = 1/ratio, so the ratio's upper bound gives the change's lower bound
         "change_ci95_low_pct": (1.0 / high - 1.0) * 100.0, "change_ci95_high_pct": (1.0 / low - 1.0) * 100.0,
-        "significant": bool(low > 1.0 or high < 1.0), "ratio": ratio, "ratio_ci95_low": low,
+        "significant": significant, "ratio": ratio, "ratio_ci95_low": low,
         "ratio_ci95_high": high, "n_before": sum(map(len, before["samples_s"])),
         "n_after": sum(map(len, after["samples_s"])),
         "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
@@ -88,7 +89,7 @@ def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
 
 def _variant(row: dict) -> str:
     graph = ", fullgraph" if row.get("fullgraph") else ""
-    return row["variant"] + graph  # variant: results.to_dataframe's name for dtype, autocast, channels_last
+    return row["variant"] + graph  # variant: frame.to_dataframe's name for dtype, autocast, channels_last
 
 
 def comparison_chart(comparison: RunComparison):

@@ -21,10 +21,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BenchConfig, ConfigError, config_from_dict
-from .results import BenchResult, ResultsWriter
-from .runner import (SweepSummary, cell_line, failure_row, default_results_path, pending_runs,
-                     run_cell_subprocess)
+from ..config.bench_config import BenchConfig, ConfigError
+from ..config.validation import config_from_dict
+from ..results.rows import BenchResult
+from ..results.writer import ResultsWriter
+from .runner import SweepSummary, cell_line, failure_row, default_results_path, pending_runs, run_cell_subprocess
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
 

@@ -15,11 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .config import BenchConfig
-from .results import ResultsWriter
+from ..config.bench_config import BenchConfig
+from ..results.study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
+                                     compile_cost_path, read_rows, serving_fields, serving_path)
+from ..results.writer import ResultsWriter
 from .runner import failure_text, progress_bar, run_logged
-from .study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
-                            compile_cost_path, read_rows, serving_fields, serving_path)
 
 KINDS = {  # kind -> (row type, its file next to results.jsonl, its identity fields)
     "serving": (ServingResult, serving_path, serving_fields),
@@ -85,10 +85,10 @@ def measure_study(cfg: BenchConfig, run: tuple, results_path: Path):
     failure: it becomes the row's status)."""
     kind, model, variant = run
     if kind == "serving":
-        from .serving import measure_serving
+        from ..measure.serving import measure_serving
 
         return measure_serving(cfg, model, variant)
-    from .compile_cost import measure_compile_cost
+    from ..measure.compile_cost import measure_compile_cost
 
     return measure_compile_cost(cfg, model, variant, results_path)
 

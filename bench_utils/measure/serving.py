@@ -20,12 +20,12 @@ from functools import partial
 
 import torch
 
+from ..config.bench_config import BenchConfig
+from ..results.stats import summarize
+from ..results.study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_fields
 from . import environment, machine_load, schedule
+from .cell import load_for_process, measured_row, precision_context, process_inputs
 from .compile_stats import clear_graph_stats, hit_recompile_limit
-from .config import BenchConfig
-from .measure import load_for_process, measured_row, precision_context, process_inputs
-from .stats import summarize
-from .study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_fields
 from .timing import time_calls, time_once, warm_until_steady
 
 DYNAMIC_ARGUMENT = {"static": False, "dynamic": True, "auto": None}  # setting -> torch.compile(dynamic=...)

@@ -18,8 +18,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes
-from .study_results import STRATEGIES, CompileCostResult, compile_cost_path, read_rows
+from ..results.study_results import STRATEGIES, CompileCostResult, compile_cost_path, read_rows
+from .grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes
 from .tables import model_label, numeric_column, ordered_models
 
 COLUMNS = ["label", "model", "task_model", "size", "batch_size", "dtype", "mode", "strategy", "status", "error",
@@ -32,7 +32,7 @@ NOT_APPLICABLE = "N/A"
 
 
 def eager_medians(sweep_frame) -> dict[tuple[str, int], float]:
-    """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (results.to_dataframe)
+    """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (frame.to_dataframe)
     of one run; cells that did not end ok are left out."""
     labels = set(sweep_frame["label"])
     if len(labels) > 1:

@@ -1,5 +1,5 @@
 """From process rows to cells: the repeats of a cell combined, and every compiled cell paired with
-its eager cell. The one place a cell's statistics are computed (no torch); `results.to_dataframe`
+its eager cell. The one place a cell's statistics are computed (no torch); `frame.to_dataframe`
 calls it and every table, chart, verdict and comparison reads its columns.
 
 One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from . import machine_load
-from .config import CUDAGRAPH_MODES, variant_name
-from .stats import (DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes,
-                    summarize_runs)
+from ..config.bench_config import variant_name
+from ..config.modes import CUDAGRAPH_MODES
+from ..measure import machine_load
+from .stats import DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes, summarize_runs
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")

@@ -1,5 +1,5 @@
 """Charts of one profile's page (benchmark notebook): each function takes the DataFrame of
-``results.to_dataframe`` for one label and returns a matplotlib Figure. No torch.
+``frame.to_dataframe`` for one label and returns a matplotlib Figure. No torch.
 
 Figures are built with ``matplotlib.figure.Figure``, not pyplot, so nothing is registered globally:
 a notebook shows exactly the figures it displays and tests leak none. Seaborn styles are applied
@@ -15,11 +15,13 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from ..config.modes import COMPILE_MODES, MODE_COLOUR
 from . import tables
-from .bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes,
-                   status_words)
+from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
+                           status_notes, status_words)
 
-MODE_COLORS = dict(zip(("eager",) + tables.COMPILE_MODES, sns.color_palette("colorblind", 5)))
+_PALETTE = sns.color_palette("colorblind", len(MODE_COLOUR))
+MODE_COLORS = {mode: _PALETTE[index] for mode, index in MODE_COLOUR.items()}  # the mode table's colours
 
 
 def one_label(df) -> None:
@@ -84,8 +86,8 @@ def improvement_chart(df, batch_size: int) -> Figure:
 
 def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
     """One panel per model: latency (ms) against batch size, eager vs compiled with `mode`."""
-    if mode not in tables.COMPILE_MODES:
-        raise ValueError(f"mode: {mode!r} is not allowed; allowed: {', '.join(tables.COMPILE_MODES)}")
+    if mode not in COMPILE_MODES:
+        raise ValueError(f"mode: {mode!r} is not allowed; allowed: {', '.join(COMPILE_MODES)}")
     one_label(df)
     cells = tables.latency_cells(df, stat)
     cells = cells[cells["mode"].isin(["eager", mode]) & cells["latency_ms"].notna()]

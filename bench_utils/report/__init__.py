@@ -1,0 +1,2 @@
+"""Build the report: what a page shows (verdict, tables, charts), the papermill + nbconvert job, the
+index page. No torch."""

@@ -1,0 +1,75 @@
+"""What a run measured, on what, with which weights: the facts table under every page and the weights
+notice at its top (loud when any model ran with random weights). No torch."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .tables import MISSING, check_frame, model_label, ordered_models
+
+
+# (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
+_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layout", "variant"),
+              ("model size", "size"),
+              ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
+              ("python", "python"), ("platform", "platform"), ("host", "hostname"),
+              ("torch threads", "torch_threads"), ("minimum warm-up calls (then until steady)", "warmup"),
+              ("minimum timed calls per process", "iterations"), ("minimum timed seconds per process", "min_time_s"),
+              ("processes per cell", "repeats"))
+
+
+def _joined(values) -> str:
+    texts = sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
+    return ", ".join(texts) or MISSING
+
+
+def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
+    facts = {fact: _joined(run[column]) for fact, column in _ENV_FACTS if column in run.columns}
+    ok = int((run["status"] == "ok").sum())
+    facts["cells"] = f"{ok} ok, {len(run) - ok} failed"
+    facts["weights"] = _weights_summary(run)
+    for model in ordered_models(run["model"]):
+        rows = run[run["model"] == model]
+        used, note = _joined(rows.get("weights", [])), _joined(rows.get("weights_note", []))
+        facts[f"weights: {model_label(model)}"] = used if note == MISSING else f"{used} ({note})"
+    return facts
+
+
+def _weights_summary(run: pd.DataFrame) -> str:
+    if "weights" not in run.columns:
+        return MISSING
+    used = run[run["weights"].fillna("") != ""]  # failed cells may not have got as far as loading
+    if used.empty:
+        return MISSING
+    random_models = ordered_models(used.loc[used["weights"] == "random", "model"])
+    if not random_models:
+        return "pretrained (hub checkpoints)"
+    loaded = used["model"].nunique()
+    return f"RANDOM weights, not pretrained, for {len(random_models)} of {loaded} loaded models: " \
+        + ", ".join(random_models)
+
+
+def run_facts(df) -> pd.DataFrame:
+    """The environment of each run: one column per label, one row per fact (hardware, versions,
+    device, dtype, size, cells, and the weights each model actually used, with the reason)."""
+    check_frame(df)
+    if df.empty:
+        return pd.DataFrame({MISSING: [MISSING]}, index=pd.Index(["results"], name="fact"))
+    columns = {label: _facts_of_run(df[df["label"] == label]) for label in sorted(set(df["label"]))}
+    table = pd.DataFrame(columns).fillna(MISSING)
+    table.index.name = "fact"
+    return table
+
+
+def weights_notice(df) -> str:
+    """One Markdown sentence on the weights used, loud when any model ran with random weights."""
+    check_frame(df)
+    summary = _weights_summary(df) if not df.empty else MISSING
+    if summary == MISSING:
+        return "No measured cells yet, so no weights to report."
+    if not summary.startswith("RANDOM"):
+        return "**Pretrained weights**: every model was loaded from its hub checkpoint."
+    return (f"**⚠ {summary}.** These models were built from the shipped config with random weights. "
+            "Latency depends on the architecture and input shape, not on weight values, so the timings "
+            "stand; predictions are meaningless, and near-tied random outputs make the compiled-vs-eager "
+            "task agreement a weaker check.")

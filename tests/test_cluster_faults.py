@@ -1,0 +1,137 @@
+"""Ray dispatch when workers die: a worker killed mid-cell is retried and each cell written once, a
+worker lost for good becomes one crashed row that --retry-failed redoes, a node removed mid-cell has
+its cell measured again on another node. Same two-node local cluster as test_cluster.py (conftest.py).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench_utils.config.parameters_file import load_config
+from bench_utils.results.rows import read_results
+from bench_utils.sweep.cluster import run_sweeps_on_ray
+from conftest import REPO, tiny_params
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def _running_cell(under: int | None = None) -> tuple[int, int] | None:
+    """(pid of the Ray worker, batch size) of a cell process this test's cluster (or the Ray process
+    `under`) is running."""
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            if args[1:4] != [b"-m", b"bench_utils", b"cell"]:
+                continue
+            worker = _parent(int(entry.name))
+            is_ray_worker = Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::")
+            if is_ray_worker and _descends_from(worker, under or os.getpid()):
+                return worker, int(args[args.index(b"--batch-size") + 1])
+        except (OSError, IndexError, ValueError):  # a process that ended while we looked
+            continue
+    return None
+
+
+def _kill_worker_of_a_running_cell(results: Path, after_rows: int = 0, timeout_s: float = 180) -> tuple:
+    """SIGKILL the Ray worker of a running cell once `results` holds `after_rows` rows;
+    returns (worker pid, batch size, the results lines at the kill)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        rows = results.read_text().splitlines() if results.exists() else []
+        found = _running_cell() if len(rows) >= after_rows else None
+        if found:
+            time.sleep(0.5)  # the cell is under way, not just spawned
+            rows = results.read_text().splitlines() if results.exists() else []
+            os.kill(found[0], signal.SIGKILL)
+            return (*found, rows)
+        time.sleep(0.1)
+    raise AssertionError("no cell process of a Ray worker appeared")
+
+
+@pytest.mark.cluster
+def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, tmp_path):
+    params = tiny_params(tmp_path, label="A100", batch_sizes=[1, 2])
+    results, log = tmp_path / "results.jsonl", tmp_path / "driver.log"
+    with open(log, "w") as out:
+        driver = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
+                                   str(results), "--ray", cluster.address], cwd=REPO, stdout=out, stderr=out)
+        worker, batch_size, _ = _kill_worker_of_a_running_cell(results)
+        assert driver.wait(timeout=300) == 0, log.read_text()[-3000:]
+    rows = read_results(results).rows
+    assert len(results.read_text().splitlines()) == 2
+    assert sorted(r.batch_size for r in rows) == [1, 2] and {r.status for r in rows} == {"ok"}
+    retried = next(r for r in rows if r.batch_size == batch_size)
+    assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
+    assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
+    assert "2 cell processes: 0 already done, 2 ok" in log.read_text()
+
+
+@pytest.mark.cluster
+def test_worker_lost_for_good_becomes_one_crashed_row_then_retry_failed_redoes_it(cluster, tmp_path):
+    cfg = load_config(tiny_params(tmp_path, label="T4", batch_sizes=[1, 2]))
+    results = tmp_path / "results.jsonl"
+    outcome = {}
+
+    def sweep():
+        try:
+            outcome["summaries"] = run_sweeps_on_ray([cfg], cluster.address, [results], progress=False,
+                                                     max_retries=0)
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            outcome["error"] = err
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    _, batch_size, rows_at_kill = _kill_worker_of_a_running_cell(results, after_rows=1)
+    thread.join(timeout=300)
+    # one node CPU: the cells ran one after the other, and the first row was on disk mid-sweep
+    assert len(rows_at_kill) == 1 and f'"batch_size": {3 - batch_size}' in rows_at_kill[0]
+    assert "summaries" in outcome, outcome
+    assert outcome["summaries"][0].statuses == {"ok": 1, "crashed": 1}
+    rows = {r.batch_size: r for r in read_results(results).rows}
+    assert len(results.read_text().splitlines()) == 2 and sorted(rows) == [1, 2]
+    lost = rows[batch_size]
+    assert lost.status == "crashed" and lost.error.startswith("Ray task failed after 0 retries: ")
+    assert "WorkerCrashedError" in lost.error or "died" in lost.error
+    again = run_sweeps_on_ray([cfg], cluster.address, [results], retry_failed=True, progress=False)
+    assert (again[0].skipped, again[0].statuses) == (1, {"ok": 1})
+    assert len(results.read_text().splitlines()) == 3  # the crashed row stays; the new row replaces it
+    assert {r.status for r in read_results(results).rows} == {"ok"}
+
+
+@pytest.mark.cluster
+def test_node_removed_mid_cell_its_cell_is_measured_again_on_another_node(cluster, tmp_path):
+    spare = cluster.cluster.add_node(num_cpus=1, resources={"accelerator_type:A100": 1})
+    raylet = spare.all_processes["raylet"][0].process.pid
+    cfg = load_config(tiny_params(tmp_path, label="A100", batch_sizes=[1, 2]))
+    results, outcome = tmp_path / "results.jsonl", {}
+    thread = threading.Thread(target=lambda: outcome.update(
+        summaries=run_sweeps_on_ray([cfg], cluster.address, [results], progress=False)))
+    thread.start()
+    deadline = time.time() + 180
+    while time.time() < deadline and not (found := _running_cell(under=raylet)):
+        time.sleep(0.1)
+    assert found, "no cell ran on the spare A100 node"
+    time.sleep(0.5)
+    cluster.cluster.remove_node(spare)
+    thread.join(timeout=300)
+    assert outcome["summaries"][0].statuses == {"ok": 2}
+    rows = {r.batch_size: r for r in read_results(results).rows}
+    assert len(results.read_text().splitlines()) == 2 and sorted(rows) == [1, 2]
+    assert rows[found[1]].env["ray_node_id"] == cluster.a100 != spare.node_id  # re-run on the head node

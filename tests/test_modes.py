@@ -1,0 +1,24 @@
+from bench_utils.config.modes import (COMPILE_MODES, CUDAGRAPH_MODES, EXTRA_WARMUP_CALLS, MODE_COLOUR, MODE_TABLE,
+                                      MODES)
+
+
+def test_the_mode_table_defines_every_mode_list_the_project_uses():
+    assert MODES == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+    assert COMPILE_MODES == MODES[1:]
+    assert CUDAGRAPH_MODES == ("reduce-overhead", "max-autotune")  # no-cudagraphs: autotuning alone
+    # CUDA-graph modes record on their first calls: more untimed calls before the steady warm-up
+    assert EXTRA_WARMUP_CALLS == {"eager": 0, "default": 1, "reduce-overhead": 3, "max-autotune": 3,
+                                  "max-autotune-no-cudagraphs": 1}
+
+
+def test_each_mode_keeps_a_colour_of_its_own():
+    assert sorted(MODE_COLOUR.values()) == list(range(len(MODE_TABLE)))
+
+
+def test_charts_colour_modes_from_the_table():
+    import seaborn as sns
+
+    from bench_utils.report.charts import MODE_COLORS
+
+    palette = sns.color_palette("colorblind", len(MODE_TABLE))
+    assert MODE_COLORS == {mode.name: palette[mode.colour] for mode in MODE_TABLE}
