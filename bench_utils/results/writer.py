@@ -1,0 +1,116 @@
+"""Write a results file: append-only JSON lines, each row written, flushed and fsynced the moment its
+cell ends, so a killed run loses at most the cell in flight. A lock file refuses a second writer;
+a path that is not a results file is refused untouched. No torch.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from ..measure import faults
+from .rows import BenchResult
+
+
+class ResultsLockedError(RuntimeError):
+    """Another process is writing the same results file."""
+
+
+class NotAResultsFileError(ValueError):
+    """The path holds something other than results rows; appending to it would damage it."""
+
+
+def _check_is_results_file(path: Path) -> None:
+    """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
+    its end) is fine; anything else (a JSON document, a text file) is refused untouched."""
+    if path.exists() and not path.is_file():
+        raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
+    blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose another --results path")
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        first = fh.readline(1_000_000)
+    refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); "
+                                   "choose another --results file")
+    if not first.strip():
+        return  # empty
+    if not first.lstrip().startswith(b"{"):
+        raise refusal
+    try:
+        values = json.loads(first)
+    except ValueError:
+        if first.lstrip().startswith(b'{"'):
+            return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
+        raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
+    if not (isinstance(values, dict) and {"label", "model", "mode"} <= set(values)):
+        raise refusal
+
+
+class ResultsWriter:
+    """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path).resolve()  # one lock per file, whatever link or relative path names it
+        _check_is_results_file(self.path)  # before anything is created or written next to it
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # "a+", not "w": a refused writer must not erase the holder's pid before reading it.
+        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = self._lock_file.read().strip()
+            self._lock_file.close()
+            raise ResultsLockedError(
+                f"{self.path} is being written by another run (pid {holder or '?'}); "
+                "wait for it or use another --results file") from None
+        self._lock_file.truncate(0)
+        self._lock_file.write(str(os.getpid()))
+        self._lock_file.flush()
+        self._repair_tail()
+        self._appended = 0
+
+    def _repair_tail(self) -> None:
+        # A kill during a write can leave a last line without its newline; end it so the next
+        # row starts on a line of its own (the loader then skips the broken line).
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb+") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+
+    def append(self, row: BenchResult) -> None:
+        line = row.to_json() + "\n"
+        cut = faults.torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
+        data = (line if cut is None else line[:cut]).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            start = os.lseek(fd, 0, os.SEEK_END)
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)  # on disk before the next cell starts: a power cut loses no row
+            except OSError:  # e.g. disk full mid-row: take the half row back, so the file holds rows only
+                os.ftruncate(fd, start)
+                raise
+        finally:
+            os.close(fd)
+        if cut is not None:
+            faults.kill_self()
+        self._appended += 1
+
+    def close(self) -> None:
+        if not self._lock_file.closed:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+
+    def __enter__(self) -> "ResultsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
