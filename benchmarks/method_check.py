@@ -2,14 +2,18 @@
 warm-up until steady, timing by count and duration) beside an independent measurement with
 torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch 1 on the CPU.
 
-    python benchmarks/method_check.py                      # resnet and vit, 3 repeats, 4 s of Timer
-    python benchmarks/method_check.py --models resnet --repeats 2 --reference-processes 2
+    python benchmarks/method_check.py                      # resnet and vit, 8 + 8 processes (~17 min)
+    python benchmarks/method_check.py --repeats 3 --reference-processes 3   # quicker (~8 min), noisier
+
+Why 8 by default: on a shared 2-core VM one process's median moves by 10-25% with the machine's slow
+spells; with 3 processes a side the engine/reference ratio scattered by about 12% per run (README),
+so 2 of 8 comparisons missed 15%; with 8 a side both agreed within 6% (run H).
 
 Engine and reference take turns, so both sample the same stretches of a drifting machine: round r
 runs the engine's repeat r of every cell (`run_sweep` resumes, so a config with r + 1 repeats
 measures only repeat r), then one reference process per model.
 
-The reference: `--reference-processes` fresh processes per model (default 3, models alternating),
+The reference: `--reference-processes` fresh processes per model (default 8, models alternating),
 each building the same model and inputs (bench_utils.models and inputs) and timing, with
 Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
 (mode "default"), then eager again (A-B-A). A process's speedup is the geometric mean of its two
@@ -89,8 +93,8 @@ def run_reference(model: str, min_run_time: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
-    parser.add_argument("--repeats", type=int, default=3, help="engine processes per cell")
-    parser.add_argument("--reference-processes", type=int, default=3, help="A-B-A reference processes per model")
+    parser.add_argument("--repeats", type=int, default=8, help="engine processes per cell")
+    parser.add_argument("--reference-processes", type=int, default=8, help="A-B-A reference processes per model")
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
     args = parser.parse_args()
