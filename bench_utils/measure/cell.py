@@ -37,7 +37,6 @@ from .models import DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
 
 
-
 def _peak_mem_mb(device: str) -> dict:
     """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, MiB;
     CPU: the process's peak RSS, MiB."""
