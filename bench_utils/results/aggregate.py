@@ -103,6 +103,9 @@ def combine(rows: list) -> dict:
     record["task_agreement"] = min((r.task_agreement for r in ok if r.task_agreement is not None), default=None)
     record["warmup_steady"] = None if not ok else all(r.warmup_steady is not False for r in ok)
     record["duration_s"] = sum(row.duration_s or 0.0 for row in rows)
+    warm = sorted(row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None)
+    if warm:  # later rounds compile in new processes with the cache round 0 filled: what a restart pays
+        record["compile_warm_s"] = warm[len(warm) // 2]
     record["samples_s"] = [row.samples_s for row in ok]
     # round -> block medians, ms (rows from before blocks: the whole process as one block)
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths or [len(row.samples_s)])

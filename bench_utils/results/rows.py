@@ -52,7 +52,7 @@ class BenchResult:
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    compile_warm_s: float | None = None  # the same after a dynamo reset, with the compiler cache compile_s filled
+    compile_warm_s: float | None = None  # rows before rounds: the same compile again in-process; a cell's figure is now its later rounds' compile_s
     peak_mem_mb: float | None = None  # CUDA max allocated while timing (after warm-up), or the process's peak RSS on CPU
     peak_reserved_mb: float | None = None  # CUDA max reserved by the caching allocator while timing
     max_abs_diff: float | None = None  # compiled vs eager output
