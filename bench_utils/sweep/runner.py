@@ -45,17 +45,23 @@ class SweepSummary:
     extra_rounds: int = 0  # rounds added for precision
     seconds: float = 0.0  # wall time of this run
     timed_s: float = 0.0  # of it, timed calls (the sum of every sample)
+    cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
         extra = f", {self.extra_rounds} extra round(s) for precision" if self.extra_rounds else ""
-        share = f"; timed calls {self.timed_s / self.seconds:.0%} of {self.seconds:.0f} s" if self.timed_s else ""
+        share = ""
+        if self.timed_s and self.seconds > self.cold_compile_s:
+            share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
+                     f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
         return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share} -> {self.results_path}"
 
     def count(self, rows: list) -> None:
         for row in rows:
             self.statuses[row.status] = self.statuses.get(row.status, 0) + 1
             self.timed_s += sum(getattr(row, "samples_s", None) or [])
+            if getattr(row, "repeat", None) == 0 and getattr(row, "compile_s", None):
+                self.cold_compile_s += row.compile_s
 
 
 def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
