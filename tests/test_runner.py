@@ -3,7 +3,6 @@ per cell), and one round's choreography with stand-in workers (no process, no to
 
 import json
 import math
-import re
 import signal
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from bench_utils.results.stats import block_medians_ms
 from bench_utils.sweep.jobs import Round, read_cell_rows
 from bench_utils.sweep.runner import SettingsMismatchError, run_profile, run_sweep
 from bench_utils.sweep.workers import WorkerLost
-from conftest import REPO, run_cli, tiny_params
+from conftest import REPO, run_cli, summary_line, tiny_params
 
 BLOCKS = 2
 
@@ -115,8 +114,7 @@ def test_progress_and_one_line_per_process(sweep):
     assert len(lines) == 8
     assert any(line.startswith("vit bs=1 default #1: ") and "compile" in line for line in lines)
     last = proc.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(rf"4 jobs: 0 already done, 8 ok; timed calls \d+% of \d+ s -> {re.escape(str(results))}",
-                        last), last
+    assert summary_line(last, "4 jobs: 0 already done, 8 ok", results), last
 
 
 def test_rerun_resumes_without_repeating_rounds(sweep):
@@ -151,11 +149,26 @@ def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     assert 1 <= len(first) < 3
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert f"3 jobs: {len(first)} already done, {3 - len(first)} ok" in proc.stdout
+    last = proc.stdout.strip().splitlines()[-1]
+    assert summary_line(last, f"3 jobs: {len(first)} already done, {3 - len(first)} ok", results), last
     lines = results.read_text().splitlines()
     assert lines[: len(first)] == first  # finished rows intact
     assert sorted(r.batch_size for r in read_results(results).rows) == [1, 2, 3]
     assert len(lines) == 3  # nothing measured twice
+
+
+def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
+    summary = runner.SweepSummary(tmp_path / "r.jsonl", total=6, skipped=2, extra_rounds=1, seconds=200.0)
+    summary.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", repeat), status=status,
+                               samples_s=[2.5] * 4, compile_s=None if mode == "eager" else 40.0)
+                   for mode, repeat, status in (("eager", 0, "ok"), ("default", 0, "ok"), ("default", 1, "ok"),
+                                                ("eager", 1, "crashed"))])
+    # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
+    assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
+    assert summary.line() == (f"6 jobs: 2 already done, 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
+                              f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
+    nothing = runner.SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
+    assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
 
 
 def test_in_process_sweep_api(tmp_path):
