@@ -11,7 +11,7 @@ from bench_utils.config.parameters_file import load_config
 from bench_utils.results.frame import load_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.runner import SettingsMismatchError, pending_runs, run_sweep
-from conftest import REPO, run_cli, tiny_params
+from conftest import REPO, make_row, run_cli, tiny_params
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +119,29 @@ def test_in_process_sweep_api(tmp_path):
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False)
     assert summary.statuses == {"ok": 1} and summary.skipped == 0
     assert run_sweep(cfg, tmp_path / "r.jsonl", progress=False).skipped == 1
+
+
+def test_a_process_that_writes_its_row_then_crashes_keeps_the_row(tmp_path, monkeypatch):
+    """Measured, then SIGSEGV at interpreter exit (as CUPTI teardown after CUDA-graph replays can): the
+    measurement stays, with the exit status; a process that wrote no row still becomes "crashed"."""
+    from bench_utils.results.frame import to_dataframe
+    from bench_utils.sweep.runner import run_cell_subprocess
+
+    cfg = load_config(tiny_params(tmp_path, iterations=3))
+    monkeypatch.setenv("BENCH_UTILS_FAULT", "vit/1/eager=segfault-at-exit")
+    row = run_cell_subprocess(cfg, ("vit", 1, "eager", 0), tmp_path / "logs")
+    assert row.status == "ok" and len(row.samples_s) >= 3 and row.exit_code == -signal.SIGSEGV
+    assert to_dataframe([row]).loc[0, "error"] == f"1 of 1 processes wrote their row, then exited with status {-signal.SIGSEGV}"
+    monkeypatch.setenv("BENCH_UTILS_FAULT", "vit/1/eager=segfault")  # dies while measuring: no row
+    lost = run_cell_subprocess(cfg, ("vit", 1, "eager", 0), tmp_path / "logs")
+    assert lost.status == "crashed" and "SIGSEGV" in lost.error and lost.exit_code is None
+
+
+def test_a_row_cut_off_mid_write_counts_as_no_row(tmp_path):
+    from bench_utils.sweep.runner import written_row
+
+    line = make_row().to_json()
+    (tmp_path / "whole.json").write_text(line)
+    (tmp_path / "cut.json").write_text(line[: len(line) // 2])
+    assert written_row(tmp_path / "whole.json") == make_row()
+    assert written_row(tmp_path / "cut.json") is None and written_row(tmp_path / "absent.json") is None

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import resource
-import shutil
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -31,18 +28,20 @@ from ..config.modes import EXTRA_WARMUP_CALLS
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
 from . import accuracy, environment, faults, machine_load, profiling, schedule
-from .compile_stats import clear_graph_stats, cudagraphs_recorded, fx_cache_counts, graph_stats
+from .compiler_cache import compiler_cache
+from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
 from .models import DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
 
 
 def _peak_mem_mb(device: str) -> dict:
-    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, MiB;
-    CPU: the process's peak RSS, MiB."""
+    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, and
+    what the CUDA-graph pools hold now, MiB (see BenchResult.peak_mem_mb); CPU: the process's peak RSS, MiB."""
     if device == "cuda":
         return {"peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20,
-                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20}
+                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20,
+                "cudagraph_pool_mb": cudagraph_pool_mb(device)}
     return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
 
 
@@ -65,15 +64,20 @@ def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dic
     _reset_peak_memory(device)
     before = machine_load.snapshot()
     samples = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
+    memory = _peak_mem_mb(device)  # now: the accuracy check's temporaries after timing must not count
     load = machine_load.between(before, machine_load.snapshot())
     return {"samples_s": samples, "warmup_calls": warmup.calls, "warmup_s": warmup.seconds,
             "warmup_steady": warmup.steady, "others_cpu_pct": load.others_cpu_pct if load else None,
-            "steal_pct": load.steal_pct if load else None}
+            "steal_pct": load.steal_pct if load else None, **memory}
 
 
 def _reset_peak_memory(device: str) -> None:
-    """CUDA: the next peak counts from here (the compiled peak must not include eager's)."""
+    """CUDA: the next peak counts from here (the compiled peak must not include eager's). Cached free
+    blocks (compile and autotune scratch, the float64 reference's) are released first, so the reserved
+    peak is what timing holds: empty_cache releases "unoccupied cached memory" only (torch/cuda/memory.py,
+    empty_cache); the CUDA-graph pool stays, its graphs own it."""
     if device == "cuda":
+        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
 
 
@@ -82,20 +86,19 @@ def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, m
     """The compiled process's fields, and the compiled callable (for the profiler pass)."""
     from torch._dynamo.utils import counters
 
-    torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
-    clear_graph_stats()
+    forget_compiled()  # a fresh cache: nothing compiled for another cell is reused in-process
     faults.maybe_inject("compile", fault)
     compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
     compiled = lambda: compiled_model(**inputs)  # noqa: E731
     fields = {"compile_s": time_once(compiled, device)}
     fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
-    if cold:  # again, as a new process would: in-memory state gone, on-disk cache filled
-        torch._dynamo.reset()
-        clear_graph_stats()  # count the graphs and breaks of one compile, not two
+    if cold:  # again, as a new process would: in-memory state gone (Inductor's loaded modules and
+        # kernels too), on-disk cache filled; the graphs and breaks counted are of one compile, not two
+        forget_compiled()
         fields["compile_warm_s"] = time_once(compiled, device)
     frames_after_first_call = int(counters["frames"]["total"])
     fields.update(timed_phase(compiled, cfg, device, EXTRA_WARMUP_CALLS[mode]))
-    output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
+    output = accuracy.to_host(compiled())  # copy now: CUDA-graph outputs are overwritten by the next replay
     fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
     numerics = accuracy_numerics(cfg, device)
     if fp64_reference is not None:
@@ -108,31 +111,6 @@ def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, m
     del output
     fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
     return fields, compiled
-
-
-@contextlib.contextmanager
-def _compiler_cache(empty: bool):
-    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder; afterwards
-    its kernels join the user's cache (TORCHINDUCTOR_CACHE_DIR, else Inductor's default folder), as
-    if the compile had run there, so the cell's later processes compile warm. Without `empty`, keep
-    whatever cache the user set."""
-    if not empty:
-        yield
-        return
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
-    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="inductor-cold-") as folder:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder  # read by Inductor on every cache access
-        try:
-            yield
-        finally:
-            if before is None:
-                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-            else:
-                os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
-            # cache entries are named by content hashes: merging folders never overwrites another graph
-            shutil.copytree(folder, before or default_cache_dir(), dirs_exist_ok=True, symlinks=True)
 
 
 def precision_context(cfg: BenchConfig, device: str):
@@ -156,7 +134,7 @@ def _fp64_reference(model, inputs: dict, cfg: BenchConfig):
     if cfg.dtype not in accuracy.LOW_PRECISION:
         return None
     try:
-        return accuracy.float64_reference(model, inputs)
+        return accuracy.to_host(accuracy.float64_reference(model, inputs))
     except (RuntimeError, NotImplementedError, TypeError):
         return None
 
@@ -204,16 +182,16 @@ def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repe
             fields.update(timed_phase(eager, cfg, device))
             timed = eager
         else:
-            reference = eager()
+            reference = accuracy.to_host(eager())  # on the host: not on the device while timing
             fp64_reference = _fp64_reference(loaded.model, inputs, cfg)
             # the whole compiled life of the cell, warm-up included: CUDA-graph recording and
             # autotuning may still write kernels to the cache after the first call
             cold = cfg.cold_compile and repeat == 0  # later repeats compile with the cache it filled
-            with _compiler_cache(empty=cold):
+            with compiler_cache(empty=cold):
                 compiled_fields, timed = _time_compiled(loaded.model, inputs, reference, fp64_reference, cfg,
                                                         mode, device, spec.task, cold, fault)
                 fields.update(compiled_fields)
-        fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
+        fields.update(_latency_fields(fields["samples_s"]))
         if cfg.profile and repeat == 0:  # one process per cell is enough to explain it
             fields.update(_profile(timed, device, trace_path))
 

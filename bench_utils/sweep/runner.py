@@ -8,6 +8,7 @@ a row in the results file are skipped. No torch import in the parent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -145,10 +146,20 @@ def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchRes
                    "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
                    "--out", str(out_path), "--trace", str(trace_path(log_dir.parent, run))]
         returncode, duration_s = run_logged(command, cfg.timeout_s, log_path)
-        if returncode == 0 and out_path.exists():
-            return BenchResult.from_dict(json.loads(out_path.read_text()))
+        row = written_row(out_path)
+    if row is not None:  # measured, whatever the exit: a crash at teardown (CUDA graphs replayed under
+        # CUPTI, pytorch#75504) must not turn a measurement into "crashed"; the row says how it exited
+        return dataclasses.replace(row, exit_code=-signal.SIGKILL if returncode is None else returncode)
     status, error = failure_text(returncode, cfg.timeout_s, log_path)
     return failure_row(cfg, run, status, error, duration_s)
+
+
+def written_row(out_path: Path) -> BenchResult | None:
+    """The row a cell process wrote, or None when it wrote none or only part of one (killed mid-write)."""
+    try:
+        return BenchResult.from_dict(json.loads(out_path.read_text()))
+    except (OSError, ValueError, TypeError):  # no file; cut-off JSON (JSONDecodeError is a ValueError)
+        return None
 
 
 def signal_name(number: int) -> str:
@@ -166,6 +177,8 @@ def cell_line(row: BenchResult) -> str:
     text = f"{name}: {row.latency_ms_median:.2f} ms median of {len(row.samples_s)} calls"
     if row.mode != "eager":
         text += f" (compile {row.compile_s:.1f} s)"
+    if row.exit_code:
+        text += f"; the process then exited with status {row.exit_code}"
     return text
 
 
