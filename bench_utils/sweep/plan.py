@@ -5,7 +5,7 @@ the cells whose estimate exceeds `timeout_s`. No torch.
 Per process: a start (interpreter, imports, model load), warm-up (at least `warmup` calls and two
 windows of min_time_s / 4, at most `max_warmup_s`), timing (at least `iterations` calls and
 `min_time_s`), and in compiled processes the compile: cold in the first process, warm (cache hits)
-in the others. The compile figures are rough constants (Inductor on a server-class CPU, per mode),
+in the others, each priced by its own constant (config/modes.py, per mode, with their public sources),
 not measurements of your model: the estimate is for planning, the sweep's rows say what it took.
 """
 
@@ -15,11 +15,10 @@ import math
 from dataclasses import dataclass
 
 from ..config.bench_config import BenchConfig
+from ..config.modes import COLD_COMPILE_S, WARM_COMPILE_S
 
 START_S = 15.0  # a process: Python, torch and transformers imports, model load, seconds
-COLD_COMPILE_S = {"default": 60.0, "reduce-overhead": 75.0, "max-autotune-no-cudagraphs": 400.0,
-                  "max-autotune": 420.0}  # a full-size vision model, seconds; tiny models: a tenth
-WARM_COMPILE_SHARE = 0.25  # a warm compile (FX-graph cache hits) takes about this share of a cold one
+TINY_COMPILE_SHARE = 0.1  # a tiny model compiles in about this share of a full-size one's time
 TIMEOUT_MARGIN = 1.5  # flag a process whose estimate is above timeout_s / this
 
 
@@ -59,12 +58,11 @@ def process_seconds(cfg: BenchConfig, mode: str, repeat: int, latency_ms: float 
     call_s = (latency_ms or 0.0) / 1000
     warmup_s = min(max(cfg.warmup * call_s, 0.5 * cfg.min_time_s), cfg.max_warmup_s)
     timing_s = max(cfg.iterations * call_s, cfg.min_time_s)
-    compile_s = 0.0
-    if mode != "eager":
-        cold = COLD_COMPILE_S[mode] * (0.1 if cfg.size == "tiny" else 1.0)
-        first = repeat == 0
-        compile_s = (cold * (1 + WARM_COMPILE_SHARE) if first and cfg.cold_compile
-                     else cold if first else cold * WARM_COMPILE_SHARE)
+    scale = TINY_COMPILE_SHARE if cfg.size == "tiny" else 1.0
+    cold, warm = COLD_COMPILE_S[mode] * scale, WARM_COMPILE_S[mode] * scale
+    first = repeat == 0  # later processes find the first one's graphs in the compiler cache
+    compile_s = (cold + warm if first and cfg.cold_compile  # compile_s, then compile_warm_s in one process
+                 else cold if first else warm)
     return START_S + warmup_s + timing_s + compile_s
 
 
