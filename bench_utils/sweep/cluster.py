@@ -3,8 +3,10 @@ and each row comes back to this process, which writes it with the same ResultsWr
 
 A task runs its cell exactly as the local runner does (runner.run_cell_subprocess: a process of its
 own, timeout_s, a crashed cell becomes a row), then tags the row's env with the Ray node, worker and
-GPU. A task whose worker or node dies is retried by Ray (max_retries); if it still fails, this process
-writes a "crashed" row for the cell. Rows are written as tasks finish, so resume works as locally.
+GPU. A compiled cell's later repeats are submitted when its repeat 0 has ended, so that they compile
+with the cache it filled, as they do in a local run (hold_later_repeats). A task whose worker or node
+dies is retried by Ray (max_retries); if it still fails, this process writes a "crashed" row for the
+cell. Rows are written as tasks finish, so resume works as locally.
 Ray is imported here only, and lazily: `pip install 'compile-bench[cluster]'`. No torch import.
 """
 
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
+from ..config.modes import COMPILE_MODES
 from ..config.validation import config_from_dict
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
@@ -175,40 +178,75 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
         _check_feasible(ray, configs, options)
         with ExitStack() as stack:
             writers = [stack.enter_context(ResultsWriter(path)) for path in paths]
-            jobs, summaries = _submit(ray, configs, paths, options, retry_failed, max_retries, env or {})
-            _collect(ray, jobs, configs, writers, summaries, max_retries, progress)
+            jobs, held, summaries, launch = _submit(ray, configs, paths, options, retry_failed, max_retries, env or {})
+            _collect(ray, jobs, held, launch, configs, writers, summaries, max_retries, progress)
         return summaries
     finally:
         if started_here:
             ray.shutdown()
 
 
-def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tuple[dict, list]:
-    """Every pending cell of every profile as a Ray task; pending cells of all profiles are read first,
-    so a profile refused for its results file stops the run before any task starts."""
+def hold_later_repeats(todo: list[tuple]) -> tuple[list[tuple], dict[tuple, list[tuple]]]:
+    """Pending runs (model, batch_size, mode, repeat) -> (those to submit now, the later repeats of each
+    compiled cell whose repeat 0 is pending, by cell). A later repeat "compiles warm" with the cache its
+    repeat 0 filled only if it starts after repeat 0 ended; submitted together, it could compile cold at
+    the same time on another GPU. Eager runs compile nothing: none is held."""
+    first_pending = {run[:3] for run in todo if run[3] == 0 and run[2] in COMPILE_MODES}
+    now: list[tuple] = []
+    held: dict[tuple, list[tuple]] = {}
+    for run in todo:
+        if run[3] > 0 and run[:3] in first_pending:
+            held.setdefault(run[:3], []).append(run)
+        else:
+            now.append(run)
+    return now, held
+
+
+def _launcher(ray, configs, paths, options, max_retries, env):
+    """launch(index, run) -> the Ray task's ref: one run of profile `index` submitted."""
+    task = ray.remote(run_cell_task)
+
+    def launch(index: int, run: tuple):
+        cfg, opts = configs[index], options[index]
+        threads = str(opts["num_cpus"])
+        cell_env = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
+        ref = task.options(**opts, max_retries=max_retries, name=f"{cfg.slug()}:{'/'.join(map(str, run))}")
+        return ref.remote(cfg.to_dict(), run, str(paths[index].resolve().parent / "logs"), cell_env)
+
+    return launch
+
+
+def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tuple[dict, dict, list, object]:
+    """Every pending run of every profile, the later repeats of a compiled cell held back until its
+    repeat 0 ends (hold_later_repeats); pending runs of all profiles are read first, so a profile refused
+    for its results file stops the run before any task starts. (jobs, held, summaries, launch)."""
     todos = [pending_runs(cfg, path, retry_failed) for cfg, path in zip(configs, paths)]
     summaries = [SweepSummary(path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
                  for cfg, path, todo in zip(configs, paths, todos)]
-    task = ray.remote(run_cell_task)
-    jobs = {}
-    for index, (cfg, path, opts, todo) in enumerate(zip(configs, paths, options, todos)):
-        log_dir = str(path.resolve().parent / "logs")
-        threads = str(opts["num_cpus"])
-        cell_env = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
-        for cell in todo:
-            ref = task.options(**opts, max_retries=max_retries, name=f"{cfg.slug()}:{'/'.join(map(str, cell))}")
-            jobs[ref.remote(cfg.to_dict(), cell, log_dir, cell_env)] = (index, cell, time.perf_counter())
-    return jobs, summaries
+    launch = _launcher(ray, configs, paths, options, max_retries, env)
+    jobs, held = {}, {}
+    for index, todo in enumerate(todos):
+        now, later = hold_later_repeats(todo)
+        held |= {(index, cell): runs for cell, runs in later.items()}
+        for run in now:
+            jobs[launch(index, run)] = (index, run, time.perf_counter())
+    return jobs, held, summaries, launch
 
 
-def _collect(ray, jobs: dict, configs, writers, summaries, max_retries: int, progress: bool) -> None:
-    """Write each row the moment its task ends; a task that failed for good becomes a crashed row."""
-    bar = _bar(len(jobs), progress)
+def _collect(ray, jobs: dict, held: dict, launch, configs, writers, summaries, max_retries: int,
+             progress: bool) -> None:
+    """Write each row the moment its task ends; a task that failed for good becomes a crashed row. When
+    a cell's repeat 0 ends (whatever its status), its held later repeats are submitted."""
+    bar = _bar(len(jobs) + sum(len(runs) for runs in held.values()), progress)
     waiting = list(jobs)
     try:
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
             index, cell, submitted = jobs[done[0]]
+            for run in held.pop((index, tuple(cell[:3])), []) if cell[3] == 0 else []:
+                ref = launch(index, run)
+                jobs[ref] = (index, run, time.perf_counter())
+                waiting.append(ref)
             try:
                 row = BenchResult.from_dict(ray.get(done[0]))
             except ray.exceptions.RayError as err:
