@@ -143,6 +143,7 @@ def test_held_repeats_are_submitted_when_their_repeat_zero_ends(tmp_path):
 
 
 @pytest.mark.cluster
+@pytest.mark.slow
 def test_on_ray_a_later_repeat_starts_after_repeat_zero_and_compiles_warm(tmp_path):
     """Two CPUs: submitted together, both processes of the cell would run (and compile cold) at once."""
     import datetime as dt
