@@ -73,7 +73,7 @@ def _cmd_plan(args) -> int:
 def _cmd_selfcheck(args) -> int:
     from .selfcheck import main as selfcheck_main
 
-    return selfcheck_main(args.device, args.keep)
+    return selfcheck_main(args.device, args.keep, args.json)
 
 
 def _cmd_report(args) -> int:
@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "each measurement checked (PASS/FAIL)")
     check.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     check.add_argument("--keep", metavar="DIR", help="keep the results files here (default: a temporary folder)")
+    check.add_argument("--json", metavar="FILE", help="also write every check and cell record to FILE: what a "
+                       "first GPU run sends back (docs/gpu.md)")
     check.set_defaults(func=_cmd_selfcheck)
 
     report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")

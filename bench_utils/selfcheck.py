@@ -1,15 +1,20 @@
 """`python -m bench_utils selfcheck`: the first command to run on a new machine. Tiny models go through
 every mode this device offers, in real cell processes, and the rows are checked against what a right
 measurement must show; each check prints PASS, FAIL or SKIP with its reason. Exit 1 on any FAIL.
+`--json FILE` also writes the checks, the environment and every cell's record: the one file a GPU
+owner sends back (docs/gpu.md).
 
-CPU: eager and default, float32 and bfloat16 autocast. CUDA: eager, default, reduce-overhead,
-max-autotune-no-cudagraphs in float32, and eager/default in float16 and bfloat16; an oversized batch
-that must become an `oom` row while the sweep goes on. Both: the clock against a known duration,
-the environment record, warm-up and sample counts, accuracy against eager, peak memory.
+CPU: eager and default, float32 (profiled) and bfloat16 autocast. CUDA: every mode in float32,
+profiled (max-autotune with its CUDA graphs); eager/default in float16 and in bfloat16 (SKIP below
+compute capability 8.0, where Inductor does not compile bfloat16); float16 autocast with channels_last
+on a convnet, through reduce-overhead; an oversized batch that must become an `oom` row while the sweep
+goes on. Both: the clock against a known duration on a warm device, the environment record, warm-up
+and sample counts, accuracy against eager, peak memory, the profiler pass.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -20,7 +25,10 @@ from .config.bench_config import BenchConfig
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
             "float32_matmul_precision")
-CUDA_ENV_KEYS = ("driver", "cuda_build", "cudnn", "gpu_memory_gb")
+# the driver version is not required: it needs pynvml or /proc/driver/nvidia/version (absent on WSL2)
+CUDA_ENV_KEYS = ("cuda_build", "cudnn", "gpu_memory_gb", "compute_capability")
+CLOCK_WARMUP_CALLS = 5  # spin calls before the clock check: lazy module loading, idle clocks ramping up
+CLOCK_CALLS = 7  # synchronized host-timed calls whose median is the expected duration
 FAST = dict(size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
             repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
 
@@ -41,13 +49,29 @@ def _check(name: str, ok: bool, reason: str) -> Check:
 
 def profiles(device: str) -> list[BenchConfig]:
     if device == "cpu":
-        return [BenchConfig(label="selfcheck cpu", models=("vit",), modes=("eager", "default"), device="cpu", **FAST),
+        return [BenchConfig(label="selfcheck cpu", models=("vit",), modes=("eager", "default"), device="cpu",
+                            profile=True, **FAST),
                 BenchConfig(label="selfcheck cpu bf16", models=("vit",), modes=("eager", "default"), device="cpu",
                             dtype="bfloat16", autocast=True, **FAST)]
-    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda",
-                        modes=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"), **FAST),
+    from .config.modes import MODES
+
+    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", modes=MODES, profile=True, **FAST),
             *(BenchConfig(label=f"selfcheck cuda {dtype}", models=("vit",), modes=("eager", "default"),
-                          device="cuda", dtype=dtype, **FAST) for dtype in ("float16", "bfloat16"))]
+                          device="cuda", dtype=dtype, **FAST) for dtype in ("float16", "bfloat16")),
+            BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
+                        modes=("eager", "default", "reduce-overhead"), dtype="float16", autocast=True,
+                        channels_last=True, profile=True, **FAST)]
+
+
+def skipped_profile(cfg: BenchConfig, capability: str) -> Check | None:
+    """A SKIP for a profile this GPU cannot measure as compiled, else None: bfloat16 below compute
+    capability 8.0 would run eager under the mode's name (speedup x1.0, every row ok)."""
+    from .results.aggregate import BF16_MIN_CAPABILITY, bf16_compiles
+
+    if bf16_compiles(cfg.dtype, cfg.device, capability):
+        return None
+    return Check(cfg.label, "SKIP", f"compute capability {capability}: Inductor does not compile bfloat16 below "
+                 f"{BF16_MIN_CAPABILITY}.0 (SkipFrame; the model would run eager)")
 
 
 def clock_check(device: str) -> Check:
@@ -61,15 +85,22 @@ def clock_check(device: str) -> Check:
         call = lambda: torch.cuda._sleep(cycles)  # noqa: E731
     else:
         call = lambda: time.sleep(0.005)  # noqa: E731
-    expected_s = time_once(call, device)  # host clock around one synchronized call
-    samples = time_calls(call, device, 5, 0.0)
-    median = sorted(samples)[len(samples) // 2]
+    for _ in range(CLOCK_WARMUP_CALLS):  # the first calls load the kernel and wake idle GPU clocks
+        time_once(call, device)
+    expected_s = _median([time_once(call, device) for _ in range(CLOCK_CALLS)])  # host clock, synchronized
+    median = _median(time_calls(call, device, CLOCK_CALLS, 0.0))
     how = "CUDA events, synchronized before reading" if device == "cuda" else "perf_counter"
     return _check("clock", abs(median / expected_s - 1) < 0.25,
-                  f"{how}: median sample {median * 1000:.2f} ms vs {expected_s * 1000:.2f} ms for one synchronized call")
+                  f"{how}: median sample {median * 1000:.2f} ms vs {expected_s * 1000:.2f} ms, the median of "
+                  f"{CLOCK_CALLS} synchronized calls timed on the host after {CLOCK_WARMUP_CALLS} warm-up calls")
 
 
-def row_checks(df, device: str) -> list[Check]:
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
+    """One check per cell of a selfcheck profile's DataFrame; `profiled`: the profile ran the profiler."""
     checks = []
     for row in df.to_dict("records"):
         name = f"{row['label']} · {row['mode']}"
@@ -86,19 +117,51 @@ def row_checks(df, device: str) -> list[Check]:
                 problems.append(f"output differs from eager by {row['max_abs_diff']:.3g} (beyond tolerance)")
             if not row["compile_s"] or not row["speedup"] > 0:
                 problems.append("no compile time or speedup")
-            if row["mode"] == "reduce-overhead" and device == "cuda" and row["cudagraph_note"]:
-                problems.append(f"CUDA graphs: {row['cudagraph_note']}")
+        if row["cudagraph_note"]:  # ran eager, or CUDA graphs missing or partial
+            problems.append(row["cudagraph_note"])
+        problems += _memory_problems(row, device) + (_profile_problems(row, device) if profiled else [])
         checks.append(_check(name, not problems, "; ".join(problems) or
                              f"median {row['latency_ms_median']:.3f} ms, warm-up {row['warmup_calls']:.0f} calls, "
                              f"peak {row['peak_mem_mb']:.0f} MiB" + (f", x{row['speedup']:.2f}" if row["mode"] != "eager" else "")))
     return checks
 
 
+def _memory_problems(row: dict, device: str) -> list[str]:
+    """CUDA: the reserved footprint holds the allocated peak, and a CUDA-graph mode's pool is in it."""
+    from .config.modes import CUDAGRAPH_MODES
+
+    if device != "cuda":
+        return []
+    problems = []
+    if not row["peak_reserved_mb"] or row["peak_reserved_mb"] < row["peak_mem_mb"]:
+        problems.append(f"reserved peak {row['peak_reserved_mb']} MiB below the allocated peak")
+    if row["mode"] in CUDAGRAPH_MODES and not row["cudagraph_pool_mb"]:
+        problems.append("no memory in a CUDA-graph pool after timing")
+    return problems
+
+
+def _profile_problems(row: dict, device: str) -> list[str]:
+    """The profiler pass ran and saw the call (and on CUDA, kernels; in a CUDA-graph mode, replays)."""
+    from .config.modes import CUDAGRAPH_MODES
+
+    if row["profile_error"]:
+        return [f"profiler failed: {row['profile_error'][:200]}"]
+    if not row["profile_calls"] or not row["profile_call_ms"]:
+        return ["no profile"]
+    if device == "cuda" and not row["profile_kernels_per_call"]:
+        return ["the profiler saw no CUDA kernel"]
+    if device == "cuda" and row["mode"] in CUDAGRAPH_MODES and not row["profile_graph_replays_per_call"]:
+        return ["the profiler saw no CUDA-graph replay"]
+    return []
+
+
 def env_check(rows, device: str) -> Check:
     keys = ENV_KEYS + (CUDA_ENV_KEYS if device == "cuda" else ())
     missing = sorted({k for row in rows for k in keys if row.env.get(k) in (None, "")})
+    driver = "" if device != "cuda" or all(row.env.get("driver") for row in rows) else (
+        "; driver version unknown (no pynvml, no /proc/driver/nvidia/version): informative only")
     return _check("environment record", bool(rows) and not missing,
-                  f"missing {', '.join(missing)}" if missing else f"{len(keys)} facts on every row")
+                  (f"missing {', '.join(missing)}" if missing else f"{len(keys)} facts on every row") + driver)
 
 
 def oom_check(device: str, folder: Path) -> Check:
@@ -120,32 +183,74 @@ def oom_check(device: str, folder: Path) -> Check:
                   f"then batch 1: {statuses.get(1)}")
 
 
-def run(device: str = "auto", folder: Path | None = None) -> list[Check]:
+def _capability(device: str) -> str:
+    if device != "cuda":
+        return ""
+    import torch
+
+    return "{}.{}".format(*torch.cuda.get_device_capability(0))
+
+
+def run(device: str = "auto", folder: Path | None = None, cells: list | None = None):
+    """Every check, in order, as it is made (a generator: main prints each at once). `cells`, if given,
+    receives every measured cell's record (the DataFrame's rows) and each environment record."""
     from .measure.environment import resolve_device
     from .results.frame import load_dataframe
     from .results.rows import read_results
     from .sweep.runner import run_sweep
 
     device = resolve_device(device)
+    cells = [] if cells is None else cells
     with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:
         folder = Path(folder or tmp)
-        checks = [clock_check(device)]
+        yield clock_check(device)
         for number, cfg in enumerate(profiles(device)):
+            skip = skipped_profile(cfg, _capability(device))
+            if skip is not None:
+                yield skip
+                continue
             path = folder / f"profile{number}.jsonl"
             run_sweep(cfg, path, progress=False)
-            checks += row_checks(load_dataframe(path), device)
-            checks.append(env_check(read_results(path).rows, device))
-        checks.append(oom_check(device, folder))
-    return checks
+            frame = load_dataframe(path)
+            cells += frame.to_dict("records")
+            yield from row_checks(frame, device, profiled=cfg.profile)
+            rows = read_results(path).rows
+            cells.append({"label": cfg.label, "environment": rows[0].env if rows else {}})
+            yield env_check(rows, device)
+        yield oom_check(device, folder)
 
 
-def main(device: str, folder: str | None) -> int:
+def main(device: str, folder: str | None, json_path: str | None = None) -> int:
     started = time.perf_counter()
-    checks = []
-    for check in run(device, Path(folder) if folder else None):
+    checks, cells = [], []
+    for check in run(device, Path(folder) if folder else None, cells):
         print(check.line(), flush=True)
         checks.append(check)
     failed = [c for c in checks if c.status == "FAIL"]
+    seconds = time.perf_counter() - started
     print(f"selfcheck: {len(checks) - len(failed)} of {len(checks)} checks passed or skipped, "
-          f"{len(failed)} failed, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+          f"{len(failed)} failed, {seconds:.0f} s", file=sys.stderr)
+    if json_path:
+        write_json(Path(json_path), checks, cells, seconds)
     return 1 if failed else 0
+
+
+def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: float) -> None:
+    """What a GPU owner sends back: every check with its reason, and every cell's record (latencies,
+    compile times, memory, CUDA-graph and profiler fields) with its profile's environment."""
+    report = {"selfcheck_version": 1, "passed": not any(c.status == "FAIL" for c in checks), "seconds": seconds,
+              "checks": [{"name": c.name, "status": c.status, "reason": c.reason} for c in checks],
+              "cells": [{key: _plain(value) for key, value in cell.items()} for cell in cells]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, default=str, allow_nan=False))
+
+
+def _plain(value):
+    """A DataFrame value as JSON: NaN (a cell without a speedup) -> null, numpy scalars -> numbers."""
+    import math
+
+    if hasattr(value, "item") and not isinstance(value, (list, dict)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

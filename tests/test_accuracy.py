@@ -33,3 +33,17 @@ def test_float64_reference_runs_a_float64_copy_and_leaves_the_model_alone():
     assert output.dtype == torch.float64 and model.weight.dtype == torch.bfloat16
     expected = inputs["input"].double() @ model.weight.double().T + model.bias.double()
     assert torch.allclose(output, expected)
+
+
+def test_to_host_keeps_the_structure_the_checks_read():
+    """The reference outputs wait on the host while timing; the comparisons read them unchanged."""
+    from transformers.modeling_outputs import ImageClassifierOutput
+
+    logits = torch.tensor([[0.1, 2.0, -1.0]])
+    output = ImageClassifierOutput(logits=logits, hidden_states=(torch.ones(1, 2), torch.zeros(1, 2)))
+    host = accuracy.to_host(output)
+    assert list(host) == ["logits", "hidden_states"] and torch.equal(host["logits"], logits)
+    assert [t.device.type for t in accuracy.floating_tensors(host)] == ["cpu"] * 3
+    assert accuracy.max_abs_diff(output, host) == 0.0
+    assert accuracy.task_agreement("image-classification", host, output) == 1.0
+    assert accuracy.to_host(7) == 7

@@ -93,3 +93,13 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
     finally:
         measure.load_model = real_load
     assert row.status == "ok" and seen["weights_dtype"] == torch.float32
+
+
+def test_the_timed_phase_reads_its_peak_memory_before_anything_after_it():
+    """The peak is part of timed_phase's own result (read right after the timed calls), not read later
+    by the caller after the accuracy check's temporaries."""
+    from bench_utils.measure.cell import timed_phase
+
+    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=3, warmup=1, **FAST)
+    fields = timed_phase(lambda: torch.ones(64, 64).sum(), cfg, "cpu")
+    assert len(fields["samples_s"]) >= 3 and fields["peak_mem_mb"] > 100  # the process's RSS peak, MiB

@@ -22,3 +22,12 @@ def test_charts_colour_modes_from_the_table():
 
     palette = sns.color_palette("colorblind", len(MODE_TABLE))
     assert MODE_COLORS == {mode.name: palette[mode.colour] for mode in MODE_TABLE}
+
+
+def test_every_mode_prices_its_cold_and_warm_compile():
+    from bench_utils.config.modes import COLD_COMPILE_S, WARM_COMPILE_S
+
+    assert COLD_COMPILE_S["eager"] == WARM_COMPILE_S["eager"] == 0
+    for mode in COMPILE_MODES:  # a warm compile (cache hits) is cheaper than a cold one, and not free
+        assert 0 < WARM_COMPILE_S[mode] < COLD_COMPILE_S[mode]
+    assert COLD_COMPILE_S["max-autotune"] > COLD_COMPILE_S["reduce-overhead"] > COLD_COMPILE_S["default"]

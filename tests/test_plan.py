@@ -22,13 +22,26 @@ def test_process_seconds_add_start_warmup_timing_and_compile():
     cfg = BenchConfig(**GPU)
     # eager, 9.325 ms: warm-up max(10 calls, 0.5 s) = 0.5 s; timing max(300 calls = 2.7975 s, 1 s)
     assert plan.process_seconds(cfg, "eager", 0, 9.325) == pytest.approx(plan.START_S + 0.5 + 2.7975)
-    # compiled: a cold compile in the first process, a warm one (a quarter) in the next
+    # compiled: a cold compile in the first process (60 s), a warm one (8 s, its own constant) in the next
     first = plan.process_seconds(cfg, "default", 0, 7.584)
     assert first == pytest.approx(plan.START_S + 0.5 + 300 * 0.007584 + 60.0)
-    assert plan.process_seconds(cfg, "default", 1, 7.584) == pytest.approx(first - 45.0)
-    # cold_compile compiles twice in the first process; tiny models compile in a tenth of the time
+    assert plan.process_seconds(cfg, "default", 1, 7.584) == pytest.approx(first - 60.0 + 8.0)
+    # cold_compile compiles twice in the first process, cold then warm; tiny models take a tenth
     cold = BenchConfig(**(GPU | {"cold_compile": True, "size": "tiny"}))
-    assert plan.process_seconds(cold, "default", 0, None) == pytest.approx(plan.START_S + 0.5 + 1.0 + 6.0 * 1.25)
+    assert plan.process_seconds(cold, "default", 0, None) == pytest.approx(plan.START_S + 0.5 + 1.0 + 6.0 + 0.8)
+
+
+def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
+    """FastVideo#1445: a max-autotune start takes 4 s warm against +419 s cold; the warm price is the
+    mode table's own constant, not 25% of the cold one (which would be 120 s)."""
+    from bench_utils.config.modes import COLD_COMPILE_S, WARM_COMPILE_S
+
+    cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
+    cold = plan.process_seconds(cfg, "max-autotune", 0, None)
+    warm = plan.process_seconds(cfg, "max-autotune", 1, None)
+    assert cold - warm == pytest.approx(COLD_COMPILE_S["max-autotune"] - WARM_COMPILE_S["max-autotune"])
+    assert WARM_COMPILE_S["max-autotune"] <= 15 and COLD_COMPILE_S["max-autotune"] >= 60 + 419
+    assert plan.process_seconds(cfg, "eager", 0, None) == plan.process_seconds(cfg, "eager", 1, None)
 
 
 def test_estimate_covers_every_process_and_flags_those_near_the_timeout():

@@ -63,3 +63,48 @@ def test_events_without_the_call_mark_are_refused():
         torch.ones(3).sum()
     with pytest.raises(ValueError, match="no bench_utils::call events"):
         profiling.summarize_events(prof.events(), 1, "cpu")
+
+
+def _device_event(name: str, us: float, **kind):
+    """A real FunctionEvent of GPU work, as torch.autograd.profiler builds it from a Kineto event."""
+    from torch.autograd.profiler_util import FunctionEvent
+
+    return FunctionEvent(id=99, name=name, thread=7, start_us=0, end_us=us, use_device="cuda",
+                         device_type=torch.autograd.DeviceType.CUDA, **kind)
+
+
+@pytest.fixture(scope="module")
+def cuda_shaped_events():
+    """A real CPU profile of one marked call, plus the GPU events Kineto adds on CUDA: a kernel, a
+    memcpy, and the GPU-side spans of two record_function ranges (user annotations, not kernels)."""
+    with torch.profiler.profile() as prof:
+        with torch.profiler.record_function(profiling.CALL_MARK):
+            torch.ones(3).sum()
+    gpu = [_device_event("void gemm_kernel", 100.0, activity_type="kernel"),
+           _device_event(profiling.CALL_MARK, 300.0, is_user_annotation=True, activity_type="gpu_user_annotation"),
+           _device_event("## Call CompiledFxGraph fx ##", 250.0, is_user_annotation=True,
+                         activity_type="gpu_user_annotation"),
+           _device_event("Memcpy HtoD (Pageable -> Device)", 20.0, activity_type="gpu_memcpy")]
+    return list(prof.events()), gpu
+
+
+def test_gpu_user_annotations_are_not_kernels_nor_device_time(cuda_shaped_events):
+    host, gpu = cuda_shaped_events
+    fields = profiling.summarize_events(host + gpu, 1, "cuda")
+    assert fields["profile_kernels_per_call"] == 1  # the gemm; the memcpy is device work but no kernel
+    assert fields["profile_device_ms"] == pytest.approx(0.120)  # 100 + 20 us; not the 550 us of annotations
+    assert fields["profile_top_ops"] == [["void gemm_kernel", pytest.approx(0.1)],
+                                         ["Memcpy HtoD (Pageable -> Device)", pytest.approx(0.02)]]
+    assert [profiling.is_kernel(e) for e in gpu] == [True, False, False, False]
+    assert [profiling.is_device_work(e) for e in gpu] == [True, False, False, True]
+
+
+def test_device_time_is_torchs_own_total(cuda_shaped_events):
+    """torch's table sums the same events (profiler_util._build_table: device events that are not user
+    annotations): its "Self CUDA time total" is our device time."""
+    from torch.autograd.profiler_util import EventList
+
+    host, gpu = cuda_shaped_events
+    fields = profiling.summarize_events(host + gpu, 1, "cuda")
+    table = EventList(gpu, use_device="cuda").table()
+    assert f"Self CUDA time total: {fields['profile_device_ms'] * 1000:.3f}us" in table

@@ -1,14 +1,18 @@
 """`python -m bench_utils selfcheck` on the CPU, as a new user runs it: every check passes or says why it
 is skipped, and a failing check makes the exit code 1."""
 
+import json
+import math
 import re
 
-from bench_utils.selfcheck import Check, row_checks
-from conftest import make_row, run_cli
+import pytest
+
+from bench_utils.selfcheck import Check, env_check, row_checks, skipped_profile, write_json
+from conftest import COMPILED_FIXTURE, make_row, run_cli
 
 
-def test_selfcheck_on_cpu_passes_every_check():
-    proc = run_cli("selfcheck", "--device", "cpu", timeout=900)
+def test_selfcheck_on_cpu_passes_every_check(tmp_path):
+    proc = run_cli("selfcheck", "--device", "cpu", "--json", tmp_path / "selfcheck.json", timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("PASS  clock: perf_counter: median sample ")
@@ -18,6 +22,14 @@ def test_selfcheck_on_cpu_passes_every_check():
                      "oversized batch"]
     assert all(line.startswith("PASS") for line in lines[:-1]) and lines[-1].startswith("SKIP  oversized batch: CPU")
     assert "8 of 8 checks passed or skipped, 0 failed" in proc.stderr
+    sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
+    assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == ["PASS"] * 7 + ["SKIP"]
+    measured = [cell for cell in sent["cells"] if "mode" in cell]
+    assert [(c["label"], c["mode"]) for c in measured] == [("selfcheck cpu", "eager"), ("selfcheck cpu", "default"),
+                                                           ("selfcheck cpu bf16", "eager"), ("selfcheck cpu bf16", "default")]
+    assert measured[1]["profile_calls"] == 5 and measured[1]["profile_error"] == ""  # the profiled profile
+    assert measured[1]["speedup"] > 0 and measured[0]["latency_ms_median"] > 0
+    assert [c["environment"]["torch"] for c in sent["cells"] if "environment" in c] != []
 
 
 def test_a_wrong_row_fails_its_check_with_the_reason():
@@ -35,6 +47,68 @@ def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
     from bench_utils.selfcheck import profiles
 
     cuda = profiles("cuda")
-    assert cuda[0].modes == ("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs")
-    assert [c.dtype for c in cuda] == ["float32", "float16", "bfloat16"]
+    assert cuda[0].modes == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+    assert cuda[0].profile and cuda[-1].profile  # the profiler pass is checked on CUDA too
+    assert [(c.dtype, c.autocast, c.channels_last) for c in cuda] == [
+        ("float32", False, False), ("float16", False, False), ("bfloat16", False, False), ("float16", True, True)]
+    assert cuda[-1].models == ("resnet",) and "reduce-overhead" in cuda[-1].modes  # channels_last on convolutions
     assert all(c.device == "cuda" and c.batch_sizes == (1,) and not c.cold_compile for c in cuda)
+
+
+@pytest.mark.parametrize("capability, skipped", [("7.5", True), ("7.0", True), ("8.0", False), ("9.0", False)])
+def test_bfloat16_is_skipped_below_capability_8_not_passed_at_x1(capability, skipped):
+    from bench_utils.selfcheck import profiles
+
+    bf16 = next(c for c in profiles("cuda") if c.dtype == "bfloat16")
+    check = skipped_profile(bf16, capability)
+    assert (check is not None) is skipped
+    if skipped:
+        assert check.status == "SKIP" and f"compute capability {capability}" in check.reason
+    assert all(skipped_profile(c, capability) is None for c in profiles("cuda") if c.dtype != "bfloat16")
+
+
+def _cuda_rows(mode: str, **fields):
+    from bench_utils.results.frame import to_dataframe
+
+    env = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.x", "compute_capability": "7.5"}
+    cuda = dict(device="cuda", env=env, peak_mem_mb=100.0, peak_reserved_mb=150.0, cudagraph_pool_mb=20.0,
+                profile_calls=5, profile_call_ms=1.0, profile_kernels_per_call=50.0, profile_launches_per_call=1.0,
+                profile_graph_replays_per_call=1.0, cudagraphs_recorded=1, cudagraph_skips=0)
+    return to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda),
+                         make_row("vit", 1, mode, 1.0, **(cuda | COMPILED_FIXTURE | fields))])
+
+
+def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_partial_graphs():
+    good = row_checks(_cuda_rows("reduce-overhead"), "cuda", profiled=True)
+    assert [c.status for c in good] == ["PASS", "PASS"], [c.reason for c in good]
+    cases = {"profiler failed: RuntimeError: CUPTI": dict(profile_error="RuntimeError: CUPTI"),
+             "no memory in a CUDA-graph pool after timing": dict(cudagraph_pool_mb=0.0),
+             "compiled no graph, ran eager": dict(graph_count=0, dtype="bfloat16"),
+             "partial CUDA-graph coverage: 30 of 50": dict(profile_launches_per_call=31.0),
+             "the profiler saw no CUDA-graph replay": dict(profile_graph_replays_per_call=0.0,
+                                                          profile_launches_per_call=0.0),
+             "reserved peak 50.0 MiB below the allocated peak": dict(peak_reserved_mb=50.0)}
+    for reason, fields in cases.items():
+        check = row_checks(_cuda_rows("reduce-overhead", **fields), "cuda", profiled=True)[1]
+        assert check.status == "FAIL" and reason in check.reason, (reason, check.reason)
+
+
+def test_environment_check_does_not_require_the_driver_version():
+    env = {"device_name": "NVIDIA T4", "torch": "2.x", "transformers": "5.x", "python": "3.11", "platform": "Linux",
+           "hostname": "h", "torch_threads": 8, "float32_matmul_precision": "high", "cuda_build": "13.0",
+           "cudnn": "91000", "gpu_memory_gb": 15.0, "compute_capability": "7.5", "driver": ""}
+    check = env_check([make_row(env=env)], "cuda")
+    assert check.status == "PASS" and "driver version unknown" in check.reason
+    assert env_check([make_row(env=env | {"cudnn": ""})], "cuda").reason.startswith("missing cudnn")
+
+
+def test_the_json_file_holds_checks_and_cells_with_nan_as_null(tmp_path):
+    from bench_utils.results.frame import to_dataframe
+
+    cells = to_dataframe([make_row("vit", 1, "eager", 2.0)]).to_dict("records")
+    assert math.isnan(cells[0]["speedup_ci95_low"]) is False and cells[0]["speedup"] == 1.0
+    cells[0]["speedup"] = float("nan")
+    write_json(tmp_path / "s.json", [Check("clock", "PASS", "ok"), Check("x", "FAIL", "why")], cells, 12.0)
+    sent = json.loads((tmp_path / "s.json").read_text())
+    assert sent["passed"] is False and sent["checks"][1] == {"name": "x", "status": "FAIL", "reason": "why"}
+    assert sent["cells"][0]["speedup"] is None and sent["cells"][0]["latency_ms_median"] == 2.0

@@ -31,6 +31,19 @@ def floating_tensors(output) -> list[torch.Tensor]:
     return []
 
 
+def to_host(output):
+    """A model output with every tensor copied to the CPU; dicts (ModelOutput) stay dicts with the same
+    keys in order, tuples and lists become lists. The reference outputs wait on the host while the
+    compiled model is timed: an eager process holds no such tensors, so neither may a compiled one."""
+    if isinstance(output, torch.Tensor):
+        return output.detach().to("cpu")
+    if isinstance(output, dict):
+        return {key: to_host(value) for key, value in output.items()}
+    if isinstance(output, (list, tuple)):
+        return [to_host(item) for item in output]
+    return output
+
+
 def max_abs_diff(reference, candidate) -> float:
     ref, cand = floating_tensors(reference), floating_tensors(candidate)
     if len(ref) != len(cand) or not ref:

@@ -14,11 +14,9 @@ Any failure becomes the row's status.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
-import os
 import resource
-import shutil
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -30,18 +28,20 @@ from ..config.modes import EXTRA_WARMUP_CALLS
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
 from . import accuracy, environment, faults, machine_load, profiling, schedule
-from .compile_stats import clear_graph_stats, cudagraphs_recorded, fx_cache_counts, graph_stats
+from .compiler_cache import compiler_cache
+from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
 from .models import DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
 
 
 def _peak_mem_mb(device: str) -> dict:
-    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, MiB;
-    CPU: the process's peak RSS, MiB."""
+    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, and
+    what the CUDA-graph pools hold now, MiB (see BenchResult.peak_mem_mb); CPU: the process's peak RSS, MiB."""
     if device == "cuda":
         return {"peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20,
-                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20}
+                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20,
+                "cudagraph_pool_mb": cudagraph_pool_mb(device)}
     return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
 
 
@@ -59,11 +59,13 @@ def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dic
     """Warm `fn` up until steady, then time it in one stretch (the studies' schedule): the samples,
     warm-up record and the machine's load from others while timing."""
     fields = warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
+    _reset_peak_memory(device)
     before = machine_load.snapshot()
     fields["samples_s"] = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
+    memory = _peak_mem_mb(device)  # now: the accuracy check's temporaries after timing must not count
     load = machine_load.between(before, machine_load.snapshot())
-    return fields | {"others_cpu_pct": load.others_cpu_pct if load else None,
-                     "steal_pct": load.steal_pct if load else None}
+    return fields | memory | {"others_cpu_pct": load.others_cpu_pct if load else None,
+                              "steal_pct": load.steal_pct if load else None}
 
 
 def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float) -> dict:
@@ -73,34 +75,13 @@ def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: floa
 
 
 def _reset_peak_memory(device: str) -> None:
-    """CUDA: the next peak counts from here (the compiled peak must not include eager's)."""
+    """CUDA: the next peak counts from here (the compiled peak must not include eager's). Cached free
+    blocks (compile and autotune scratch, the float64 reference's) are released first, so the reserved
+    peak is what timing holds: empty_cache releases "unoccupied cached memory" only (torch/cuda/memory.py,
+    empty_cache); the CUDA-graph pool stays, its graphs own it."""
     if device == "cuda":
+        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-
-
-@contextlib.contextmanager
-def _compiler_cache(empty: bool):
-    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder; afterwards
-    its kernels join the user's cache (TORCHINDUCTOR_CACHE_DIR, else Inductor's default folder), as
-    if the compile had run there, so the cell's later processes compile warm. Without `empty`, keep
-    whatever cache the user set."""
-    if not empty:
-        yield
-        return
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
-    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="inductor-cold-") as folder:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder  # read by Inductor on every cache access
-        try:
-            yield
-        finally:
-            if before is None:
-                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-            else:
-                os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
-            # cache entries are named by content hashes: merging folders never overwrites another graph
-            shutil.copytree(folder, before or default_cache_dir(), dirs_exist_ok=True, symlinks=True)
 
 
 def precision_context(cfg: BenchConfig, device: str):
@@ -124,7 +105,7 @@ def _fp64_reference(model, inputs: dict, cfg: BenchConfig):
     if cfg.dtype not in accuracy.LOW_PRECISION:
         return None
     try:
-        return accuracy.float64_reference(model, inputs)
+        return accuracy.to_host(accuracy.float64_reference(model, inputs))
     except (RuntimeError, NotImplementedError, TypeError):
         return None
 
@@ -223,16 +204,15 @@ class CellProcess:
         from torch._dynamo.utils import counters
 
         cfg, device, fields = self.cfg, self.device, self.fields
-        reference = model(**inputs)
+        reference = accuracy.to_host(model(**inputs))  # on the host: nothing of it on the device while timing
         fp64_reference = _fp64_reference(model, inputs, cfg)
         # the whole compiled life of the process, warm-up and timing included: CUDA-graph recording
         # and autotuning may still write kernels to the cache after the first call
         # later rounds compile in new processes with the cache it filled: their compile_s is the warm
         # compile a new process pays (results/aggregate.py), every in-process cache included
         cold = cfg.cold_compile and self.repeat == 0
-        self._contexts.enter_context(_compiler_cache(empty=cold))
-        torch._dynamo.reset()  # a fresh cache: nothing compiled for another job is reused in-process
-        clear_graph_stats()
+        self._contexts.enter_context(compiler_cache(empty=cold))
+        forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         compiled_model = torch.compile(model, mode=self.mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
@@ -240,7 +220,7 @@ class CellProcess:
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
         frames_after_first_call = int(counters["frames"]["total"])
         fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[self.mode], cfg.block_s()))
-        output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
+        output = accuracy.to_host(compiled())  # copy now: CUDA-graph outputs are overwritten by the next replay
         fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
         if fp64_reference is not None:
             fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
@@ -266,14 +246,24 @@ class CellProcess:
         self.fields["block_lengths"].append(len(samples))
 
     def finish(self) -> BenchResult:
-        """The row: latency, peak memory of the timed blocks, then (profile, round 0) the profiler's
-        pass; a failure at any step before is the row's status."""
+        """The row: latency and peak memory of the timed blocks; a failure at any step before is the
+        row's status. The profiler's pass (`profile`) comes after."""
         self._guarded(self._finish)
-        self._contexts.close()
         status, error = self.failure or ("ok", "")
         return BenchResult(**self.identity, status=status, error=error, env=environment.collect(self.device),
                            started_at=self.started.isoformat(timespec="seconds"),
                            duration_s=time.perf_counter() - self.clock, **self.fields)
+
+    def close(self) -> None:
+        """Leave inference mode, autocast and the cold compile's own cache (merged into the user's)."""
+        self._contexts.close()
+        faults.maybe_inject("exit", self.fault)
+
+    def profile(self) -> dict:
+        """The profiler's pass over the prepared callable (after the row: it cannot cost the timing)."""
+        if self.call is None:
+            return {"profile_error": "nothing to profile: the cell failed"}
+        return _profile(self.call, self.device, self.trace_path)
 
     def _finish(self) -> None:
         if not self.fields["samples_s"]:
@@ -283,8 +273,6 @@ class CellProcess:
         if loads:  # the blocks' mean: each block is about as long as the others
             self.fields["others_cpu_pct"] = sum(load.others_cpu_pct for load in loads) / len(loads)
             self.fields["steal_pct"] = sum(load.steal_pct for load in loads) / len(loads)
-        if self.cfg.profile and self.repeat == 0:  # one process per cell is enough to explain it
-            self.fields.update(_profile(self.call, self.device, self.trace_path))
 
 
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
@@ -324,7 +312,11 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, 
     process.prepare()
     for _ in range(cfg.blocks):
         process.time_block()
-    return process.finish()
+    row = process.finish()
+    if cfg.profile and repeat == 0 and row.status == "ok":
+        row = dataclasses.replace(row, **process.profile())
+    process.close()
+    return row
 
 
 def measured_row(row_type, identity: dict, device: str, work):

@@ -15,6 +15,20 @@ def clear_graph_stats() -> None:
     guard_failures.clear()
 
 
+def forget_compiled() -> None:
+    """Forget what this process compiled, as a new process would not have it: dynamo's code caches
+    (torch._dynamo.reset) and Inductor's in-memory caches, which reset leaves alone: its loaded
+    modules and kernels (torch/_inductor/utils.py, clear_caches: every @clear_on_fresh_cache class,
+    e.g. codecache.PyCodeCache, async_compile.CompiledTritonKernels); then the counts (clear_graph_stats).
+    The on-disk compiler cache stays: a warm compile reads it."""
+    import torch
+    from torch._inductor.utils import clear_caches
+
+    torch._dynamo.reset()
+    clear_caches()
+    clear_graph_stats()
+
+
 def graph_stats(frames_after_first_call: int) -> dict:
     """Graph breaks and their reasons (dynamo's counters), graphs compiled, recompiles after the
     first call with the guard that failed for each (why dynamo compiled again), and the graphs that
@@ -49,6 +63,26 @@ def cudagraphs_recorded(device: str) -> int | None:
         return count([node for nodes in manager.roots.values() for node in nodes])
     except (AttributeError, ImportError, TypeError):
         return None
+
+
+DEFAULT_POOL = (0, 0)  # the caching allocator's own pool id; CUDA graphs record into private pools
+
+
+def private_pool_mb(segments: list[dict]) -> float:
+    """MiB reserved in private memory pools, from torch.cuda.memory_snapshot()'s segments (the Segment
+    dict of torch/cuda/memory.py, _snapshot: total_size, segment_pool_id). Inductor finds its
+    CUDA-graph pool's segments the same way (cudagraph_trees.py, get_cudagraph_segments)."""
+    return sum(seg["total_size"] for seg in segments if tuple(seg["segment_pool_id"]) != DEFAULT_POOL) / 2**20
+
+
+def cudagraph_pool_mb(device: str) -> float | None:
+    """CUDA: MiB the CUDA-graph pools hold now (None off CUDA): memory a graph's replays use that the
+    allocated peak does not count (a replay allocates nothing: cudagraph_trees.py, run_graph)."""
+    if device != "cuda":
+        return None
+    import torch
+
+    return private_pool_mb(torch.cuda.memory_snapshot(include_traces=False))
 
 
 RECOMPILE_LIMIT_MARKER = "recompile limit"  # in dynamo's "unimplemented" counter when a frame hit the limit

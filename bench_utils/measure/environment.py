@@ -106,6 +106,7 @@ def collect(device: str) -> dict:
         "cudnn": "",
         "driver": "",
         "gpu_memory_gb": None,
+        "compute_capability": "",  # CUDA: "8.0"; Inductor compiles bfloat16 only from 8.0 (see compile_stats)
     }
     for package in ("timm", "triton"):  # package metadata: importing them costs seconds in every cell
         try:
@@ -117,6 +118,7 @@ def collect(device: str) -> dict:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         record["device_name"] = props.name
         record["gpu_memory_gb"] = round(props.total_memory / 2**30, 1)
+        record["compute_capability"] = f"{props.major}.{props.minor}"
         record["cudnn"] = str(torch.backends.cudnn.version() or "")
         record["driver"] = _nvidia_driver()
     record["executable"] = sys.executable

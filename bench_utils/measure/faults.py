@@ -13,10 +13,12 @@ import time
 ENV_VAR = "BENCH_UTILS_FAULT"
 # "N": the results writer writes half of the N-th row it appends, flushes, then SIGKILLs its process.
 TORN_WRITE_ENV_VAR = "BENCH_UTILS_TORN_WRITE"
-KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill")
+# "segfault-at-exit": the process measures and sends its row, then dies of SIGSEGV while it shuts
+# down, as CUPTI teardown after CUDA-graph replays can (pytorch#75504).
+KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill", "segfault-at-exit")
 # "hang" fires before the model loads (like a stalled hub download), so a small timeout_s reaches it.
 STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "load",
-          "segfault": "eager", "sigkill": "eager"}
+          "segfault": "eager", "sigkill": "eager", "segfault-at-exit": "exit"}
 
 
 class InjectedFault(RuntimeError):
@@ -39,7 +41,7 @@ def planned_fault(model: str, batch_size: int, mode: str, spec: str | None = Non
 
 
 def maybe_inject(stage: str, kind: str | None) -> None:
-    """Trigger `kind` if it belongs to `stage` ('load', 'eager' or 'compile')."""
+    """Trigger `kind` if it belongs to `stage` ('load', 'eager', 'compile' or 'exit')."""
     if kind is None or STAGES[kind] != stage:
         return
     if kind == "oom":
@@ -54,6 +56,8 @@ def maybe_inject(stage: str, kind: str | None) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
     if kind == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "segfault-at-exit":
+        os.kill(os.getpid(), signal.SIGSEGV)
 
 
 def torn_write_cut(rows_appended: int, line: str) -> int | None:

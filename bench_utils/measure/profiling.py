@@ -8,8 +8,11 @@ Per call, from the profiler's events on the calling thread:
 - time inside those operators, time inside compiled graphs but outside operators (Inductor's fused
   kernels: on CPU they are generated C++ the profiler does not name), and the rest of the call
   (Python, module calls, dynamo's guards): the overhead compiling removes;
-- on CUDA also the kernels launched, CUDA-graph replays and the device's busy time: a call the device
-  spends idle waiting for the host is host-bound, which CUDA graphs fix;
+- on CUDA also the kernels run, the kernel launches by the host, CUDA-graph replays and the device's
+  busy time: a call the device spends idle waiting for the host is host-bound, which CUDA graphs fix.
+  Device work is what torch's own tables total (autograd/profiler_util.py, _build_table: device
+  events `and not evt.is_user_annotation`): Kineto also emits GPU-side spans for record_function
+  ranges (our CALL_MARK, Inductor's "## Call CompiledFxGraph ##"), which are not kernels;
 - the operators (or CUDA kernels) with the most self time.
 The trace is written for Perfetto (ui.perfetto.dev) or TensorBoard.
 """
@@ -28,6 +31,7 @@ COMPILED_MARKS = ("Torch-Compiled Region", "## Call CompiledFxGraph")  # dynamo'
 FUSED_KERNELS = "compiled code (Inductor)"  # the top-ops name of time in compiled graphs outside operators
 GRAPH_LAUNCH = "cudaGraphLaunch"
 KERNEL_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC")
+DEVICE_COPIES = ("gpu_memcpy", "gpu_memset")  # Kineto activity types of device work that is no kernel
 
 
 def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE_CALLS) -> dict:
@@ -62,6 +66,21 @@ def _is_operator(event) -> bool:
             and not event.is_user_annotation and event.name != CALL_MARK and not _is_compiled(event))
 
 
+def is_device_work(event) -> bool:
+    """A kernel, memcpy or memset on the GPU; not a GPU-side user annotation. torch's rule for its
+    device totals: autograd/profiler_util.py, _build_table (`evt.device_type in [DeviceType.CUDA, ...]
+    and not evt.is_user_annotation`); the flag comes from KinetoEvent.is_user_annotation()
+    (autograd/profiler.py, _parse_kineto_results). activity_type is Kineto's category, as in the
+    Chrome trace ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", ...)."""
+    return (event.device_type == torch.autograd.DeviceType.CUDA and not event.is_user_annotation
+            and event.activity_type != "gpu_user_annotation")
+
+
+def is_kernel(event) -> bool:
+    """Device work that is a kernel: copies and fills (gpu_memcpy, gpu_memset) are not launched kernels."""
+    return is_device_work(event) and event.activity_type not in DEVICE_COPIES
+
+
 def _ancestors(event):
     parent = event.cpu_parent
     while parent is not None:
@@ -87,12 +106,13 @@ def summarize_events(events, calls: int, device: str) -> dict:
               "profile_compiled_ms": compiled_us / calls / 1e3,
               "profile_overhead_ms": max(call_us - op_us - compiled_us, 0.0) / calls / 1e3}
     if device == "cuda":
-        kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        work = [e for e in events if is_device_work(e)]
+        kernels = [e for e in work if is_kernel(e)]
         fields |= {"profile_kernels_per_call": len(kernels) / calls,
-                   "profile_device_ms": sum(e.device_time_total for e in kernels) / calls / 1e3,
+                   "profile_device_ms": sum(e.device_time_total for e in work) / calls / 1e3,
                    "profile_launches_per_call": sum(e.name in KERNEL_LAUNCHES for e in host) / calls,
                    "profile_graph_replays_per_call": sum(e.name == GRAPH_LAUNCH for e in host) / calls}
-        fields["profile_top_ops"] = _top_named([(e.name, e.device_time_total) for e in kernels], calls)
+        fields["profile_top_ops"] = _top_named([(e.name, e.device_time_total) for e in work], calls)
     else:
         self_us = [(e.name, e.self_cpu_time_total) for e in host if _is_operator(e)]
         self_us += [(FUSED_KERNELS, e.self_cpu_time_total) for e in host if _is_compiled(e)]

@@ -9,7 +9,9 @@ Messages, runner -> worker, each answered by one reply:
 - ("cell", {config, model, batch_size, mode, repeat, trace}) -> ("ready", None) or ("failed", row):
   build, compile and warm up (measure/cell.py's CellProcess.prepare);
 - ("block", None) -> ("timed", None) or ("failed", row): one timed block of the prepared cell;
-- ("finish", None) -> ("row", row): the cell's row (the profiler's pass first, with `profile`);
+- ("finish", None) -> ("row", row): the cell's row;
+- ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
+  `profile`), asked for after the row is safe with the runner;
 - ("study", {config, kind, model, option, results}) -> ("row", row): a whole study process;
 - ("exit", None): the worker returns.
 Rows travel as JSON text. Any failure of a job becomes its row's status; only a crash (a signal,
@@ -86,6 +88,9 @@ def serve(conn, log_path: str) -> None:
     while True:
         command, payload = conn.recv()
         print(f"worker: {command}", flush=True)
+        if command in ("exit", "cell") and process is not None:
+            process.close()  # a cold compile's cache joins the user's before anything else starts
+            process = None
         if command == "exit":
             return
         if command == "study":
@@ -99,5 +104,6 @@ def serve(conn, log_path: str) -> None:
             conn.send(("failed", process.finish().to_json()) if process.failed else ("timed", None))
         elif command == "finish":
             conn.send(("row", process.finish().to_json()))
-            process = None
+        elif command == "profile":
+            conn.send(("profile", process.profile()))
         sys.stdout.flush()

@@ -26,11 +26,11 @@ PROFILE = ("profile_calls", "profile_call_ms", "profile_ops_per_call", "profile_
 _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
              "fx_cache_misses", "started_at", "accuracy_reference", *PROFILE)  # from the first process: with cold_compile, the
 # cold one; the profiler pass runs in repeat 0 only
-_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
-            "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
+_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_diff", "graph_breaks", "graph_count",
+            "recompiles", "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
-               "hostname": "hostname", "torch_threads": "torch_threads"}
+               "hostname": "hostname", "torch_threads": "torch_threads", "compute_capability": "compute_capability"}
 
 
 def _largest(values):
@@ -43,9 +43,13 @@ def _status(rows: list) -> tuple[str, str]:
     failed = [row for row in rows if row.status != "ok"]
     if not ok:
         return failed[-1].status, failed[-1].error
-    if failed:
-        return "ok", f"{len(failed)} of {len(rows)} processes failed; last: {failed[-1].status}: {failed[-1].error}"
-    return "ok", ""
+    notes = [f"{len(failed)} of {len(rows)} processes failed; last: {failed[-1].status}: {failed[-1].error}"
+             ] if failed else []
+    exited = [row for row in ok if row.exit_code]  # measured, then the process died (e.g. at teardown)
+    if exited:
+        notes.append(f"{len(exited)} of {len(rows)} processes wrote their row, then exited with status "
+                     f"{', '.join(str(row.exit_code) for row in exited)}")
+    return "ok", "; ".join(notes)
 
 
 def _no_samples(row):
@@ -73,16 +77,74 @@ def _disturbance(record: dict) -> str:
     return "; ".join(reasons)
 
 
-def cudagraph_note(record: dict) -> str:
-    """For a CUDA-graph mode on CUDA: "" when its graphs ran as CUDA graphs, else what happened (its
-    speed is then default mode's under another label)."""
-    if record["mode"] not in CUDAGRAPH_MODES or record["device"] != "cuda" or record["status"] != "ok":
+# Inductor compiles bfloat16 graphs for a GPU only from compute capability 8.0: below it
+# torch/_inductor/compile_fx.py, _check_triton_bf16_support, raises SkipFrame when
+# device_interface.is_bf16_supported(including_emulation=False) is False (torch/cuda/__init__.py:
+# `get_device_properties(device).major >= 8`); dynamo then runs the frame eagerly and counts no graph
+# (counters["stats"]["unique_graphs"] is bumped after the backend returns, _dynamo/output_graph.py).
+BF16_MIN_CAPABILITY = 8
+# A CUDA-graph mode's profiled call may launch a few kernels itself (cudagraph_trees.py copies the
+# non-static inputs with one torch._foreach_copy_ per replay, _copy_inputs_and_remove_from_src); more
+# than this share of its kernels launched one by one means partial CUDA-graph coverage.
+OUTSIDE_GRAPHS_SHARE = 0.1
+
+
+def bf16_compiles(dtype: str, device: str, capability: str) -> bool:
+    """Can Inductor compile a `dtype` model on this device? False for bfloat16 on a CUDA GPU below
+    compute capability 8.0 (T4 7.5, V100 7.0); True where the capability is unknown ("")."""
+    if dtype != "bfloat16" or device != "cuda" or not capability:
+        return True
+    return int(str(capability).split(".")[0]) >= BF16_MIN_CAPABILITY
+
+
+def kernels_outside_graphs(record: dict) -> float | None:
+    """Kernels per profiled call the host launched one by one, beyond one input copy per CUDA-graph
+    replay; None without a CUDA profile."""
+    launches, replays = record.get("profile_launches_per_call"), record.get("profile_graph_replays_per_call")
+    if launches is None or replays is None:
+        return None
+    return max(launches - replays, 0.0)
+
+
+def _ran_eager(record: dict) -> str:
+    """A compile mode whose process compiled no graph ran the eager model under the mode's name."""
+    if record["mode"] == "eager" or record.get("graph_count") != 0:
         return ""
+    capability = record.get("compute_capability") or ""
+    if not bf16_compiles(record["dtype"], record["device"], capability):
+        return (f"compiled no graph, ran eager: Inductor does not compile bfloat16 below compute capability "
+                f"{BF16_MIN_CAPABILITY}.0 (this GPU: {capability}; SkipFrame)")
+    return "compiled no graph, ran eager (graph_count 0)"
+
+
+def _graph_coverage(record: dict) -> str:
+    """For a CUDA-graph mode: "" when its kernels ran in CUDA graphs, else what happened."""
     if record["cudagraphs_recorded"] == 0:
         return "ran without CUDA graphs (none recorded)"
-    if record["cudagraph_skips"]:
-        return f"{record['cudagraph_skips']} graph(s) skipped CUDA graphs"
-    return ""
+    notes = [f"{record['cudagraph_skips']} graph(s) skipped CUDA graphs"] if record["cudagraph_skips"] else []
+    outside, kernels = kernels_outside_graphs(record), record.get("profile_kernels_per_call")
+    if record.get("profile_graph_replays_per_call") == 0 and kernels:
+        notes.append("no CUDA-graph replay in the profiled calls")
+    elif outside is not None and kernels and outside > OUTSIDE_GRAPHS_SHARE * kernels:
+        # graph partitions (torch._inductor.config.graph_partition, on by default) run ops that cannot
+        # be graphed between the graphs, and a graph with cudagraph_fail_reasons is disabled without a
+        # cudagraph_skips count (output_code.py, cudagraph_partition_post_compile)
+        notes.append(f"partial CUDA-graph coverage: {outside:.0f} of {kernels:.0f} kernels per call launched "
+                     "outside CUDA graphs")
+    return "; ".join(notes)
+
+
+def cudagraph_note(record: dict) -> str:
+    """What a compile mode did not do on an ok cell, "" when nothing: a compile mode that compiled no
+    graph ran eager (any device); a CUDA-graph mode on CUDA that recorded no CUDA graph, skipped some,
+    or ran part of its kernels outside them (partial coverage: needs the profile's kernel and launch
+    counts). Its speed is then partly or wholly another mode's under this mode's label."""
+    if record["status"] != "ok":
+        return ""
+    notes = [_ran_eager(record)]
+    if record["mode"] in CUDAGRAPH_MODES and record["device"] == "cuda":
+        notes.append(_graph_coverage(record))
+    return "; ".join(note for note in notes if note)
 
 
 def combine(rows: list) -> dict:

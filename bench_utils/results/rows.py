@@ -52,9 +52,17 @@ class BenchResult:
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    compile_warm_s: float | None = None  # rows before rounds: the same compile again in-process; a cell's figure is now its later rounds' compile_s
-    peak_mem_mb: float | None = None  # CUDA max allocated while timing (after warm-up), or the process's peak RSS on CPU
-    peak_reserved_mb: float | None = None  # CUDA max reserved by the caching allocator while timing
+    compile_warm_s: float | None = None  # rows before rounds: the same compile again in-process; a cell's
+    # warm compile is now its later rounds' compile_s (a new process with the cache round 0 filled)
+    # Memory, MiB, read right after the timed calls (before the accuracy check). peak_mem_mb: CUDA max
+    # allocated while timing, or the process's peak RSS on CPU. A CUDA-graph replay allocates nothing
+    # (cudagraph_trees.py: graph.replay(), outputs rebuilt on the pool's memory from raw pointers), so a
+    # CUDA-graph mode's activations are NOT in its peak_mem_mb: compare modes on peak_reserved_mb, the
+    # caching allocator's footprint while timing (cached blocks were released before timing; it holds
+    # the CUDA-graph pool), of which cudagraph_pool_mb is the CUDA-graph pools' share.
+    peak_mem_mb: float | None = None
+    peak_reserved_mb: float | None = None  # CUDA max reserved while timing, pools included
+    cudagraph_pool_mb: float | None = None  # CUDA: memory reserved in private (CUDA-graph) pools after timing
     max_abs_diff: float | None = None  # compiled vs eager output
     accuracy_ok: bool | None = None  # float32: max_abs_diff within the tolerance; low precision: dynamo's rule
     accuracy_reference: str = ""  # "eager" (float32: against eager's output) or "float64" (low precision)
@@ -91,6 +99,7 @@ class BenchResult:
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC
     duration_s: float | None = None  # wall time of the whole cell
+    exit_code: int | None = None  # the cell process's exit status (-N: killed by signal N); None in-process
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -16,6 +16,7 @@ significance. Re-running resumes: rounds with rows in the results file are not m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -129,10 +130,24 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchR
         for job in live:
             if job not in rows:
                 ask(job, "finish")
+        for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
+            if cfg.profile and round_.repeat == 0 and rows[job].status == "ok":
+                rows[job] = _with_profile(rows[job], workers[job])
     finally:
         for worker in workers.values():
             worker.close()
-    return [rows[job] for job in jobs]
+    # a worker that replied, then died (e.g. at teardown: CUDA graphs replayed under CUPTI,
+    # pytorch#75504) keeps its measured row; the row says how the process ended
+    return [dataclasses.replace(rows[job], exit_code=workers[job].exit_code) for job in jobs]
+
+
+def _with_profile(row: BenchResult, worker: Worker) -> BenchResult:
+    """The row with its profiler pass (profile: round 0), or with the reason the pass gave none."""
+    try:
+        kind, fields = worker.ask("profile")
+    except WorkerLost as lost:
+        return dataclasses.replace(row, profile_error=f"the worker died in the profiler's pass: {lost.error}")
+    return dataclasses.replace(row, **fields) if kind == "profile" else row
 
 
 def run_study(cfg: BenchConfig, job: Job, results_path: Path):

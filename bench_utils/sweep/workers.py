@@ -109,6 +109,11 @@ class Worker:
         return self.receive()
 
     @property
+    def exit_code(self) -> int | None:
+        """How the process ended once closed: 0, an exit status, or minus the signal that killed it."""
+        return self.process.exitcode
+
+    @property
     def seconds(self) -> float:
         return time.perf_counter() - self.started
 
