@@ -16,8 +16,7 @@ from bench_utils.config.bench_config import ConfigError
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.frame import to_dataframe
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.cluster import (accelerator_type, cpus_per_gpu, hold_later_repeats, parse_ray_address,
-                                       run_sweeps_on_ray, task_options)
+from bench_utils.sweep.cluster import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
 from bench_utils.sweep.runner import run_sweep
 from conftest import run_cli, tiny_params
 
@@ -84,68 +83,65 @@ def test_cli_refuses_bad_ray_options_before_connecting(tmp_path):
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_later_repeats_of_a_compiled_cell_wait_for_its_repeat_zero(tmp_path):
-    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], modes=["eager", "default"],
-                                  repeats=3))
-    now, held = hold_later_repeats(cfg.runs())
-    assert now == [("vit", 1, "eager", 0), ("vit", 1, "default", 0), ("vit", 2, "eager", 0), ("vit", 2, "default", 0),
-                   ("vit", 1, "eager", 1), ("vit", 2, "eager", 1), ("vit", 1, "eager", 2), ("vit", 2, "eager", 2)]
-    assert held == {("vit", 1, "default"): [("vit", 1, "default", 1), ("vit", 1, "default", 2)],
-                    ("vit", 2, "default"): [("vit", 2, "default", 1), ("vit", 2, "default", 2)]}
-    # resumed after repeat 0 of bs=1 was written: its later repeats go at once, bs=2's still wait
-    now, held = hold_later_repeats([run for run in cfg.runs() if run != ("vit", 1, "default", 0)])
-    assert ("vit", 1, "default", 1) in now and ("vit", 1, "default", 2) in now
-    assert list(held) == [("vit", 2, "default")]
-
-
-def test_held_repeats_are_submitted_when_their_repeat_zero_ends(tmp_path):
-    """_collect's wiring, with Ray's wait/get answered in submission order (one task at a time ends)."""
+def test_a_cells_later_rounds_are_submitted_when_its_round_zero_ends(tmp_path):
+    """_submit and _collect's wiring, with Ray's wait/get answered in submission order (one task at a
+    time ends): a cell's later rounds compile warm only if they start after its round 0 ended."""
     import dataclasses
     import types
 
     from bench_utils.results.writer import ResultsWriter
     from bench_utils.sweep import cluster as ray_cluster
-    from bench_utils.sweep.runner import SweepSummary
     from conftest import make_row
 
-    class InOrder:  # ray.wait returns the oldest submitted task; ray.get its row
+    events = []
+
+    class Ref:  # what a submitted task returns: the round it runs
+        def __init__(self, round_):
+            self.round = round_
+
+    class Task:
+        def options(self, **_):
+            return self
+
+        def remote(self, cfg_values, round_, results_dir, env):
+            events.append(("submit", round_.name))
+            return Ref(round_)
+
+    class InOrder:  # ray.wait returns the oldest submitted task; ray.get its rows
         exceptions = types.SimpleNamespace(RayError=RuntimeError)
 
+        def remote(self, function):
+            return Task()
+
         def wait(self, refs, num_returns):
-            events.append(("ended", refs[0]))
+            events.append(("ended", refs[0].round.name))
             return refs[:1], refs[1:]
 
         def get(self, ref):
-            model, batch_size, mode, repeat = ref
-            return dataclasses.asdict(make_row(model, batch_size, mode, repeat=repeat))
+            return [dataclasses.asdict(make_row(job.model, job.batch_size, job.option, repeat=job.repeat))
+                    for job in ref.round.jobs]
 
-    cfg = load_config(tiny_params(tmp_path, models=["vit"], modes=["eager", "default"], repeats=3))
-    now, held = hold_later_repeats(cfg.runs())
-    events = []
-
-    def launch(index, run):
-        events.append(("submit", run))
-        return run  # the ref is the run itself
-
-    jobs = {launch(0, run): (0, run, 0.0) for run in now}
-    held = {(0, cell): runs for cell, runs in held.items()}
-    with ResultsWriter(tmp_path / "r.jsonl") as writer:
-        real_append = writer.append
-        writer.append = lambda row: (events.append(("row", (row.model, row.batch_size, row.mode, row.repeat))),
-                                     real_append(row))
-        ray_cluster._collect(InOrder(), jobs, held, launch, [cfg], [writer], [SweepSummary(tmp_path, 6)], 0, False)
-    first_ended = events.index(("ended", ("vit", 1, "default", 0)))
-    later = [events.index(("submit", ("vit", 1, "default", r))) for r in (1, 2)]
-    assert all(index > first_ended for index in later) and not held  # submitted once repeat 0's task ended
-    eager_later = events.index(("submit", ("vit", 1, "eager", 2)))
-    assert eager_later < events.index(("ended", ("vit", 1, "eager", 0)))  # eager compiles nothing: not held
-    assert sorted(e[1] for e in events if e[0] == "row") == sorted(cfg.runs())
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], modes=["eager", "default"],
+                                  repeats=3))
+    path = tmp_path / "r.jsonl"
+    fake = InOrder()
+    submit, summaries = ray_cluster._submit(fake, [cfg], [path], [{"num_cpus": 1, "num_gpus": 0}], False, 0, {})
+    assert [name for kind, name in events] == ["vit-bs1-r0", "vit-bs2-r0"]  # only each cell's round 0 at first
+    with ResultsWriter(path) as writer:
+        ray_cluster._collect(fake, submit, [cfg], [writer], summaries, 0, False)
+    for batch_size in (1, 2):
+        first_ended = events.index(("ended", f"vit-bs{batch_size}-r0"))
+        later = [events.index(("submit", f"vit-bs{batch_size}-r{r}")) for r in (1, 2)]
+        assert all(index > first_ended for index in later)
+    assert not submit.later and summaries[0].statuses == {"ok": 12}
+    assert sorted((row.batch_size, row.mode, row.repeat) for row in read_results(path).rows) == sorted(
+        (b, mode, r) for b in (1, 2) for mode in ("eager", "default") for r in range(3))
 
 
 @pytest.mark.cluster
 @pytest.mark.slow
-def test_on_ray_a_later_repeat_starts_after_repeat_zero_and_compiles_warm(tmp_path):
-    """Two CPUs: submitted together, both processes of the cell would run (and compile cold) at once."""
+def test_on_ray_a_later_round_starts_after_round_zero_and_compiles_warm(tmp_path):
+    """Two CPUs: submitted together, both rounds of the cell would run (and compile cold) at once."""
     import datetime as dt
 
     cfg = load_config(tiny_params(tmp_path, models=["vit"], modes=["eager", "default"], repeats=2, iterations=3))

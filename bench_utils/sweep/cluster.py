@@ -208,7 +208,9 @@ def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tup
                  for cfg, path, todo in zip(configs, paths, todos)]
     submit = _Submitter(ray, configs, paths, options, max_retries, env)
     for index, todo in enumerate(todos):
-        firsts = {round_.group: round_ for round_ in sorted(todo, key=lambda r: r.repeat)}  # each cell's earliest
+        firsts: dict = {}
+        for round_ in sorted(todo, key=lambda r: r.repeat):  # each cell's earliest pending round
+            firsts.setdefault(round_.group, round_)
         for round_ in todo:
             if firsts[round_.group] is round_:
                 submit(index, round_)
