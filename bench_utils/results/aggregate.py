@@ -232,6 +232,16 @@ def _speedup(eager: dict, record: dict):
     return speedup_over_rounds(rounds), len(common), outliers
 
 
+def precision_note(record: dict) -> str:
+    """For a compiled cell measured with a precision target: "" when its speedup interval is within
+    it, else that the budget (or max_repeats) ran out first, with the precision reached."""
+    target, width = record.get("target_halfwidth") or 0.0, record.get("speedup_halfwidth")
+    if record["mode"] == "eager" or not target or width is None or math.isnan(width) or width <= target:
+        return ""
+    reached = "no interval" if math.isinf(width) else f"+-{width:.0%}"
+    return f"the budget ran out at {reached} after {record['paired_rounds']} rounds (target +-{target:.0%})"
+
+
 def cells(rows) -> list[dict]:
     """Every cell of `rows` (process rows, e.g. read_results(...).rows) as one record, in the order of
     each cell's first row; compiled cells carry their eager cell's numbers and the speedup."""
@@ -250,4 +260,5 @@ def cells(rows) -> list[dict]:
                            "more than their spread explains")
         record["disturbed_reason"] = "; ".join(r for r in reasons if r)
         record["disturbed"] = bool(record["disturbed_reason"])
+        record["precision_note"] = precision_note(record)
     return records

@@ -23,7 +23,7 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
     "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
     "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
-    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
+    "speedup_halfwidth", "paired_rounds", "outlying_rounds", "target_halfwidth", "precision_note", "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
     "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
     "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
     "peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
