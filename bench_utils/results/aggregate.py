@@ -238,7 +238,7 @@ def precision_note(record: dict) -> str:
     target, width = record.get("target_halfwidth") or 0.0, record.get("speedup_halfwidth")
     if record["mode"] == "eager" or not target or width is None or math.isnan(width) or width <= target:
         return ""
-    reached = "no interval" if math.isinf(width) else f"+-{width:.0%}"
+    reached = "no interval" if math.isinf(width) else "more than +-100%" if width > 1 else f"+-{width:.0%}"
     return f"the budget ran out at {reached} after {record['paired_rounds']} rounds (target +-{target:.0%})"
 
 
