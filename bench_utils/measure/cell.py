@@ -239,6 +239,9 @@ class CellProcess:
         self._guarded(self._time_block)
 
     def _time_block(self) -> None:
+        # one untimed call first, in every block alike: after another worker's turn, caches and
+        # OpenMP threads are cold, and the first call after a switch runs 10-50% slower (docs/method.md)
+        self.call()
         before = machine_load.snapshot()
         samples = time_calls(self.call, self.device, self.cfg.block_calls(), self.cfg.block_s())
         self._loads.append(machine_load.between(before, machine_load.snapshot()))
