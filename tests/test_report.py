@@ -14,7 +14,7 @@ from bench_utils.config.parameters_file import load_config
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.config.validation import FIELD_TYPES
 from bench_utils.report import build as report
-from conftest import REPO, run_cli, tiny_params
+from conftest import REPO, one_error_line, run_cli, tiny_params
 
 PARAMETERS = REPO / "parameters"
 NOTEBOOK = REPO / "notebooks" / "benchmark.ipynb"
@@ -149,3 +149,56 @@ def test_a_notebook_past_the_cell_timeout_gives_one_line_not_a_traceback(tmp_pat
     assert error == "a notebook cell ran past --cell-timeout 2 s"
     report.write_stub(tmp_path / "out" / "page.html", "Slow", error)
     assert "past --cell-timeout 2 s" in (tmp_path / "out" / "page.html").read_text()
+
+
+HOSTILE = '<img src=x onerror=alert(1)>'
+LIVE_MARKUP = re.compile(r"<img src=x|<script>alert|onerror=alert\(1\)>")  # as written, not escaped
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    """A report (--report-only) whose label, model names, environment and weights are markup."""
+    from bench_utils.results.writer import ResultsWriter
+    from conftest import synthetic_row
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    params = tiny_params(tmp, label=HOSTILE, modes=["eager", "default"])
+    cfg = load_config(params)
+    env = {"device": "cpu", "device_name": f"CPU {HOSTILE}", "torch": f"2.{HOSTILE}", "hostname": HOSTILE,
+           "transformers": "5", "torch_threads": 2}
+    out = tmp / "reports"
+    with ResultsWriter(report.profile_results(cfg, out)) as writer:
+        for model in ("vit", "<script>alert(1)</script>"):
+            for mode in cfg.modes:
+                row = synthetic_row(cfg, "vit", 1, mode, 4.0)
+                writer.append(type(row)(**{**row.__dict__, "model": model, "env": env, "weights": HOSTILE,
+                                           "weights_note": HOSTILE}))
+    proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
+    return tmp, out, proc
+
+
+def test_a_report_from_hostile_rows_publishes_no_markup_and_no_local_path(hostile_report):
+    tmp, out, proc = hostile_report
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    published = [path for path in out.rglob("*") if path.is_file() and path.suffix != ".jsonl"]
+    assert {path.name for path in published} >= {"index.html", "summary.html", "report.html", "benchmark.ipynb",
+                                                  "summary.ipynb"}
+    for path in published:
+        text = path.read_text()
+        if path.suffix == ".ipynb":  # what Jupyter renders: the outputs (the code shows as code)
+            text = json.dumps([cell.get("outputs", []) for cell in json.loads(text)["cells"]])
+        if path.suffix != ".json":  # profile.json is data for the next index, like results.jsonl
+            assert not LIVE_MARKUP.search(text), (path.name, LIVE_MARKUP.search(text))
+        for local in (str(tmp), str(REPO), str(Path.home())):
+            assert local not in path.read_text(), (path.name, local)
+    page = (out / "img-src-x-onerror-alert-1" / "report.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # shown as text, not dropped
+
+
+def test_source_notebooks_are_never_an_output(tmp_path):
+    before = {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+    line = one_error_line(run_cli("report", tiny_params(tmp_path), "--out", REPO / "notebooks", "--report-only"))
+    assert "would overwrite the source notebook" in line and "summary.ipynb" in line
+    line = one_error_line(run_cli("report", tiny_params(tmp_path, label="notebooks"), "--out", REPO, "--report-only"))
+    assert "benchmark.ipynb" in line
+    assert before == {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
