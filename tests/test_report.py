@@ -202,3 +202,36 @@ def test_source_notebooks_are_never_an_output(tmp_path):
     line = one_error_line(run_cli("report", tiny_params(tmp_path, label="notebooks"), "--out", REPO, "--report-only"))
     assert "benchmark.ipynb" in line
     assert before == {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+
+
+def test_a_refused_sweep_keeps_the_page_it_had(tmp_path, monkeypatch):
+    params = tiny_params(tmp_path, label="Locked")
+    page = tmp_path / "out" / "locked" / "report.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("<p>complete</p>")
+    refusal = f"ResultsLockedError: {page.parent}/results.jsonl is being written by process 42"
+    monkeypatch.setattr(report, "measure_profile", lambda cfg, params, results: refusal)
+    outcome = report.run_profile(params, tmp_path / "out", 300, measure=True)
+    assert outcome.error == refusal and page.read_text() == "<p>complete</p>"
+    state = json.loads((page.parent / "profile.json").read_text())
+    assert state["error"] == "ResultsLockedError: results.jsonl is being written by process 42"
+
+
+def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    params = tiny_params(tmp_path)
+    outcome = report.ProfileOutcome(params, load_config(params), tmp_path / "out" / "test" / "report.html",
+                                    tmp_path / "out" / "test" / "results.jsonl")
+    monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
+    monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "cell 3: KeyError: 'x'"))
+    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, cell_timeout=60)
+    assert report.main(args) == 1
+    assert "[report] summary: FAILED (cell 3: KeyError: 'x')" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "ten"])
+def test_cell_timeout_must_be_above_zero(tmp_path, value):
+    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--cell-timeout", value)
+    assert proc.returncode == 2 and f"--cell-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" \
+        in proc.stderr.splitlines()[-1]

@@ -12,7 +12,7 @@ from conftest import make_row
 
 
 def _values(**changes) -> dict:
-    return json.loads(make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6).to_json()) | changes
+    return json.loads(make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0).to_json()) | changes
 
 
 @pytest.mark.parametrize("changes, problem", [
@@ -34,6 +34,7 @@ def _values(**changes) -> dict:
     ({"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
     ({"max_abs_diff": -5.0}, "max_abs_diff: negative"),
     ({"label": 7}, "label: 7 is not text"),
+    ({"compile_s": None}, "compile_s: missing from an ok compiled row"),
 ])
 def test_a_row_that_lies_is_named(changes, problem):
     assert problem in row_problem(_values(**changes), _FIELD_TYPES)
