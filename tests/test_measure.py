@@ -48,6 +48,21 @@ def test_error_text_is_short_and_names_the_frame():
     except RuntimeError as err:
         text = error_text(err)
     assert text.startswith("RuntimeError: ") and "test_measure.py:" in text and "\n" not in text
+    assert "Inductor cache" not in text
+
+
+def test_a_damaged_inductor_cache_entry_names_the_folder_to_delete(monkeypatch):
+    """A truncated cache file read inside torch/_inductor/codecache.py (the frame is made here)."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/my-cache")
+    truncated_read = compile("raise EOFError('Ran out of input')", "/x/torch/_inductor/codecache.py", "exec")
+    try:
+        try:
+            exec(truncated_read)
+        except EOFError as cause:
+            raise RuntimeError("InductorError: EOFError: Ran out of input") from cause
+    except RuntimeError as err:
+        text = error_text(err)
+    assert text.endswith("(raised reading the Inductor cache: a damaged entry? delete /tmp/my-cache and run again)")
 
 
 def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):

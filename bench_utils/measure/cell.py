@@ -235,7 +235,27 @@ def error_text(err: BaseException) -> str:
     message = str(err).strip().splitlines()[0] if str(err).strip() else ""
     frames = traceback.extract_tb(err.__traceback__)
     where = f" [{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
-    return f"{type(err).__name__}: {message[:500]}{where}"
+    return f"{type(err).__name__}: {message[:500]}{where}{_cache_hint(err)}"
+
+
+CACHE_MODULES = ("codecache.py", "autotune_cache.py", "remote_cache.py")  # torch/_inductor's on-disk caches
+
+
+def _cache_hint(err: BaseException) -> str:
+    """A failure from reading a damaged file (EOF, unpickling, decoding) inside Inductor's on-disk cache
+    (a truncated entry gives an opaque InductorError): say which folder to delete."""
+    chain = []
+    while err is not None and err not in chain and len(chain) < 10:  # the exception and its causes
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    import pickle
+
+    damaged = [failure for failure in chain if isinstance(failure, (EOFError, pickle.UnpicklingError, UnicodeDecodeError))]
+    if any(frame.filename.endswith(CACHE_MODULES) and "_inductor" in frame.filename
+           for failure in damaged for frame in traceback.extract_tb(failure.__traceback__)):
+        folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
+        return f" (raised reading the Inductor cache: a damaged entry? delete {folder} and run again)"
+    return ""
 
 
 def release_cuda_memory() -> None:

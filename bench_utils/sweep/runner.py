@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..paths import reports_root
+from ..paths import inside, reports_root
 from ..results.rows import BenchResult, cell_fields, read_results, run_key
 from ..results.writer import ResultsWriter
 
@@ -54,6 +54,10 @@ def pending_runs(cfg: BenchConfig, results_path: Path, retry_failed: bool = Fals
     if not results_path.exists():
         return cfg.runs()
     rows = read_results(results_path).rows
+    labels = sorted({row.label for row in rows} - {cfg.label})
+    if labels:  # e.g. "A100" and "a100!" share the folder a100/: one label's rows are not the other's
+        raise SettingsMismatchError(f"{results_path} holds rows of the label {labels[0]!r}, not {cfg.label!r}; "
+                                    "choose another label or --results file")
     foreign = {row.settings for row in rows} - {cfg.settings_fingerprint()}
     if foreign:
         raise SettingsMismatchError(
@@ -103,7 +107,7 @@ def run_name(run: tuple) -> str:
 
 def trace_path(results_dir: Path, run: tuple) -> Path:
     """Where a process's profiler trace goes (profile: true): traces/<run name>.json in the results folder."""
-    return results_dir / TRACES_DIR / f"{run_name(run)}.json"
+    return inside(results_dir / TRACES_DIR / f"{run_name(run)}.json", results_dir / TRACES_DIR)
 
 
 def run_logged(command: list[str], timeout_s: float, log_path: Path, env: dict | None = None) -> tuple[int | None, float]:
@@ -137,12 +141,12 @@ def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchRes
     """Run one process of a cell in a fresh Python process with cfg.timeout_s; always returns a row."""
     model, batch_size, mode, repeat = run
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{run_name(run)}.log"
+    log_path = inside(log_dir / f"{run_name(run)}.log", log_dir)
     with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
         config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
         config_path.write_text(json.dumps(cfg.to_dict()))
         command = [sys.executable, "-m", "bench_utils", "cell", "--config", str(config_path),
-                   "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
+                   f"--model={model}", "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
                    "--out", str(out_path), "--trace", str(trace_path(log_dir.parent, run))]
         returncode, duration_s = run_logged(command, cfg.timeout_s, log_path)
         if returncode == 0 and out_path.exists():

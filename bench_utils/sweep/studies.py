@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..paths import inside
 from ..results.study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
                                      compile_cost_path, read_rows, serving_fields, serving_path)
 from ..results.writer import ResultsWriter
@@ -64,7 +65,7 @@ def run_study_subprocess(cfg: BenchConfig, run: tuple, results_path: Path):
     row_type, _, fields = KINDS[kind]
     log_dir = results_path.parent / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{study_name(run)}.log"
+    log_path = inside(log_dir / f"{study_name(run)}.log", log_dir)
     with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
         config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
         config_path.write_text(json.dumps(cfg.to_dict()))
