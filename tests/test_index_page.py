@@ -42,7 +42,7 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
     from conftest import make_row
 
     out = tmp_path / "reports"
-    _profile_folder(out, "cpu", "CPU", rows=speedup_rows("vit", 1, 4.0, 2.0, compiled={"compile_s": 3.0}))
+    _profile_folder(out, "cpu", "CPU", rows=speedup_rows("vit", 1, 4.0, 2.0))
     _profile_folder(out, "a100", "A100", error=f"ResultsLockedError: {out}/a100/results.jsonl is locked")
     (out / "a100" / "report.html").write_text("<p>the complete page of an earlier run</p>")
     (out / "old").mkdir()

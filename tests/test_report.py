@@ -173,6 +173,9 @@ def hostile_report(tmp_path_factory):
                 row = synthetic_row(cfg, "vit", 1, mode, 4.0)
                 writer.append(type(row)(**{**row.__dict__, "model": model, "env": env, "weights": HOSTILE,
                                            "weights_note": HOSTILE}))
+    lying = json.loads(row.to_json()) | {"samples_s": [1e-12] * cfg.iterations, "repeat": 1}  # line 5
+    with open(report.profile_results(cfg, out), "a") as fh:
+        fh.write(json.dumps(lying) + "\n")
     proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
     return tmp, out, proc
 
@@ -193,6 +196,7 @@ def test_a_report_from_hostile_rows_publishes_no_markup_and_no_local_path(hostil
             assert local not in path.read_text(), (path.name, local)
     page = (out / "img-src-x-onerror-alert-1" / "report.html").read_text()
     assert "&lt;img src=x onerror=alert(1)&gt;" in page  # shown as text, not dropped
+    assert "skipped 1 unreadable line(s): [5]; line 5: samples_s: a value outside" in page  # the lying row
 
 
 def test_source_notebooks_are_never_an_output(tmp_path):

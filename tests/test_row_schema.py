@@ -34,7 +34,6 @@ def _values(**changes) -> dict:
     ({"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
     ({"max_abs_diff": -5.0}, "max_abs_diff: negative"),
     ({"label": 7}, "label: 7 is not text"),
-    ({"compile_s": None}, "compile_s: missing from an ok compiled row"),
 ])
 def test_a_row_that_lies_is_named(changes, problem):
     assert problem in row_problem(_values(**changes), _FIELD_TYPES)
@@ -66,6 +65,13 @@ def test_rows_of_other_settings_or_labels_are_never_merged_into_a_cell(tmp_path)
     frame = to_dataframe(loaded.rows)
     assert sorted(zip(frame["label"], frame["settings"], frame["repeats"])) == [
         ("CPU", "abc", 1), ("CPU", "other", 2), ("cpu!", "abc", 1)]
+
+
+def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
+    from bench_utils.report.verdict import verdict_short
+    from conftest import speedup_rows
+
+    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))).startswith("vit: compile ×2.00")
 
 
 def test_every_field_annotation_has_a_check():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import resource
 import shutil
 import tempfile
@@ -238,24 +239,23 @@ def error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {message[:500]}{where}{_cache_hint(err)}"
 
 
-CACHE_MODULES = ("codecache.py", "autotune_cache.py", "remote_cache.py")  # torch/_inductor's on-disk caches
+# What a damaged entry of Inductor's on-disk cache (a run killed mid-write, a full disk) raises when it
+# is loaded: a truncated generated module lacks its `call`, a truncated library is no ELF file, a
+# truncated pickle ends early. Torch wraps these in an InductorError that names none of the cache.
+DAMAGED_CACHE = re.compile(r"compile_tasks\.\w+' has no attribute|file too short|invalid ELF header|"
+                           r"pickle data was truncated|Ran out of input")
 
 
 def _cache_hint(err: BaseException) -> str:
-    """A failure from reading a damaged file (EOF, unpickling, decoding) inside Inductor's on-disk cache
-    (a truncated entry gives an opaque InductorError): say which folder to delete."""
+    """For an error that looks like a damaged Inductor cache entry: which folder to delete."""
     chain = []
     while err is not None and err not in chain and len(chain) < 10:  # the exception and its causes
         chain.append(err)
         err = err.__cause__ or err.__context__
-    import pickle
-
-    damaged = [failure for failure in chain if isinstance(failure, (EOFError, pickle.UnpicklingError, UnicodeDecodeError))]
-    if any(frame.filename.endswith(CACHE_MODULES) and "_inductor" in frame.filename
-           for failure in damaged for frame in traceback.extract_tb(failure.__traceback__)):
-        folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
-        return f" (raised reading the Inductor cache: a damaged entry? delete {folder} and run again)"
-    return ""
+    if not any(DAMAGED_CACHE.search(str(failure)) for failure in chain):
+        return ""
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
+    return f" (a damaged Inductor cache entry? delete {folder} and run again)"
 
 
 def release_cuda_memory() -> None:

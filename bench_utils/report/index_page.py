@@ -1,5 +1,7 @@
 """reports/index.html: one line per profile (hardware, weights, cells ok / failed / missing, best
-speedup) linking its page, and a flag on every profile whose notebook failed. No torch."""
+speedup) linking its page, and a flag on every profile whose notebook failed. Rebuilt from every
+profile folder present (its results and profile.json), so two commands on one reports folder, at
+once or in turn, both stay listed. No torch."""
 
 from __future__ import annotations
 
