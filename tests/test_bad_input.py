@@ -189,7 +189,8 @@ BAD_PARAMS = {
     "own name leaving its folder": (_yaml(models=[{"name": "../../../../esc/escape", "checkpoint": "org/id",
                                                    "task": "image-classification"}]),
                                     "models: ../../../../esc/escape: name: '../../../../esc/escape' is not allowed"),
-    "own name with a slash": (_yaml(models=[{"name": "org/my-model", "checkpoint": "org/id", "task": "image-classification"}]),
+    "own name with a slash": (_yaml(models=[{"name": "org/my-model", "checkpoint": "org/id",
+                                             "task": "image-classification"}]),
                               "name: 'org/my-model' is not allowed; allowed: up to 100 letters, digits"),
     "own name like an option": (_yaml(models=[{"name": "-h", "checkpoint": "org/id", "task": "image-classification"}]),
                                 "name: '-h' is not allowed; allowed: up to 100 letters, digits, '.', '_' or '-', "
@@ -265,7 +266,8 @@ def test_an_inductor_cache_dir_that_cannot_be_written_is_one_line_naming_the_var
     proc = run_cli("run", tiny_params(tmp_path), "--results", tmp_path / "out" / "results.jsonl",
                    env={"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")})
     line = one_error_line(proc)
-    assert f"TORCHINDUCTOR_CACHE_DIR={cache / 'inductor'}: {cache} is" in line and "point it at a writable folder" in line
+    assert f"TORCHINDUCTOR_CACHE_DIR={cache / 'inductor'}: {cache} is" in line
+    assert "point it at a writable folder" in line
     assert not (tmp_path / "out").exists()
 
 

@@ -63,6 +63,8 @@ def test_relative_text_names_no_local_path(tmp_path):
     assert page_html.relative_text(text, folder) == ("SettingsMismatchError: results.jsonl; see "
                                                     "../other/results.jsonl")
     assert str(Path.home()) + os.sep not in page_html.relative_text(f"{Path.home()}/x", folder)
+    assert page_html.relative_text(f"cd {folder}; ls {folder}-tiny", folder) == f"cd .; ls ../cpu-tiny"
+    assert page_html.relative_text("see https://example.org/x", Path("/reports")) == "see https://example.org/x"
 
 
 def test_published_notebook_drops_papermill_paths(tmp_path):

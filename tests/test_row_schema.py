@@ -12,7 +12,8 @@ from conftest import make_row
 
 
 def _values(**changes) -> dict:
-    return json.loads(make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0).to_json()) | changes
+    row = make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0)
+    return json.loads(row.to_json()) | changes
 
 
 @pytest.mark.parametrize("changes, problem", [
@@ -47,7 +48,8 @@ def test_a_believable_row_has_no_problem():
 def test_bad_rows_are_skipped_with_one_line_naming_the_first(tmp_path):
     path = tmp_path / "results.jsonl"
     good = make_row(ms=2.0).to_json()
-    lines = [good, json.dumps(_values(accuracy_ok="false", max_abs_diff=5)), json.dumps(_values(samples_s=[1e-12] * 10))]
+    lines = [good, json.dumps(_values(accuracy_ok="false", max_abs_diff=5)),
+             json.dumps(_values(samples_s=[1e-12] * 10))]
     path.write_text("\n".join(lines) + "\n")
     with pytest.warns(UserWarning, match=r"skipped 2 unreadable line\(s\): \[2, 3\]; line 2: accuracy_ok: 'false'"):
         loaded = read_results(path)

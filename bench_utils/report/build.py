@@ -226,7 +226,8 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     """The notebooks the command writes must not be the checkout's own (`--out .` with a label
     "notebooks", or `--out notebooks`, would overwrite them with executed copies)."""
     sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
-    outputs = [out_dir / "summary.ipynb"] + [profile_results(cfg, out_dir).parent / "benchmark.ipynb" for cfg in configs]
+    outputs = [out_dir / "summary.ipynb"] + [profile_results(cfg, out_dir).parent / "benchmark.ipynb"
+                                             for cfg in configs]
     for cfg in configs:  # a profile folder that is a symlink out of the reports folder is refused
         inside(profile_results(cfg, out_dir).parent / "report.html", out_dir)
     for output in outputs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -58,13 +59,18 @@ def write_page(path: Path, text: str, folder: Path) -> Path:
 def relative_text(text: str, folder: Path) -> str:
     """`text` with absolute local paths made relative: `folder` and the reports folder above it (to
     `folder`), the checkout, Python's installation and the home folder, so an error text, a parameter
-    or a traceback on a page names no path of this machine."""
+    or a traceback on a page names no path of this machine. A path is replaced only whole (up to a
+    separator or the end of its name), and never the file-system root alone."""
     folder = Path(folder).resolve()
-    replacements = [(str(folder) + os.sep, ""), (str(folder), "."), (str(folder.parent) + os.sep, "../"),
-                    (str(repo_root()) + os.sep, ""), (sys.prefix + os.sep, "<python>/"),
-                    (sys.base_prefix + os.sep, "<python>/"), (str(Path.home()) + os.sep, "~/")]
-    for absolute, shown in replacements:
-        text = text.replace(absolute, shown)
+    replacements = [(folder, "", "."), (folder.parent, "../", ".."), (repo_root(), "", "."),
+                    (Path(sys.prefix), "<python>/", "<python>"), (Path(sys.base_prefix), "<python>/", "<python>"),
+                    (Path.home(), "~/", "~")]
+    for absolute, shown_inside, shown in replacements:
+        if len(absolute.parts) < 2:
+            continue
+        name = re.escape(str(absolute))
+        text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
+        text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
     return text
 
 
