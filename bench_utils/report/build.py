@@ -11,6 +11,7 @@ index; the command prints one line per failure and exits non-zero.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import warnings
 from dataclasses import dataclass
@@ -106,7 +107,7 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    running = output.parent / f".{output.name}.running"
+    running = output.parent / f".{output.name}.{os.getpid()}.running"  # two commands at once: one file each
     try:
         papermill.execute_notebook(
             str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
