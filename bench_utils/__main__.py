@@ -11,6 +11,7 @@ from .config.bench_config import ConfigError
 from .config.parameters_file import load_config
 from .config.registry import MODELS, SIZES
 from .messages import use_one_line_warnings
+from .paths import check_inductor_cache_dir
 from .sweep.preflight import check_device_available, check_distinct_folders
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
@@ -37,6 +38,7 @@ def _cmd_run(args) -> int:
     if args.results and len(configs) > 1:
         raise ConfigError("--results names one file: give one parameters file with it")
     check_distinct_folders(configs, args.params)
+    check_inductor_cache_dir()
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)
     try:
@@ -82,6 +84,17 @@ def _cmd_report(args) -> int:
     return report_main(args)
 
 
+def _positive_seconds(text: str) -> int:
+    """--cell-timeout: a whole number of seconds above 0 (0 or less is not "no limit")."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = 0
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a whole number of seconds > 0")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench_utils", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{models,plan,run,report,selfcheck}")
@@ -113,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
     report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
-    report.add_argument("--cell-timeout", type=int, default=3600, help="seconds per notebook cell")
+    report.add_argument("--cell-timeout", type=_positive_seconds, default=3600, help="seconds per notebook cell (> 0)")
     report.add_argument("--report-only", action="store_true",
                         help="measure nothing: report the results files already in the report folder")
     report.set_defaults(func=_cmd_report)

@@ -21,3 +21,37 @@ def reports_root() -> Path:
 
         raise ConfigError(f"{REPORTS_DIR_ENV}={root}: a file, not a folder; point it at a folder (or unset it)")
     return root
+
+
+def inside(path: Path, folder: Path) -> Path:
+    """`path`, after checking that it lies inside `folder` (its folder's symlinks and `..` resolved; a
+    symlink at `path` itself is what a writer replaces, so it is not followed): every file the tool
+    writes is named from user input, and none may land elsewhere."""
+    from .config.bench_config import ConfigError
+
+    path = Path(path)
+    resolved, root = path.parent.resolve() / path.name, Path(folder).resolve()
+    if path.name in ("", ".", "..") or root not in resolved.parents:
+        raise ConfigError(f"{path}: outside {folder}; names that become file names may not leave their folder")
+    return Path(path)
+
+
+INDUCTOR_CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"  # where torch.compile keeps its compiled kernels
+
+
+def check_inductor_cache_dir() -> None:
+    """$TORCHINDUCTOR_CACHE_DIR, when set, must be a folder this user can write (or one that can be
+    made): else every cell, eager ones too, would fail with the same FileExistsError or PermissionError."""
+    from .config.bench_config import ConfigError
+
+    value = os.environ.get(INDUCTOR_CACHE_ENV)
+    if not value:
+        return
+    path = Path(value).expanduser()
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise ConfigError(f"{INDUCTOR_CACHE_ENV}={value}: {existing} is a file, not a folder; point it at a "
+                          "writable folder (or unset it)")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{INDUCTOR_CACHE_ENV}={value}: {existing} is not writable by this user; point it at "
+                          "a writable folder (or unset it)")

@@ -2,6 +2,7 @@
 and never a damaged file."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -185,6 +186,15 @@ BAD_PARAMS = {
                                                                      "allowed; allowed: an existing image file"),
     "image that is not an image": (_yaml(image="IMAGE"), "this file is not an image"),
     "no parameters file": (None, "parameters file not found"),
+    "own name leaving its folder": (_yaml(models=[{"name": "../../../../esc/escape", "checkpoint": "org/id",
+                                                   "task": "image-classification"}]),
+                                    "models: ../../../../esc/escape: name: '../../../../esc/escape' is not allowed"),
+    "own name with a slash": (_yaml(models=[{"name": "org/my-model", "checkpoint": "org/id",
+                                             "task": "image-classification"}]),
+                              "name: 'org/my-model' is not allowed; allowed: up to 100 letters, digits"),
+    "own name like an option": (_yaml(models=[{"name": "-h", "checkpoint": "org/id", "task": "image-classification"}]),
+                                "name: '-h' is not allowed; allowed: up to 100 letters, digits, '.', '_' or '-', "
+                                "starting with a letter or digit"),
 }
 
 
@@ -242,3 +252,43 @@ def test_results_path_that_is_not_a_results_file_is_refused_untouched(tmp_path):
     assert params.read_bytes() == before and not (tmp_path / "params.yaml.lock").exists()
     line = one_error_line(run_cli("run", params, "--results", tmp_path))
     assert line == f"error: {tmp_path}: not a file; choose a .jsonl file for --results"
+
+
+@pytest.mark.parametrize("kind", ["file", "read-only folder"])
+def test_an_inductor_cache_dir_that_cannot_be_written_is_one_line_naming_the_variable(tmp_path, kind):
+    cache = tmp_path / "cache"
+    if kind == "file":
+        cache.write_text("not a folder")
+    else:
+        cache.mkdir(mode=0o500)
+    if kind != "file" and os.access(cache, os.W_OK):
+        pytest.skip("running as a user who can write anywhere (root)")
+    proc = run_cli("run", tiny_params(tmp_path), "--results", tmp_path / "out" / "results.jsonl",
+                   env={"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")})
+    line = one_error_line(proc)
+    assert f"TORCHINDUCTOR_CACHE_DIR={cache / 'inductor'}: {cache} is" in line
+    assert "point it at a writable folder" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_label_sharing_another_labels_folder_is_refused_on_resume(tmp_path):
+    from bench_utils.sweep.jobs import SettingsMismatchError, read_cell_rows
+
+    first, second = load_config(tiny_params(tmp_path, label="A100")), load_config(tiny_params(tmp_path, label="a100!"))
+    results = tmp_path / "a100" / "results.jsonl"
+    with ResultsWriter(results) as writer:
+        writer.append(make_row(**{"label": "A100", "settings": first.settings_fingerprint(), "iterations": 10}))
+    with pytest.raises(SettingsMismatchError, match="holds rows of the label 'A100', not 'a100!'"):
+        read_cell_rows(second, results)
+
+
+def test_a_ray_address_where_nothing_answers_is_one_line_within_seconds():
+    import time
+
+    from bench_utils.sweep.cluster import RayTarget, probe_ray_address
+
+    for address in ("127.0.0.1:1", "nonexistent.invalid:6379", "ray://127.0.0.1:1"):
+        started = time.perf_counter()
+        with pytest.raises(ConfigError, match=f"--ray {re.escape(address)}: no Ray cluster there"):
+            probe_ray_address(RayTarget(address), timeout_s=2.0)
+        assert time.perf_counter() - started < 10

@@ -18,7 +18,7 @@ from bench_utils.results.frame import to_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.cluster import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
 from bench_utils.sweep.runner import run_sweep
-from conftest import run_cli, tiny_params
+from conftest import one_error_line, run_cli, tiny_params
 
 FAULTS = "resnet/2/eager=oom;resnet/3/eager=sigkill"  # two failing cells in the T4 profile
 
@@ -80,6 +80,16 @@ def test_cli_refuses_bad_ray_options_before_connecting(tmp_path):
     assert proc.returncode == 2 and "--cpus-per-cell): 0 is not allowed" in proc.stderr
     proc = run_cli("run", params, tiny_params(tmp_path, "b.yaml"), "--results", tmp_path / "r.jsonl")
     assert proc.returncode == 2 and "--results names one file" in proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_ray_address_where_nothing_listens_is_one_line_in_seconds(tmp_path):
+    """ray.init retries a wrong address for minutes; the CLI probes HOST:PORT first (5 s at most)."""
+    proc = run_cli("run", tiny_params(tmp_path), "--ray", "127.0.0.1:1", "--results", tmp_path / "r.jsonl",
+                   timeout=120)
+    line = one_error_line(proc)
+    assert line == ("error: --ray 127.0.0.1:1: no Ray cluster there (Connection refused within 5 s); start one "
+                    "with `ray start --head`, or check the address")
     assert not (tmp_path / "r.jsonl").exists()
 
 

@@ -29,3 +29,38 @@ def test_one_bar_per_compiled_cell_scaled_against_the_one_x_line():
 def test_no_successful_compiled_cell_is_a_dash():
     frame = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0)[:1])  # the eager cell alone
     assert index_page.speedup_svg(frame) == "—"
+
+
+def _profile_folder(out, name: str, label: str, error: str = "", rows=()) -> None:
+    folder = out / name
+    folder.mkdir(parents=True)
+    (folder / "results.jsonl").write_text("".join(row.to_json() + "\n" for row in rows))
+    index_page.write_profile_state(folder, label, f"{name}.yaml", error, 4)
+
+
+def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path):
+    from conftest import make_row
+
+    out = tmp_path / "reports"
+    _profile_folder(out, "cpu", "CPU", rows=speedup_rows("vit", 1, 4.0, 2.0))
+    _profile_folder(out, "a100", "A100", error=f"ResultsLockedError: {out}/a100/results.jsonl is locked")
+    (out / "a100" / "report.html").write_text("<p>the complete page of an earlier run</p>")
+    (out / "old").mkdir()
+    (out / "old" / "results.jsonl").write_text(make_row(label="Old").to_json() + "\n")  # no profile.json
+    (out / "logs").mkdir()  # holds neither results nor a page: not a profile
+    lines = index_page.profile_lines(out)
+    assert [(line.label, line.page, line.error) for line in lines] == [
+        ("A100", "a100/report.html", "ResultsLockedError: results.jsonl is locked"),
+        ("CPU", "cpu/report.html", ""), ("Old", "old/report.html", "")]
+    page = index_page.write_index(lines, out / "index.html", "summary.html").read_text()
+    assert "failed: ResultsLockedError: results.jsonl is locked" in page and str(tmp_path) not in page
+
+
+def test_the_index_escapes_whatever_the_rows_say(tmp_path):
+    from conftest import make_row
+
+    hostile = '<img src=x onerror=alert(1)>'
+    rows = [make_row(label=hostile, weights=hostile, env={"device_name": hostile})]
+    line = index_page.ProfileLine(hostile, "x%3Cy/report.html", hostile, hostile, 1, rows)
+    page = index_page.write_index([line], tmp_path / "index.html", "summary.html", hostile).read_text()
+    assert "<img" not in page and page.count("&lt;img src=x onerror=alert(1)&gt;") == 6

@@ -48,6 +48,24 @@ def test_error_text_is_short_and_names_the_frame():
     except RuntimeError as err:
         text = error_text(err)
     assert text.startswith("RuntimeError: ") and "test_measure.py:" in text and "\n" not in text
+    assert "Inductor cache" not in text
+
+
+def test_a_damaged_inductor_cache_entry_names_the_folder_to_delete(monkeypatch):
+    """What torch 2.x raises for a truncated generated module in the cache (seen with every file of a
+    filled cache cut to 10 bytes): an InductorError naming neither the cache nor the file."""
+    from torch._inductor.exc import InductorError
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/my-cache")
+    try:
+        try:
+            raise AttributeError("module 'torch._inductor.runtime.compile_tasks.cg3x6r4x' has no attribute 'call'")
+        except AttributeError as inner:
+            raise InductorError(inner, None) from None
+    except InductorError as err:
+        text = error_text(err)
+    assert text.startswith("InductorError: AttributeError: module")
+    assert text.endswith("(a damaged Inductor cache entry? delete /tmp/my-cache and run again)")
 
 
 def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):

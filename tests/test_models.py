@@ -162,3 +162,79 @@ def test_auto_with_an_unreachable_hub_falls_back_in_seconds(offline_hub, monkeyp
     finally:
         hub_reachable.cache_clear()  # the next caller probes the real endpoint again
     assert (loaded.weights, loaded.note) == ("random", "not in local Hugging Face cache; hub unreachable")
+
+
+def test_a_hub_that_accepts_connections_but_never_answers_is_unreachable_in_seconds(monkeypatch):
+    """A tarpit (a proxy or firewall that accepts TCP and says nothing): the probe is an HTTP request
+    with a timeout, so `weights: auto` falls back instead of hanging until the cell's timeout_s."""
+    import socket
+
+    from bench_utils.measure import models
+
+    with socket.socket() as tarpit:
+        tarpit.bind(("127.0.0.1", 0))
+        tarpit.listen(8)  # connections complete in the kernel's backlog; nothing ever reads or answers
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{tarpit.getsockname()[1]}")
+        monkeypatch.setattr(models, "HUB_PROBE_TIMEOUT_S", 0.5)
+        hub_reachable.cache_clear()
+        try:
+            start = time.perf_counter()
+            assert hub_reachable() is False
+            assert time.perf_counter() - start < 5
+        finally:
+            hub_reachable.cache_clear()
+
+
+def test_a_hub_that_answers_http_is_reachable(monkeypatch):
+    import http.server
+    import threading
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    hub_reachable.cache_clear()
+    try:
+        assert hub_reachable() is True
+    finally:
+        hub_reachable.cache_clear()
+        server.shutdown()
+
+
+def test_an_own_hub_id_with_a_silent_hub_is_one_clear_error_in_seconds(offline_hub, monkeypatch):
+    import socket
+
+    from bench_utils.config.registry import own_spec
+    from bench_utils.measure import models
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with socket.socket() as tarpit:
+        tarpit.bind(("127.0.0.1", 0))
+        tarpit.listen(8)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{tarpit.getsockname()[1]}")
+        monkeypatch.setattr(models, "HUB_PROBE_TIMEOUT_S", 0.5)
+        hub_reachable.cache_clear()
+        try:
+            start = time.perf_counter()
+            with pytest.raises(OSError, match="org/mine: not in the local Hugging Face cache, and the hub is "
+                                              "offline or did not answer"):
+                load_model(own_spec("mine", "org/mine", "image-classification"), "full", "auto", "cpu", "float32")
+            assert time.perf_counter() - start < 10
+        finally:
+            hub_reachable.cache_clear()
+
+
+def test_an_own_folder_is_named_on_pages_by_its_name_never_its_absolute_path():
+    from bench_utils.config.registry import ModelSpec
+    from bench_utils.measure.models import _shown
+
+    folder = ModelSpec("mine", "/home/someone/private/my-vit", "image-classification", "ViT", "mine", own=True)
+    hub = ModelSpec("mine", "org/my-vit", "image-classification", "", "mine", own=True)
+    assert (_shown(folder), _shown(hub)) == ("my-vit", "org/my-vit")

@@ -14,7 +14,7 @@ from bench_utils.config.parameters_file import load_config
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.config.validation import FIELD_TYPES
 from bench_utils.report import build as report
-from conftest import REPO, run_cli, tiny_params
+from conftest import REPO, one_error_line, run_cli, tiny_params
 
 PARAMETERS = REPO / "parameters"
 NOTEBOOK = REPO / "notebooks" / "benchmark.ipynb"
@@ -149,3 +149,93 @@ def test_a_notebook_past_the_cell_timeout_gives_one_line_not_a_traceback(tmp_pat
     assert error == "a notebook cell ran past --cell-timeout 2 s"
     report.write_stub(tmp_path / "out" / "page.html", "Slow", error)
     assert "past --cell-timeout 2 s" in (tmp_path / "out" / "page.html").read_text()
+
+
+HOSTILE = '<img src=x onerror=alert(1)>'
+LIVE_MARKUP = re.compile(r"<img src=x|<script>alert|onerror=alert\(1\)>")  # as written, not escaped
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    """A report (--report-only) whose label, model names, environment and weights are markup."""
+    from bench_utils.results.writer import ResultsWriter
+    from conftest import synthetic_row
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    params = tiny_params(tmp, label=HOSTILE, modes=["eager", "default"])
+    cfg = load_config(params)
+    env = {"device": "cpu", "device_name": f"CPU {HOSTILE}", "torch": f"2.{HOSTILE}", "hostname": HOSTILE,
+           "transformers": "5", "torch_threads": 2}
+    out = tmp / "reports"
+    with ResultsWriter(report.profile_results(cfg, out)) as writer:
+        for model in ("vit", "<script>alert(1)</script>"):
+            for mode in cfg.modes:
+                row = synthetic_row(cfg, "vit", 1, mode, 4.0)
+                writer.append(type(row)(**{**row.__dict__, "model": model, "env": env, "weights": HOSTILE,
+                                           "weights_note": HOSTILE}))
+    lying = json.loads(row.to_json()) | {"samples_s": [1e-12] * cfg.iterations, "repeat": 1}  # line 5
+    with open(report.profile_results(cfg, out), "a") as fh:
+        fh.write(json.dumps(lying) + "\n")
+    proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
+    return tmp, out, proc
+
+
+def test_a_report_from_hostile_rows_publishes_no_markup_and_no_local_path(hostile_report):
+    tmp, out, proc = hostile_report
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    published = [path for path in out.rglob("*") if path.is_file() and path.suffix != ".jsonl"]
+    assert {path.name for path in published} >= {"index.html", "summary.html", "report.html", "benchmark.ipynb",
+                                                  "summary.ipynb"}
+    for path in published:
+        text = path.read_text()
+        if path.suffix == ".ipynb":  # what Jupyter renders: the outputs (the code shows as code)
+            text = json.dumps([cell.get("outputs", []) for cell in json.loads(text)["cells"]])
+        if path.suffix != ".json":  # profile.json is data for the next index, like results.jsonl
+            assert not LIVE_MARKUP.search(text), (path.name, LIVE_MARKUP.search(text))
+        for local in (str(tmp), str(REPO), str(Path.home())):
+            assert local not in path.read_text(), (path.name, local)
+    page = (out / "img-src-x-onerror-alert-1" / "report.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # shown as text, not dropped
+    assert "skipped 1 unreadable line(s): [5]; line 5: samples_s: a value outside" in page  # the lying row
+
+
+def test_source_notebooks_are_never_an_output(tmp_path):
+    before = {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+    line = one_error_line(run_cli("report", tiny_params(tmp_path), "--out", REPO / "notebooks", "--report-only"))
+    assert "would overwrite the source notebook" in line and "summary.ipynb" in line
+    line = one_error_line(run_cli("report", tiny_params(tmp_path, label="notebooks"), "--out", REPO, "--report-only"))
+    assert "benchmark.ipynb" in line
+    assert before == {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+
+
+def test_a_refused_sweep_keeps_the_page_it_had(tmp_path, monkeypatch):
+    params = tiny_params(tmp_path, label="Locked")
+    page = tmp_path / "out" / "locked" / "report.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("<p>complete</p>")
+    refusal = f"ResultsLockedError: {page.parent}/results.jsonl is being written by process 42"
+    monkeypatch.setattr(report, "measure_profile", lambda cfg, params, results: refusal)
+    outcome = report.run_profile(params, tmp_path / "out", 300, measure=True)
+    assert outcome.error == refusal and page.read_text() == "<p>complete</p>"
+    state = json.loads((page.parent / "profile.json").read_text())
+    assert state["error"] == "ResultsLockedError: results.jsonl is being written by process 42"
+
+
+def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    params = tiny_params(tmp_path)
+    outcome = report.ProfileOutcome(params, load_config(params), tmp_path / "out" / "test" / "report.html",
+                                    tmp_path / "out" / "test" / "results.jsonl")
+    monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
+    monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "cell 3: KeyError: 'x'"))
+    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, cell_timeout=60)
+    assert report.main(args) == 1
+    assert "[report] summary: FAILED (cell 3: KeyError: 'x')" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "ten"])
+def test_cell_timeout_must_be_above_zero(tmp_path, value):
+    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--cell-timeout", value)
+    assert proc.returncode == 2
+    assert f"--cell-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" in proc.stderr

@@ -35,10 +35,10 @@ class ModelSpec:
     takes_text: bool = False  # OWL-ViT also needs text queries
     own: bool = False  # a user's checkpoint (a folder or a hub id), not one of the guide's 12
 
-    def config_dir(self, size: str) -> Path:
+    def config_dir(self, size: str, local_only: bool | None = None) -> Path:
         """Directory holding config.json and preprocessor_config.json for this size (a user's own
-        checkpoint: its folder, or the hub id's snapshot in the local cache, fetched if the network
-        allows; `size` does not apply)."""
+        checkpoint: its folder, or the hub id's snapshot in the local cache, fetched unless `local_only`
+        (default: HF_HUB_OFFLINE); `size` does not apply)."""
         if self.own:
             if Path(self.checkpoint).is_dir():
                 return Path(self.checkpoint)
@@ -46,8 +46,15 @@ class ModelSpec:
 
             from huggingface_hub import snapshot_download
 
-            offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-            return Path(snapshot_download(self.checkpoint, local_files_only=offline))
+            if local_only is None:
+                local_only = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+            try:
+                return Path(snapshot_download(self.checkpoint, local_files_only=local_only))
+            except Exception as err:  # the hub client's own error types, many of them
+                if not local_only:
+                    raise
+                raise OSError(f"{self.checkpoint}: not in the local Hugging Face cache, and the hub is offline "
+                              f"or did not answer ({type(err).__name__})") from None
         if size not in SIZES:
             raise ValueError(f"size: {size!r} is not allowed; allowed: {', '.join(SIZES)}")
         return Path(str(resources.files("bench_utils") / "model_configs" / size / self.name))
@@ -104,6 +111,9 @@ _TASK_BY_CLASS_SUFFIX = {"ForImageClassification": "image-classification",
                          "ForObjectDetection": "object-detection"}
 _ZERO_SHOT_TYPES = ("owlvit", "owlv2", "grounding-dino")  # detection models that take text queries
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# A name that becomes part of file names (logs, traces) and command lines: a letter or digit first
+# (no "-" an option parser would take, no ".."), then letters, digits, ".", "_" or "-"; no separators.
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def task_of(config: dict) -> str | None:
@@ -123,6 +133,9 @@ def own_spec(name: str, checkpoint: str, task: str | None = None) -> ModelSpec:
     """
     if name in MODELS:
         raise ValueError(f"name: {name!r} is a registry model; allowed: another name for your checkpoint")
+    if not FILE_NAME.match(name):
+        raise ValueError(f"name: {name!r} is not allowed; allowed: up to 100 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit (it names files)")
     folder = Path(checkpoint).expanduser()
     if folder.exists() or checkpoint.startswith((".", "/", "~")):
         config = _checked_folder(folder)

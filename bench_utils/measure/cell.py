@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import os
+import re
 import resource
 import time
 import traceback
@@ -295,7 +297,26 @@ def error_text(err: BaseException) -> str:
     message = str(err).strip().splitlines()[0] if str(err).strip() else ""
     frames = traceback.extract_tb(err.__traceback__)
     where = f" [{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
-    return f"{type(err).__name__}: {message[:500]}{where}"
+    return f"{type(err).__name__}: {message[:500]}{where}{_cache_hint(err)}"
+
+
+# What a damaged entry of Inductor's on-disk cache (a run killed mid-write, a full disk) raises when it
+# is loaded: a truncated generated module lacks its `call`, a truncated library is no ELF file, a
+# truncated pickle ends early. Torch wraps these in an InductorError that names none of the cache.
+DAMAGED_CACHE = re.compile(r"compile_tasks\.\w+' has no attribute|file too short|invalid ELF header|"
+                           r"pickle data was truncated|Ran out of input")
+
+
+def _cache_hint(err: BaseException) -> str:
+    """For an error that looks like a damaged Inductor cache entry: which folder to delete."""
+    chain = []
+    while err is not None and err not in chain and len(chain) < 10:  # the exception and its causes
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    if not any(DAMAGED_CACHE.search(str(failure)) for failure in chain):
+        return ""
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
+    return f" (a damaged Inductor cache entry? delete {folder} and run again)"
 
 
 def release_cuda_memory() -> None:

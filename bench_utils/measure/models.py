@@ -5,9 +5,9 @@ random weights from the config shipped in the package (latency does not depend o
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import urlparse
 
 import torch
@@ -15,7 +15,7 @@ import torch
 from ..config.registry import ModelSpec
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-HUB_PROBE_TIMEOUT_S = 3.0  # how long `weights: auto` waits for the hub before choosing random weights
+HUB_PROBE_TIMEOUT_S = 3.0  # seconds `weights: auto` and own hub ids wait for the hub to answer before going without it
 # Checkpoints whose config asks timm for ImageNet backbone weights: the checkpoint has them already.
 _NO_BACKBONE_DOWNLOAD = {"use_pretrained_backbone": False}
 
@@ -38,13 +38,21 @@ def _hub_offline() -> bool:
 
 @lru_cache(maxsize=1)
 def hub_reachable() -> bool:
-    """One quick TCP connect to the hub endpoint, instead of the hub client's minute of retries."""
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    """One HTTP request to the hub endpoint with a timeout of seconds, instead of the hub client's
+    minute of retries. An HTTP request, not only a TCP connect: a server that accepts connections and
+    never answers (a proxy or tarpit) would otherwise hang every download until the cell's timeout_s."""
+    import urllib.error
+    import urllib.request
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/") + "/"
+    if urlparse(endpoint).scheme not in ("http", "https"):
+        return False
     try:
-        with socket.create_connection((endpoint.hostname, port), timeout=HUB_PROBE_TIMEOUT_S):
+        with urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=HUB_PROBE_TIMEOUT_S):
             return True
-    except OSError:
+    except urllib.error.HTTPError as err:  # it answered: a client error still means the hub is there
+        return err.code < 500
+    except (OSError, ValueError):  # URLError, socket.timeout, a connection refused or reset
         return False
 
 
@@ -153,15 +161,21 @@ def _build_own(spec: ModelSpec, weights: str):
     import transformers
     from transformers import AutoConfig
 
-    folder = spec.config_dir("full")
+    folder = spec.config_dir("full", local_only=_hub_offline() or (not Path(spec.checkpoint).is_dir()
+                                                                     and not hub_reachable()))
     architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
     model_class = getattr(transformers, architecture)
     has_weights = any((folder / name).is_file() for name in WEIGHT_FILES)
     if weights == "random" or (weights == "auto" and not has_weights):
         why = "requested" if weights == "random" else "no weights file in the checkpoint"
         return instantiate_random(model_class, AutoConfig.from_pretrained(folder, local_files_only=True)), "random", \
-            f"random weights ({why}), architecture of {spec.checkpoint}"
-    return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {spec.checkpoint}"
+            f"random weights ({why}), architecture of {_shown(spec)}"
+    return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {_shown(spec)}"
+
+
+def _shown(spec: ModelSpec) -> str:
+    """A checkpoint as a published page may show it: a folder by its name, never its absolute path."""
+    return os.path.basename(spec.checkpoint.rstrip("/")) if os.path.isabs(spec.checkpoint) else spec.checkpoint
 
 
 def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str) -> LoadedModel:

@@ -11,6 +11,7 @@ index; the command prints one line per failure and exits non-zero.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import warnings
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
 from ..config.parameters_file import load_config
-from ..paths import repo_root, reports_root
+from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
 from ..sweep.preflight import check_device_available, check_distinct_folders
+from .index_page import write_profile_state
+from .page_html import escape, published_notebook, relative_text, write_page
 
 KERNEL_NAME = "python3"
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
@@ -97,15 +100,17 @@ def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dic
 
 def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int) -> str:
     """Run `notebook` into `output`; returns "" on success, else one line on why it stopped: the failing
-    cell's error, a cell past `cell_timeout_s`, or a kernel that died."""
+    cell's error, a cell past `cell_timeout_s`, or a kernel that died. Papermill saves into a hidden
+    file beside `output`; `output` (fit to publish: published_notebook) replaces the old one at the end."""
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
+    running = output.parent / f".{output.name}.{os.getpid()}.running"  # two commands at once: one file each
     try:
         papermill.execute_notebook(
-            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+            str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
             cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s)
     except PapermillExecutionError as err:
         return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
@@ -113,20 +118,21 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
         return f"a notebook cell ran past --cell-timeout {cell_timeout_s} s"
     except DeadKernelError as err:
         return f"the notebook's kernel died: {str(err).strip().splitlines()[0][:300]}"
+    finally:
+        if running.exists():
+            published_notebook(running, output)
     return ""
 
 
 def write_stub(page: Path, label: str, reason: str) -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
-    import html
-
-    page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(label)}</title>
+    reason = relative_text(reason, page.parent)
+    write_page(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
 </head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
-<h1>{html.escape(label)}: no report</h1><p><strong>{html.escape(reason)}</strong></p>
+<h1>{escape(label)}: no report</h1><p><strong>{escape(reason)}</strong></p>
 <p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
 same command again: measured cells are not measured twice.</p></body></html>
-""", encoding="utf-8")
+""", page.parent)
 
 
 def export_html(notebook: Path, page: Path) -> None:
@@ -140,7 +146,7 @@ def export_html(notebook: Path, page: Path) -> None:
     exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(templates)])
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
-    page.write_text(body, encoding="utf-8")
+    write_page(page, body, page.parent)
 
 
 def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
@@ -185,25 +191,28 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
     results = profile_results(cfg, out_dir)
     page = results.parent / "report.html"
     error = measure_profile(cfg, params, results) if measure else ""
-    if error:
-        write_stub(page, cfg.label, error)
-        return ProfileOutcome(params, cfg, page, results, error)
-    parameters |= {"results_path": str(results), "measure": False}  # measured above: the notebook only reads
-    executed = results.parent / "benchmark.ipynb"
-    print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
-    error = execute(notebook, executed, parameters, cell_timeout_s)
-    if executed.exists():
-        export_html(executed, page)
+    if error:  # a sweep refused (e.g. results locked by a run): the page it had stays, the index says why
+        if not page.exists():
+            write_stub(page, cfg.label, error)
     else:
-        write_stub(page, cfg.label, error)
+        parameters |= {"results_path": str(results), "measure": False}  # measured above: the notebook only reads
+        executed = results.parent / "benchmark.ipynb"
+        print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
+        error = execute(notebook, executed, parameters, cell_timeout_s)
+        if executed.exists():
+            export_html(executed, page)
+        else:
+            write_stub(page, cfg.label, error)
+    write_profile_state(results.parent, cfg.label, params.name, error, len(cfg.cells()))
     return ProfileOutcome(params, cfg, page, results, error)
 
 
-def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
+def build_summary(out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
+    """summary.html over every profile folder in `out_dir`, whichever command measured it."""
     notebook = repo_root() / "notebooks" / "summary.ipynb"
-    paths = [str(o.results) for o in outcomes if o.results.exists()]
+    paths = [str(path) for path in sorted(out_dir.resolve().glob("*/results.jsonl"))]
     executed = out_dir.resolve() / "summary.ipynb"
-    error = execute(notebook, executed, {"results_paths": paths}, cell_timeout_s)
+    error = execute(notebook, executed, {"results_paths": paths, "reports_dir": str(out_dir.resolve())}, cell_timeout_s)
     page = out_dir / "summary.html"
     if executed.exists():
         export_html(executed, page)
@@ -212,16 +221,32 @@ def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s:
     return page, error
 
 
+def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
+    """The notebooks the command writes must not be the checkout's own (`--out .` with a label
+    "notebooks", or `--out notebooks`, would overwrite them with executed copies)."""
+    sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
+    outputs = [out_dir / "summary.ipynb"] + [profile_results(cfg, out_dir).parent / "benchmark.ipynb"
+                                             for cfg in configs]
+    for cfg in configs:  # a profile folder that is a symlink out of the reports folder is refused
+        inside(profile_results(cfg, out_dir).parent / "report.html", out_dir)
+    for output in outputs:
+        if output.resolve() in sources:
+            raise ConfigError(f"--out {out_dir}: the report would overwrite the source notebook {output}; "
+                              "choose another report folder (or label)")
+
+
 def main(args) -> int:
     """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
-    from .index_page import ProfileLine, load_rows, write_index
+    from .index_page import profile_lines, write_index
 
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
     out_dir = Path(args.out) if args.out else reports_root()
     configs = [load_config(path) for path in profiles]  # every file is checked before anything runs
     check_distinct_folders(configs, profiles)
+    check_outputs(out_dir, configs)
     if not args.report_only:
+        check_inductor_cache_dir()
         check_device_available(configs)
     for cfg, path in zip(configs, profiles):
         if args.report_only:
@@ -229,14 +254,14 @@ def main(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
     outcomes = [run_profile(p, out_dir, args.cell_timeout, measure=not args.report_only) for p in profiles]
-    summary_page, summary_error = build_summary(outcomes, out_dir, args.cell_timeout)
-    lines = [ProfileLine(o.cfg.label, str(o.page.relative_to(out_dir.resolve())), o.params.name, o.error,
-                         len(o.cfg.cells()), load_rows(o.results)) for o in outcomes]
-    index = write_index(lines, out_dir / "index.html", summary_page.name, summary_error)
+    summary_page, summary_error = build_summary(out_dir, args.cell_timeout)
+    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
+                        relative_text(summary_error, out_dir))
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         state = f"FAILED ({outcome.error})" if outcome.error else "ok"
         print(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}")
+    print(f"[report] summary: {f'FAILED ({summary_error})' if summary_error else 'ok'} -> {summary_page}")
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])
     return 1 if failed else 0

@@ -1,17 +1,22 @@
 """reports/index.html: one line per profile (hardware, weights, cells ok / failed / missing, best
-speedup) linking its page, and a flag on every profile whose notebook failed. No torch."""
+speedup) linking its page, and a flag on every profile whose notebook failed. Rebuilt from every
+profile folder present (its results and profile.json), so two commands on one reports folder, at
+once or in turn, both stay listed. No torch."""
 
 from __future__ import annotations
 
 import datetime as dt
-import html
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from ..results.frame import to_dataframe
 from ..results.rows import read_results
+from .page_html import escape, relative_text, write_page
 from .verdict import verdict_short
+
+PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
@@ -53,7 +58,7 @@ def _weights(rows) -> str:
     used = sorted({row.weights for row in rows if row.weights})
     if not used:
         return "—"
-    text = " + ".join(used)
+    text = escape(" + ".join(used))
     return f'<span class="random">{text}</span>' if "random" in used else text
 
 
@@ -82,7 +87,7 @@ def speedup_svg(frame) -> str:
         colour = "#9aa4ae" if not cell["significant"] else "#1a7f37" if cell["speedup"] > 1 else "#b42318"
         name = f"{cell['model']} bs={cell['batch_size']} {cell['mode']} {cell['variant']}: x{cell['speedup']:.2f}"
         bars.append(f'<rect x="0" y="{i * (BAR_PX + 2)}" width="{cell["speedup"] * scale:.1f}" height="{BAR_PX}" '
-                    f'fill="{colour}"><title>{html.escape(name)}</title></rect>')
+                    f'fill="{colour}"><title>{escape(name)}</title></rect>')
     height = len(cells) * (BAR_PX + 2)
     return (f'<svg class="speedups" width="{CHART_WIDTH_PX}" height="{height}" role="img" '
             f'aria-label="speedup per compiled cell">{"".join(bars)}'
@@ -92,14 +97,14 @@ def speedup_svg(frame) -> str:
 
 def _row_html(line: ProfileLine) -> str:
     ok, failed, missing = _cell_counts(line)
-    state = (f'<span class="failed">failed: {html.escape(line.error)}</span>' if line.error
+    state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else '<span class="ok">complete</span>' if not failed and not missing
              else f'<span class="failed">{failed} failed, {missing} missing</span>')
-    return (f'<tr><td><a href="{html.escape(line.page)}">{html.escape(line.label)}</a><br>'
-            f"<small>{html.escape(line.params)}</small></td><td>{html.escape(_hardware(line.rows))}</td>"
+    return (f'<tr><td><a href="{escape(line.page)}">{escape(line.label)}</a><br>'
+            f"<small>{escape(line.params)}</small></td><td>{escape(_hardware(line.rows))}</td>"
             f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
             f"<td class=num>{missing}</td><td>{_speedups(line.frame)}<br>{speedup_svg(line.frame)}</td>"
-            f"<td>{html.escape(verdict_short(line.frame))}</td>"
+            f"<td>{escape(verdict_short(line.frame))}</td>"
             f"<td>{state}</td></tr>")
 
 
@@ -107,13 +112,50 @@ def load_rows(results: Path) -> list:
     return read_results(results).rows if results.exists() else []
 
 
+def write_profile_state(folder: Path, label: str, params: str, error: str, expected_cells: int) -> None:
+    """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
+    every profile folder present, whichever command made it."""
+    state = {"label": label, "params": params, "error": relative_text(error, folder), "expected_cells": expected_cells}
+    write_page(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
+
+
+def _profile_state(folder: Path) -> dict:
+    try:
+        state = json.loads((folder / PROFILE_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _text(state: dict, key: str, default: str) -> str:
+    return state[key] if isinstance(state.get(key), str) else default
+
+
+def profile_lines(out_dir: Path) -> list[ProfileLine]:
+    """One line per profile folder under `out_dir` (one holding results or a page), by folder name."""
+    from urllib.parse import quote
+
+    lines = []
+    for folder in sorted(p for p in Path(out_dir).iterdir() if p.is_dir() and not p.is_symlink()):
+        results, page = folder / "results.jsonl", folder / "report.html"
+        if not (results.is_file() or page.is_file()):
+            continue
+        state, rows = _profile_state(folder), load_rows(results) if results.is_file() else []
+        expected = state.get("expected_cells")
+        lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
+                                 f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
+                                 _text(state, "params", ""), _text(state, "error", ""),
+                                 expected if type(expected) is int else 0, rows))
+    return lines
+
+
 def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, summary_error: str = "") -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = "\n".join(_row_html(line) for line in lines)
     summary = ""
     if summary_page:
-        flag = f' <span class="failed">(failed: {html.escape(summary_error)})</span>' if summary_error else ""
-        summary = f'<p><a href="{html.escape(summary_page)}">Compare all runs side by side</a>{flag}</p>'
+        flag = f' <span class="failed">(failed: {escape(summary_error)})</span>' if summary_error else ""
+        summary = f'<p><a href="{escape(summary_page)}">Compare all runs side by side</a>{flag}</p>'
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>torch.compile benchmark reports</title>
 <style>{_STYLE}</style></head><body>
@@ -131,5 +173,4 @@ Rows built with <span class="random">random</span> weights have the checkpoint's
 <p><small>Generated {stamp} by <code>python -m bench_utils report</code>.</small></p>
 </body></html>
 """
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_page(path, page, path.parent)

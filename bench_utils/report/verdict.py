@@ -67,7 +67,7 @@ def _summary(name: str, verdict: str, best: pd.Series, payback: float, caveats: 
     where = f"{best['mode']}, {best['variant']}, batch {int(best['batch_size'])}"
     text = (f"**{name}: {verdict}** ({where}): ×{best['speedup']:.2f} "
             f"[{best['speedup_ci95_low']:.2f}, {best['speedup_ci95_high']:.2f}]")
-    if not math.isnan(best["compile_s"]):
+    if not pd.isna(best["compile_s"]):  # None from a row that lacks it: no payback to tell
         warm = f" / {best['compile_warm_s']:.0f} s warm" if not pd.isna(best["compile_warm_s"]) else ""
         pays = "never pays back" if math.isinf(payback) else f"paid back after {payback:,.0f} calls"
         text += f"; compiling costs {best['compile_s']:.0f} s{warm}, {pays}"

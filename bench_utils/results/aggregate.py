@@ -190,13 +190,14 @@ _SPEEDUP = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_c
 
 
 def _run(row) -> tuple:
-    """Rows of one cell of one run: the same label, hardware and torch (two torch versions measured
-    under one label, e.g. a before/after pair loaded together, stay two cells)."""
-    return (row.label, row.env.get("device_name", ""), row.env.get("torch", ""), *row.cell)
+    """Rows of one cell of one run: the same label, settings, hardware and torch (two torch versions
+    measured under one label, e.g. a before/after pair loaded together, stay two cells; so do rows
+    measured with other settings: their numbers are not comparable)."""
+    return (row.label, row.settings, row.env.get("device_name", ""), row.env.get("torch", ""), *row.cell)
 
 
 def _baseline_key(record: dict) -> tuple:
-    return (record["label"], record["hardware"], record["torch"], record["model"], record["size"],
+    return (record["label"], record["settings"], record["hardware"], record["torch"], record["model"], record["size"],
             record["batch_size"], record["dtype"], record["fullgraph"], record["autocast"], record["channels_last"])
 
 

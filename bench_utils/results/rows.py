@@ -10,6 +10,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .row_schema import field_types, row_problem
+
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 
 
@@ -157,26 +159,52 @@ class LoadedResults:
 
 
 def read_results(path: str | Path) -> LoadedResults:
-    """Read a results file; broken lines (a kill mid-write) are skipped and reported, never fatal."""
+    """Read a results file; broken lines (a kill mid-write) and rows that fail the row schema
+    (row_schema.py: types, modes, believable samples) are skipped and reported, never fatal. Rows of
+    another label or other settings are kept apart, never taken as re-runs of a cell."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results file not found")
     latest: dict[tuple, BenchResult] = {}
     skipped: list[int] = []
+    problems: list[str] = []  # "line N: why" for rows that parsed but are not believable
     with open(path, encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                values = json.loads(line)
-                if not isinstance(values, dict):
-                    raise TypeError("not a JSON object")
-                row = BenchResult.from_dict(values)
-            except (json.JSONDecodeError, TypeError, ValueError):
+                row = _parsed_row(line)
+            except (json.JSONDecodeError, TypeError, ValueError) as err:
                 skipped.append(number)
+                if isinstance(err, RowSchemaError):
+                    problems.append(f"line {number}: {err}")
                 continue
-            latest.pop(row.key, None)  # a re-run of a cell replaces the earlier row
-            latest[row.key] = row
+            key = (row.label, row.settings, *row.key)
+            latest.pop(key, None)  # a re-run of a cell replaces the earlier row
+            latest[key] = row
     if skipped:
-        warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}", stacklevel=2)
-    return LoadedResults(list(latest.values()), skipped)
+        why = f"; {problems[0]}" if problems else ""
+        warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}{why}", stacklevel=2)
+    rows = list(latest.values())
+    runs = {(row.label, row.settings) for row in rows}
+    if len(runs) > len({label for label, _ in runs}):
+        warnings.warn(f"{path}: rows measured with different settings under one label; their cells are kept "
+                      "apart, not combined", stacklevel=2)
+    return LoadedResults(rows, skipped)
+
+
+class RowSchemaError(ValueError):
+    """A line is JSON but not a believable results row."""
+
+
+def _parsed_row(line: str) -> BenchResult:
+    values = json.loads(line)
+    if not isinstance(values, dict):
+        raise TypeError("not a JSON object")
+    problem = row_problem(values, _FIELD_TYPES)
+    if problem:
+        raise RowSchemaError(problem)
+    return BenchResult.from_dict(values)
+
+
+_FIELD_TYPES = field_types(BenchResult)

@@ -129,10 +129,30 @@ def _writable_dir(path: Path) -> Path:
         return Path(tempfile.gettempdir()) / "compile-bench-logs" / path.parent.name
 
 
+RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connection before ray.init
+
+
+def probe_ray_address(target: RayTarget, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> None:
+    """One TCP connect to HOST:PORT with a timeout: ray.init itself retries a wrong address for minutes."""
+    import socket
+
+    if target.address is None or target.address == "auto":
+        return
+    host, port = target.address.removeprefix("ray://").rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return
+    except OSError as err:
+        reason = "no answer" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
+        raise ConfigError(f"--ray {target.address}: no Ray cluster there ({reason} within {timeout_s:g} s); "
+                          "start one with `ray start --head`, or check the address") from None
+
+
 def _connect(ray, target: RayTarget) -> bool:
     """ray.init unless already connected; True when this call started the connection."""
     if ray.is_initialized():
         return False
+    probe_ray_address(target)
     try:
         if target.address is None:
             ray.init(num_cpus=target.num_cpus, include_dashboard=False)

@@ -94,6 +94,10 @@ def read_cell_rows(cfg: BenchConfig, results_path: Path) -> list:
     if not results_path.exists():
         return []
     rows = read_results(results_path).rows
+    labels = sorted({row.label for row in rows} - {cfg.label})
+    if labels:  # e.g. "A100" and "a100!" share the folder a100/: one label's rows are not the other's
+        raise SettingsMismatchError(f"{results_path} holds rows of the label {labels[0]!r}, not {cfg.label!r}; "
+                                    "choose another label or --results file")
     if {row.settings for row in rows} - {cfg.settings_fingerprint()}:
         raise SettingsMismatchError(
             f"{results_path} holds rows measured with other settings (size, dtype, weights, warmup, "

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..paths import reports_root
+from ..paths import inside, reports_root
 from ..results.rows import BenchResult, cell_fields
 from ..results.writer import ResultsWriter
 from . import adaptive
@@ -72,7 +72,12 @@ def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Pa
 
 def trace_path(results_dir: Path, job: Job) -> Path:
     """Where a process's profiler trace goes (profile: true): traces/<job name>.json in the results folder."""
-    return results_dir / TRACES_DIR / f"{job.name}.json"
+    return inside(results_dir / TRACES_DIR / f"{job.name}.json", results_dir / TRACES_DIR)
+
+
+def log_path(results_dir: Path, job: Job) -> Path:
+    """Where a worker's output goes: logs/<job name>.log in the results folder."""
+    return inside(results_dir / "logs" / f"{job.name}.log", results_dir / "logs")
 
 
 def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> BenchResult:
@@ -90,7 +95,7 @@ def _cell_payload(cfg: BenchConfig, job: Job, results_dir: Path) -> dict:
 def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchResult]:
     """Measure one round; a row per mode, always (a failure or a lost worker is its row's status)."""
     jobs = round_.jobs
-    workers = {job: Worker(results_dir / "logs" / f"{job.name}.log", cfg.timeout_s) for job in jobs}
+    workers = {job: Worker(log_path(results_dir, job), cfg.timeout_s) for job in jobs}
     rows: dict[Job, BenchResult] = {}
 
     def reply(job: Job, answer: tuple) -> bool:
@@ -156,7 +161,7 @@ def run_study(cfg: BenchConfig, job: Job, results_path: Path):
     import tempfile
 
     row_type, _, fields = STUDY_KINDS[job.kind]
-    worker = Worker(results_path.parent / "logs" / f"{job.name}.log", cfg.timeout_s)
+    worker = Worker(log_path(results_path.parent, job), cfg.timeout_s)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
             kind, value = worker.ask("study", {"config": cfg.to_dict(), "kind": job.kind, "model": job.model,

@@ -1,0 +1,80 @@
+"""Rows read back from a results file are checked against the row schema: a row that lies is skipped
+with the one-line warning, never turned into a verdict; rows of other settings or labels stay apart."""
+
+import json
+
+import pytest
+
+from bench_utils.results.frame import to_dataframe
+from bench_utils.results.row_schema import row_problem
+from bench_utils.results.rows import BenchResult, _FIELD_TYPES, read_results
+from conftest import make_row
+
+
+def _values(**changes) -> dict:
+    row = make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0)
+    return json.loads(row.to_json()) | changes
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"samples_s": [float("nan")] * 10}, "is not a list of finite numbers"),
+    ({"samples_s": [float("inf")] * 10}, "is not a list of finite numbers"),
+    ({"samples_s": [-0.002] * 10}, "samples_s: a value outside"),
+    ({"samples_s": [0.0] * 10}, "samples_s: a value outside"),
+    ({"samples_s": [1e308] * 10}, "samples_s: a value outside"),
+    ({"samples_s": [1e-12] * 10}, "samples_s: a value outside"),
+    ({"samples_s": [0.002, 0.002]}, "fewer than the row's own iterations (10)"),
+    ({"samples_s": {"a": 1}}, "samples_s: "),
+    ({"env": ["a list"]}, "env: "),
+    ({"env": {"hostname": {"x": 1}}}, "env.hostname: not text"),
+    ({"compile_s": "3.0"}, "compile_s: '3.0' is not a finite number"),
+    ({"accuracy_ok": "false"}, "accuracy_ok: 'false' is not true, false or null"),
+    ({"fullgraph": 0}, "fullgraph: 0 is not true or false"),
+    ({"batch_size": 0}, "batch_size: below 1"),
+    ({"batch_size": 1.5}, "batch_size: 1.5 is not a whole number"),
+    ({"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
+    ({"max_abs_diff": -5.0}, "max_abs_diff: negative"),
+    ({"label": 7}, "label: 7 is not text"),
+])
+def test_a_row_that_lies_is_named(changes, problem):
+    assert problem in row_problem(_values(**changes), _FIELD_TYPES)
+
+
+def test_a_believable_row_has_no_problem():
+    assert row_problem(_values(), _FIELD_TYPES) == ""
+    assert row_problem(json.loads(make_row(status="oom", ms=None).to_json()), _FIELD_TYPES) == ""
+
+
+def test_bad_rows_are_skipped_with_one_line_naming_the_first(tmp_path):
+    path = tmp_path / "results.jsonl"
+    good = make_row(ms=2.0).to_json()
+    lines = [good, json.dumps(_values(accuracy_ok="false", max_abs_diff=5)),
+             json.dumps(_values(samples_s=[1e-12] * 10))]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning, match=r"skipped 2 unreadable line\(s\): \[2, 3\]; line 2: accuracy_ok: 'false'"):
+        loaded = read_results(path)
+    assert [row.mode for row in loaded.rows] == ["eager"]
+
+
+def test_rows_of_other_settings_or_labels_are_never_merged_into_a_cell(tmp_path):
+    path = tmp_path / "results.jsonl"
+    rows = [make_row(ms=2.0, repeat=0), make_row(ms=2.0, repeat=1, settings="other"),
+            make_row(ms=2.0, repeat=0, settings="other"), make_row(ms=9.0, repeat=0, label="cpu!")]
+    path.write_text("".join(row.to_json() + "\n" for row in rows))
+    with pytest.warns(UserWarning, match="different settings under one label; their cells are kept apart"):
+        loaded = read_results(path)
+    assert len(loaded.rows) == 4  # none replaced another: same key, other settings or label
+    frame = to_dataframe(loaded.rows)
+    assert sorted(zip(frame["label"], frame["settings"], frame["repeats"])) == [
+        ("CPU", "abc", 1), ("CPU", "other", 2), ("cpu!", "abc", 1)]
+
+
+def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
+    from bench_utils.report.verdict import verdict_short
+    from conftest import speedup_rows
+
+    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))).startswith("vit: compile ×2.00")
+
+
+def test_every_field_annotation_has_a_check():
+    assert row_problem(json.loads(BenchResult(**{**_values(), "samples_s": []}).to_json()), _FIELD_TYPES) == ""
