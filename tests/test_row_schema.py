@@ -78,3 +78,16 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
 
 def test_every_field_annotation_has_a_check():
     assert row_problem(json.loads(BenchResult(**{**_values(), "samples_s": []}).to_json()), _FIELD_TYPES) == ""
+
+
+def test_blocks_and_exit_codes_are_checked_for_what_they_are():
+    """block_lengths must split the samples; an exit code may be minus a signal."""
+    from bench_utils.results.row_schema import field_types, row_problem
+    from bench_utils.results.rows import BenchResult
+
+    types = field_types(BenchResult)
+    good = json.loads(make_row(n=4, block_lengths=[2, 2], exit_code=-11).to_json())
+    assert row_problem(good, types) == ""
+    assert row_problem(good | {"block_lengths": [3, 2]}, types) == "block_lengths: 5 calls in blocks, 4 samples"
+    assert row_problem(good | {"block_lengths": [4, 0]}, types).startswith("block_lengths:")
+    assert row_problem(good | {"exit_code": "11"}, types).startswith("exit_code:")

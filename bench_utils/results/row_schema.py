@@ -31,16 +31,22 @@ _CHECKS = {  # BenchResult's annotation -> (what a value must be, in words; the 
     "bool | None": ("true, false or null", lambda v: v is None or type(v) is bool),
     "list[str]": ("a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
     "list[float]": ("a list of finite numbers", lambda v: isinstance(v, list) and all(_is_number(x) for x in v)),
+    "list[int]": ("a list of whole numbers >= 1", lambda v: isinstance(v, list) and all(type(x) is int and x >= 1
+                                                                                         for x in v)),
     "list": ("a list", lambda v: isinstance(v, list)),
     "dict": ("a mapping", lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v)),
 }
+
+
+# fields whose values the annotation alone does not describe
+_FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null", lambda v: v is None or type(v) is int)}
 
 
 def _field_problem(values: dict, types: dict) -> str:
     for name, value in values.items():
         if name not in types:
             continue  # a field of a newer or older version: from_dict leaves it out
-        what, ok = _CHECKS[types[name]]
+        what, ok = _FIELD_CHECKS.get(name) or _CHECKS[types[name]]
         if not ok(value):
             return f"{name}: {value!r:.60} is not {what}"
     return ""
@@ -50,6 +56,9 @@ def _samples_problem(values: dict) -> str:
     samples = values.get("samples_s", [])
     if any(not MIN_SAMPLE_S <= s <= MAX_SAMPLE_S for s in samples):
         return f"samples_s: a value outside {MIN_SAMPLE_S:g} .. {MAX_SAMPLE_S:g} s"
+    blocks = values.get("block_lengths") or []
+    if blocks and sum(blocks) != len(samples):
+        return f"block_lengths: {sum(blocks)} calls in blocks, {len(samples)} samples"
     needed = max(values.get("iterations", 0), 1)
     if values.get("status") == "ok" and samples and len(samples) < needed:
         return f"samples_s: {len(samples)} samples, fewer than the row's own iterations ({needed})"
