@@ -1,7 +1,6 @@
 """The sweep engine: rounds in real worker processes on CPU (tiny models, eager + default, two rounds
 per cell), and one round's choreography with stand-in workers (no process, no torch)."""
 
-import json
 import math
 import signal
 import subprocess
