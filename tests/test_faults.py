@@ -19,7 +19,6 @@ from bench_utils.report.index_page import ProfileLine, load_rows, write_index
 from bench_utils.report.tables import failures_table, latency_table, missing_cells
 from bench_utils.results.frame import to_dataframe
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.workers import signal_name
 from conftest import make_row, rows_by_batch, run_cli, summary_line, tiny_params
 
 # bs1 ok; bs2..bs5 each meet one fault; the 5th row appended is torn (half written, sweep SIGKILLed).
@@ -139,11 +138,6 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     assert row.mode == "default" and row.status == "error"
     assert row.error.startswith("InjectedFault: injected fault: compile-error [faults.py:")
     assert row.compile_s is None and row.latency_ms_median is None and row.weights == "random"
-
-
-def test_signal_names_for_crash_messages():
-    assert signal_name(signal.SIGSEGV) == "SIGSEGV" and signal_name(9) == "SIGKILL"
-    assert signal_name(40) == "signal 40"  # a real-time signal has no name; the sweep must not crash
 
 
 # --- failed cells in the report tables: the status, never a number --------------------------------

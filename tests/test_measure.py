@@ -1,9 +1,11 @@
-"""One cell measured in-process (no subprocess): the row's numbers and failure classification."""
+"""One cell's process measured in-process (no worker): the row's numbers, its blocks, and failure
+classification."""
 
 import torch
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.measure.cell import error_text, measure_cell
+from bench_utils.measure.cell import CellProcess, error_text, measure_cell
+from bench_utils.results.aggregate import cells
 
 FAST = dict(device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
 
@@ -12,8 +14,11 @@ def test_eager_cell_row_numbers():
     cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=5, warmup=1, **FAST)
     row = measure_cell(cfg, "resnet", 2, "eager", repeat=1)
     assert row.status == "ok" and row.error == "" and row.repeat == 1
-    # at least `iterations` calls and at least min_time_s seconds of them
+    # at least `iterations` calls and at least min_time_s seconds of them, in `blocks` blocks of at
+    # least ceil(5 / 4) = 2 calls and 0.2 / 4 s each
     assert len(row.samples_s) >= 5 and sum(row.samples_s) >= 0.2 * 0.9
+    assert len(row.block_lengths) == cfg.blocks == 4 and sum(row.block_lengths) == len(row.samples_s)
+    assert min(row.block_lengths) >= 2
     assert row.warmup_calls >= 1 and 0 < row.warmup_s and row.warmup_steady in (True, False)
     assert row.others_cpu_pct is not None and row.others_cpu_pct >= 0
     assert row.compile_s is None and row.graph_breaks is None
@@ -76,8 +81,7 @@ def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
     assert row.status == "ok", row.error
     assert row.fx_cache_misses >= 1 and row.fx_cache_hits == 0  # compile_s was a cold compile
     assert (row.dtype, row.autocast, row.channels_last) == ("bfloat16", True, True)
-    # the second compile finds what the first wrote to the (then empty) cache: clearly cheaper
-    assert 0 < row.compile_warm_s < row.compile_s / 2
+    assert row.compile_warm_s is None  # one compile per process: the warm one is a later round's
     assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
     assert row.accuracy_reference == "float64"  # bfloat16: both outputs measured against a float64 run
     # the user's cache setting is back afterwards, and holds what the cold compile generated
@@ -85,10 +89,36 @@ def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
     assert [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
-    # a later repeat compiles once, with the user's cache, as a later process would: warm
+    # a later round compiles once, with the user's cache the first filled: warm, clearly cheaper
     again = measure_cell(cfg, "resnet", 1, "default", repeat=1)
     assert again.status == "ok" and again.compile_warm_s is None and 0 < again.compile_s < row.compile_s / 2
     assert again.fx_cache_hits >= 1 and again.fx_cache_misses == 0
+    # the cell: round 0's cold compile, and the later rounds' compile as its warm compile
+    record = cells([row, again])[0]
+    assert (record["compile_s"], record["compile_warm_s"]) == (row.compile_s, again.compile_s)
+
+
+def test_a_process_times_blocks_when_asked_and_keeps_its_first_failure(monkeypatch):
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=6, warmup=1, blocks=3, profile=False, **FAST)
+    process = CellProcess(cfg, "resnet", 1, "eager", repeat=2)
+    process.prepare()
+    assert not process.failed and process.fields["samples_s"] == []  # prepared: warmed up, nothing timed
+    assert process.fields["warmup_calls"] >= 1
+    process.time_block()
+    process.time_block()
+    assert len(process.fields["block_lengths"]) == 2 and min(process.fields["block_lengths"]) >= 2  # ceil(6 / 3)
+    good = list(process.fields["samples_s"])
+
+    def broken():
+        raise RuntimeError("the model broke in block 3")
+
+    process.call = broken
+    process.time_block()
+    process.time_block()  # after a failure a process times nothing more
+    row = process.finish()
+    assert row.status == "error" and row.error.startswith("RuntimeError: the model broke in block 3")
+    assert row.samples_s == good and sum(row.block_lengths) == len(good) and len(row.block_lengths) == 2
+    assert row.latency_ms_median is None and row.repeat == 2  # no numbers from a failed process
 
 
 def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():

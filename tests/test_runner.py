@@ -1,7 +1,6 @@
 """The sweep engine: rounds in real worker processes on CPU (tiny models, eager + default, two rounds
 per cell), and one round's choreography with stand-in workers (no process, no torch)."""
 
-import json
 import math
 import signal
 import subprocess
@@ -261,3 +260,15 @@ def test_a_round_of_one_mode_times_its_blocks_back_to_back(monkeypatch, tmp_path
     rows, events = fake_round(monkeypatch, tmp_path, {}, modes=("eager",), blocks=4)
     assert [r.status for r in rows] == ["ok"]
     assert [what for _, what in events if what in ("block", "settle 0.5")] == ["settle 0.5"] + ["block"] * 4
+
+
+def test_a_profile_runs_its_cells_then_its_studies(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(runner, "run_sweep", lambda cfg, path, retry, progress: calls.append(("sweep", path)) or 1)
+    monkeypatch.setattr(runner, "run_studies", lambda cfg, path, progress: calls.append(("studies", path)) or 2)
+    results = tmp_path / "r.jsonl"
+    assert run_profile(BenchConfig(), results, progress=False) == [1] and calls == [("sweep", results)]
+    calls.clear()
+    studies = BenchConfig(serving_batch_sizes=(1, 4))
+    assert run_profile(studies, str(results), progress=False) == [1, 2]
+    assert calls == [("sweep", results), ("studies", results)]  # the cells first, in the same results folder

@@ -48,6 +48,13 @@ def _detach(log_path: str) -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
     except OSError:
         pass
+    # the fork server stops when every holder of its "alive" pipe is gone; each worker inherits one:
+    # let go of it, so a killed runner stops its server, and the server's death ends us
+    from multiprocessing import forkserver
+
+    if forkserver._forkserver._forkserver_alive_fd is not None:
+        os.close(forkserver._forkserver._forkserver_alive_fd)
+        forkserver._forkserver._forkserver_alive_fd = None
 
 
 def _use_environ(payload: dict) -> None:
