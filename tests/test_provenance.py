@@ -2,7 +2,7 @@ from bench_utils.report.provenance import run_facts, weights_notice
 from bench_utils.results.frame import to_dataframe
 from conftest import make_row
 
-VIT = "Image Classification/ViT"
+VIT = "ViT-B/16"
 
 
 def row(model="vit", batch_size=1, mode="eager", ms=None, status="ok", **extra):

@@ -22,6 +22,9 @@ from ..paths import repo_root, reports_root
 from ..sweep.preflight import check_device_available, check_distinct_folders
 
 KERNEL_NAME = "python3"
+# the kernel's own log at ERROR: its "running over TCP without encryption" warning (a local kernel on
+# localhost) is noise on every report run
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
 PROFILES_BY_GPU = (("A100", "a100"), ("V100", "v100"), ("T4", "t4"), ("H100", "h100"))  # name part -> file
 
@@ -106,7 +109,8 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
     try:
         papermill.execute_notebook(
             str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
-            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s)
+            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s,
+            extra_arguments=QUIET_KERNEL)
     except PapermillExecutionError as err:
         return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
     except CellTimeoutError:
@@ -129,9 +133,9 @@ same command again: measured cells are not measured twice.</p></body></html>
 """, encoding="utf-8")
 
 
-def export_html(notebook: Path, page: Path) -> None:
+def export_html(notebook: Path, page: Path, title: str = "") -> None:
     """One self-contained page that opens offline: inputs of tagged cells removed, images inline as
-    data URIs, no script from a CDN (templates/offline)."""
+    data URIs, no script from a CDN (templates/offline); `title` is its <title>."""
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -139,7 +143,10 @@ def export_html(notebook: Path, page: Path) -> None:
     templates = Path(__file__).resolve().parent / "templates"
     exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(templates)])
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    node = nbformat.read(str(notebook), as_version=4)
+    if title:
+        node.metadata["title"] = title  # nbconvert's lab template puts it in <title>
+    body, _ = exporter.from_notebook_node(node)
     page.write_text(body, encoding="utf-8")
 
 
@@ -195,10 +202,39 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
     print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
     error = execute(notebook, executed, parameters, cell_timeout_s)
     if executed.exists():
-        export_html(executed, page)
+        export_html(executed, page, page_title(results, cfg.label))
     else:
         write_stub(page, cfg.label, error)
     return ProfileOutcome(params, cfg, page, results, error)
+
+
+def page_title(results: Path, label: str) -> str:
+    """The page's <title>: its header facts (run, machine, versions, date, weights)."""
+    from ..results.frame import load_dataframe
+    from .header import page_header
+
+    return page_header(load_dataframe(results), label).title if results.exists() else label
+
+
+def copy_method(out_dir: Path) -> None:
+    """docs/method.md next to index.html, where every page's "method" link points."""
+    import shutil
+
+    method = repo_root() / "docs" / "method.md"
+    if method.is_file():
+        shutil.copyfile(method, out_dir / "method.md")
+
+
+def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
+    """Every profile's verdict as plain text, for the terminal."""
+    from ..results.frame import load_dataframe
+    from .verdict import verdict_text
+
+    blocks = []
+    for outcome in outcomes:
+        if outcome.results.exists():
+            blocks.append(f"{outcome.cfg.label}:\n{verdict_text(load_dataframe(outcome.results))}")
+    return "\n".join(blocks)
 
 
 def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
@@ -208,7 +244,7 @@ def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s:
     error = execute(notebook, executed, {"results_paths": paths}, cell_timeout_s)
     page = out_dir / "summary.html"
     if executed.exists():
-        export_html(executed, page)
+        export_html(executed, page, "Summary: torch.compile against eager, every run")
     else:
         write_stub(page, "Summary", error)
     return page, error
@@ -235,10 +271,12 @@ def main(args) -> int:
     lines = [ProfileLine(o.cfg.label, str(o.page.relative_to(out_dir.resolve())), o.params.name, o.error,
                          len(o.cfg.cells()), load_rows(o.results)) for o in outcomes]
     index = write_index(lines, out_dir / "index.html", summary_page.name, summary_error)
+    copy_method(out_dir)
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         state = f"FAILED ({outcome.error})" if outcome.error else "ok"
         print(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}")
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
+    print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])
     return 1 if failed else 0

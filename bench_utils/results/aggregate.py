@@ -27,7 +27,21 @@ _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "
             "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
-               "hostname": "hostname", "torch_threads": "torch_threads"}
+               "hostname": "hostname", "torch_threads": "torch_threads", "cpu_count": "cpu_count",
+               "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
+
+
+def warm_compile_s(first, later: list):
+    """What a compile costs once the compiler cache is filled (s): the first process's second compile
+    (cold_compile), else the median compile of the later processes, which find the cache the first
+    one filled; None when no process compiled warm."""
+    if first.compile_warm_s is not None:
+        return first.compile_warm_s
+    times = sorted(row.compile_s for row in later if row.compile_s is not None)
+    if not times:
+        return None
+    middle = len(times) // 2
+    return times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
 
 
 def _largest(values):
@@ -100,6 +114,7 @@ def combine(rows: list) -> dict:
     record["repeats"], record["repeats_ok"] = len(rows), len(ok)
     record |= {name: _largest(getattr(row, name) for row in ok) for name in _LARGEST}
     record |= {name: sorted({r for row in ok for r in getattr(row, name)}) for name in _LISTS}
+    record["compile_warm_s"] = warm_compile_s(first, [row for row in ok if row is not first])
     record["accuracy_ok"] = None if not ok or any(r.accuracy_ok is None for r in ok) else all(r.accuracy_ok for r in ok)
     record["task_agreement"] = min((r.task_agreement for r in ok if r.task_agreement is not None), default=None)
     record["warmup_steady"] = None if not ok else all(r.warmup_steady is not False for r in ok)
