@@ -250,9 +250,34 @@ def build_summary(outcomes: list[ProfileOutcome], out_dir: Path, cell_timeout_s:
     return page, error
 
 
+def compare_main(before: Path, after: Path, out_dir: Path, cell_timeout_s: int) -> int:
+    """`report --compare BEFORE AFTER`: the summary notebook on two results files, comparing them cell by
+    cell, as out_dir/compare.html; nothing is measured."""
+    for path in (before, after):
+        if not path.is_file():
+            raise ConfigError(f"--compare: no results file at {path}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    executed = out_dir.resolve() / "compare.ipynb"
+    parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
+                  "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
+    error = execute(notebook, executed, parameters, cell_timeout_s)
+    page = out_dir / "compare.html"
+    if executed.exists():
+        export_html(executed, page, f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}")
+    else:
+        write_stub(page, "Compare", error)
+    print(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}")
+    return 1 if error else 0
+
+
 def main(args) -> int:
     """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
     from .index_page import ProfileLine, load_rows, write_index
+
+    if getattr(args, "compare", None):
+        out_dir = Path(args.out) if args.out else reports_root()
+        return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.cell_timeout)
 
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
