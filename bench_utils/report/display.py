@@ -56,6 +56,8 @@ def number(value, integer: bool = False) -> str:
         return "yes" if value else "no"
     if not isinstance(value, numbers.Number):
         return str(value)
+    if isinstance(value, numbers.Integral):  # a count stored as an integer stays one
+        integer = True
     value = float(value)
     if math.isinf(value):
         return NEVER if value > 0 else "−never"
