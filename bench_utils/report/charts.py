@@ -137,6 +137,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
+        ax.set_ylim(bottom=0)  # from zero: a 5% gap does not fill the panel
         ax.set(title=tables.model_label(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(models):]:
@@ -203,9 +204,10 @@ def breakeven_chart(df) -> Figure:
         of_mode = ok[ok["mode"] == mode]
         scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=MODE_COLORS.get(mode), label=mode)
         for row in of_mode.itertuples():
-            scatter.annotate(f"{row.model} bs{row.batch_size}", (row.compile_s, row.speedup), fontsize=7,
+            scatter.annotate(f"{tables.model_label(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup), fontsize=7,
                              xytext=(3, 3), textcoords="offset points")
     scatter.axhline(1, color="0.2", linewidth=0.8)
+    scatter.set_ylim(bottom=0)
     if ok["compile_s"].max() > 20 * ok["compile_s"].min():
         scatter.set_xscale("log")
     scatter.set(xlabel="compile time (s)", ylabel="speedup over eager (×)",
