@@ -155,4 +155,4 @@ def test_guide_table_puts_the_median_beside_the_mean_and_marks_outliers():
     assert list(table.columns) == ["eager mean (ms)", "eager median (ms)", "default mean (ms)", "default median (ms)"]
     assert table.loc[VIT].tolist() == ["10.0", "10.0", "8.00", "8.00"]
     assert table.loc[RESNET, "eager mean (ms)"] == "7.60" + OUTLIER_MARK
-    assert table.loc[RESNET, "eager median (ms)"] == "4.000" and table.loc[RESNET, "default mean (ms)"] == MISSING
+    assert table.loc[RESNET, "eager median (ms)"] == "4.00" and table.loc[RESNET, "default mean (ms)"] == MISSING

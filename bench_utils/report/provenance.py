@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .tables import MISSING, check_frame, model_label, ordered_models
+from .display import MISSING, cell_text
+from .tables import check_frame, model_label, ordered_models
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
@@ -19,7 +20,7 @@ _ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layo
 
 
 def _joined(values) -> str:
-    texts = sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
+    texts = sorted({cell_text(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
     return ", ".join(texts) or MISSING
 
 

@@ -14,9 +14,8 @@ import pandas as pd
 from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
 from ..results.stats import breakeven_calls
-from .display import number
+from .display import MISSING, number
 
-MISSING = "—"  # a cell the run never measured
 STATS = ("mean", "median")
 MODEL_INDEX_NAME = "Model"
 _REQUIRED = ("label", "model", "batch_size", "mode", "status")
