@@ -41,6 +41,15 @@ def test_verdict_per_model():
     assert any(note.startswith("Random weights") for note in page_caveats(to_dataframe(rows)))
 
 
+def test_absurd_intervals_read_as_bounds_and_reasons_are_said_once():
+    from bench_utils.report.verdict import _plain_reason, _times
+
+    assert (_times(9.46e-06), _times(15_100_000), _times(1.234)) == ("<0.01×", ">100×", "1.23×")
+    assert _plain_reason("default processes disagree by 48%; warm-up did not settle; eager processes disagree by "
+                         "9%; warm-up did not settle") == ("the default-mode runs differ by 48%; warm-up did not settle; "
+                                                          "the eager runs differ by 9%")
+
+
 def test_warm_compile_pays_back_sooner():
     """Finding 2: cold 30 s in the first process, 3 s in the later ones (they find the cache filled)."""
     rows = cell("vit", "eager", 10.0, (1.0, 1.01, 0.99)) + [

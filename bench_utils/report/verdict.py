@@ -65,7 +65,7 @@ def _plain_reason(reason: str) -> str:
     for mode in ordered_modes(["eager", *MODES]):
         reason = reason.replace(f"{mode} processes disagree", f"the {mode}{'' if mode == 'eager' else '-mode'} "
                                 "runs differ")
-    return reason
+    return "; ".join(dict.fromkeys(reason.split("; ")))  # eager's and compiled's may say the same
 
 
 def page_caveats(df) -> list[str]:
@@ -99,6 +99,11 @@ def _where(best: pd.Series, several_batches: bool) -> str:
 
 
 def _times(value: float) -> str:
+    """A speedup in words; beyond 100× either way it is a measurement gone wrong, not a figure to read."""
+    if value < 0.01:
+        return "<0.01×"
+    if value > 100:
+        return ">100×"
     return f"{number(value)}×"
 
 
