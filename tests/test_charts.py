@@ -118,3 +118,11 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16 · default · bs 1",
                                                             "ResNet-50 · default · bs 4"]
+
+
+def test_speedup_chart_runs_from_zero_with_a_bar_per_model_and_the_one_x_line():
+    frame = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 4.0, 3.2, significant=False))
+    ax = charts.speedup_chart(frame).axes[0]
+    assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 2.0 * 1.3
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16", "ResNet-50"]
+    assert sorted(round(p.get_width(), 2) for p in ax.patches) == [1.25, 2.0]

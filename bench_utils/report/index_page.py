@@ -59,7 +59,7 @@ def speedup_svg(frame) -> str:
     table = table[table["speedup"].notna()] if not table.empty else table
     if table.empty:
         return MISSING
-    scale = CHART_WIDTH_PX / max(2.0, float(table["speedup_ci95_high"].max()) * 1.05)  # px per 1x
+    scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
     colours = {COMPILE: "#1a7f37", DONT: "#b42318"}
     parts = []
     for i, row in enumerate(table.itertuples()):
