@@ -10,7 +10,7 @@ from bench_utils.report.display import MISSING, NEVER, label, model_text, number
 
 @pytest.mark.parametrize("value, text", [
     (212.420, "212"), (-13.593, "−13.6"), (829.769, "830"), (1.051326, "1.05"), (9.9997, "10.0"), (0.5, "0.500"),
-    (12345.6, "12,300"), (1.2e-6, "1.20e−06"), (0, "0"), (math.inf, NEVER), (math.nan, MISSING), (None, MISSING),
+    (12345.6, "12,300"), (1.2e-6, "1.20e−06"), (0, "0"), (0.00106, "1.06e−03"), (0.0123, "0.0123"), (math.inf, NEVER), (math.nan, MISSING), (None, MISSING),
     (True, "yes"), (False, "no")])
 def test_numbers_keep_three_significant_figures(value, text):
     assert number(value) == text

@@ -63,7 +63,7 @@ def number(value, integer: bool = False) -> str:
         return NEVER if value > 0 else "−never"
     if integer or value == 0:
         return f"{round(value):,}".replace("-", "−")
-    if abs(value) < 1e-3:  # e.g. a largest output difference: no run of zeros
+    if abs(value) < 0.01:  # e.g. a largest output difference: no run of zeros (at most 4 decimals)
         return f"{value:.{SIGNIFICANT_DIGITS - 1}e}".replace("-", "−")
     magnitude = math.floor(math.log10(abs(value)))
     decimals = SIGNIFICANT_DIGITS - 1 - magnitude
