@@ -9,15 +9,15 @@ from __future__ import annotations
 # table -> the columns shown at first; the others are one click away
 KEY_COLUMNS = {
     "main": ["task_model", "batch_size", "mode", "eager_ms_median", "compiled_ms_median", "speedup",
-             "speedup_ci95_low", "speedup_ci95_high", "compiled_ms_p90", "eager_images_per_s", "compiled_images_per_s",
-             "eager_peak_mem_mb", "compiled_peak_mem_mb"],
+             "compiled_ms_p90", "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb",
+             "compiled_peak_mem_mb"],
     "improvement": ["task_model", "batch_size", "mode", "status", "eager_ms_median", "compiled_ms_median",
                     "improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "improvement_all": ["label", "task_model", "batch_size", "mode", "improvement_pct", "speedup",
                         "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "compile": ["task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s", "speedup",
                 "breakeven_calls", "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
-    "why": ["task_model", "batch_size", "mode", "speedup", "why"],
+    "why": ["model", "batch_size", "mode", "speedup", "why"],
     "placement": ["task_model", "batch_size", "mode", "status", "hostname", "duration_s"],
     "failures": ["task_model", "batch_size", "mode", "status", "error"],
     "best": ["hardware", "task_model", "batch_size", "float32_eager_ms", "best_eager", "best_eager_ms",
