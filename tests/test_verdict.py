@@ -42,9 +42,10 @@ def test_verdict_per_model():
 
 
 def test_absurd_intervals_read_as_bounds_and_reasons_are_said_once():
-    from bench_utils.report.verdict import _plain_reason, _times
+    from bench_utils.report.display import times
+    from bench_utils.report.verdict import _plain_reason
 
-    assert (_times(9.46e-06), _times(15_100_000), _times(1.234)) == ("<0.01×", ">100×", "1.23×")
+    assert (times(9.46e-06), times(15_100_000), times(1.234)) == ("<0.01×", ">100×", "1.23×")
     assert _plain_reason("default processes disagree by 48%; warm-up did not settle; eager processes disagree by "
                          "9%; warm-up did not settle") == ("the default-mode runs differ by 48%; warm-up did not settle; "
                                                           "the eager runs differ by 9%")

@@ -74,6 +74,18 @@ def number(value, integer: bool = False) -> str:
     return f"{rounded:,.{max(decimals, 0)}f}".replace("-", "−")
 
 
+def times(value: float) -> str:
+    """A speedup as read on a page ("2.05×"); beyond 100× either way it is a measurement gone wrong
+    (a disturbed run's interval), not a figure to read: "<0.01×", ">100×"."""
+    if value is None or math.isnan(value):
+        return MISSING
+    if value < 0.01:
+        return "<0.01×"
+    if value > 100:
+        return ">100×"
+    return f"{number(value)}×"
+
+
 def cell_text(value, column: str = "") -> str:
     """One table cell as text: lists joined, numbers by `number`, empty text as "—"."""
     if isinstance(value, (list, tuple)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .display import MISSING, model_text, number
+from .display import MISSING, model_text, number, times
 from .header import page_header
 from .tables import ordered_models
 
@@ -20,7 +20,7 @@ def run_headers(df) -> pd.DataFrame:
 def _speedup_text(row) -> str:
     if pd.isna(row["speedup"]):
         return MISSING
-    return (f"{number(row['speedup'])}× ({number(row['speedup_ci95_low'])}–{number(row['speedup_ci95_high'])})")
+    return f"{times(row['speedup'])} ({times(row['speedup_ci95_low'])} to {times(row['speedup_ci95_high'])})"
 
 
 def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:

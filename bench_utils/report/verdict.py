@@ -23,7 +23,7 @@ import pandas as pd
 from ..config.modes import MODES
 from ..config.registry import display_name
 from ..results.stats import breakeven_calls
-from .display import MISSING, model_text, number
+from .display import MISSING, model_text, number, times
 from .header import weights_words
 from .tables import check_frame, ordered_models, ordered_modes
 
@@ -98,25 +98,16 @@ def _where(best: pd.Series, several_batches: bool) -> str:
     return ", ".join(parts)
 
 
-def _times(value: float) -> str:
-    """A speedup in words; beyond 100× either way it is a measurement gone wrong, not a figure to read."""
-    if value < 0.01:
-        return "<0.01×"
-    if value > 100:
-        return ">100×"
-    return f"{number(value)}×"
-
-
 def answer(verdict: str, best: pd.Series, several_batches: bool = False) -> str:
     """The answer in words: "Compile (default mode): 2.1× faster, 95% sure between 1.2× and 3.6×"."""
-    interval = f"between {_times(best['speedup_ci95_low'])} and {_times(best['speedup_ci95_high'])}"
+    interval = f"between {times(best['speedup_ci95_low'])} and {times(best['speedup_ci95_high'])}"
     if verdict == COMPILE:
-        return (f"Compile ({_where(best, several_batches)}): {_times(best['speedup'])} faster, "
+        return (f"Compile ({_where(best, several_batches)}): {times(best['speedup'])} faster, "
                 f"95% sure {interval}")
     if verdict == DONT:
         why = (f"its output differs from eager by {number(best['max_abs_diff'])}" if _failed_accuracy(best)
                else f"slower, 95% sure {interval}")
-        return f"Don't compile: {_times(best['speedup'])} ({why})"
+        return f"Don't compile: {times(best['speedup'])} ({why})"
     return f"Can't tell: {interval} — rerun with more budget"
 
 
@@ -202,5 +193,5 @@ def verdict_short(df) -> str:
     table = verdicts(df)
     words = {COMPILE: "compile", DONT: "don't compile", INCONCLUSIVE: "can't tell", NO_DATA: "no data"}
     parts = [f"{display_name(row.model)}: {words[row.verdict]}"
-             + (f" {_times(row.speedup)}" if row.verdict == COMPILE else "") for row in table.itertuples()]
+             + (f" {times(row.speedup)}" if row.verdict == COMPILE else "") for row in table.itertuples()]
     return " · ".join(parts) or MISSING
