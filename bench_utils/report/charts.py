@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from ..config.modes import COMPILE_MODES, MODE_COLOUR
 from . import tables
 from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
-                           status_notes, status_words)
+                           status_notes)
 
 _PALETTE = sns.color_palette("colorblind", len(MODE_COLOUR))
 MODE_COLORS = {mode: _PALETTE[index] for mode, index in MODE_COLOUR.items()}  # the mode table's colours
@@ -28,24 +28,6 @@ def one_label(df) -> None:
     labels = sorted(set(df["label"]))
     if len(labels) > 1:
         raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
-
-
-def duration_chart(df, batch_size: int, stat: str = "median") -> Figure:
-    """Grouped bars per model: eager and each compile mode, latency in ms; failed cells show their status."""
-    numbers = tables.latency_table(df, batch_size, stat=stat, numeric=True)
-    texts = tables.latency_table(df, batch_size, stat=stat)
-    if numbers.empty or numbers.isna().all().all():
-        return empty_figure(f"batch size {batch_size}: {NO_DATA}")
-    series = [Bars(column.removesuffix(" (ms)"), numbers[column].to_numpy(float),
-                    MODE_COLORS.get(column.removesuffix(" (ms)")), status_words(texts[column]))
-              for column in numbers.columns]
-    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * numbers.size)
-    ax = axes[0, 0]
-    grouped_barh(ax, list(numbers.index), series)
-    ax.set_xlabel(f"{stat} latency per call (ms)")
-    ax.set_title(f"Duration, batch size {batch_size}")
-    legend(ax, series, "mode")
-    return fig
 
 
 def speedup_chart(df) -> Figure:
@@ -81,42 +63,6 @@ def speedup_chart(df) -> Figure:
     ax.set_xlabel("speedup over eager (×; error bar: 95% interval; 1× = as fast as eager)")
     ax.set_title("Compiled against eager, every model (hatched: can't tell)")
     legend(ax, series, "compile mode")
-    return fig
-
-
-def _percent(speedup):
-    """Speedup (x) -> the guide's percentage improvement: (1 - 1/speedup) * 100; monotone, so a CI maps."""
-    return (1.0 - 1.0 / np.asarray(speedup, dtype=float)) * 100.0
-
-
-def _improvement_bars(at_batch, models: list[str], mode: str) -> Bars:
-    cells = at_batch[at_batch["mode"] == mode].set_index("model").reindex(models)
-    values = cells["improvement_pct"].to_numpy(float)
-    low, high = _percent(cells["speedup_ci95_low"]), _percent(cells["speedup_ci95_high"])
-    xerr = np.clip(np.vstack([values - low, high - values]), 0, None)
-    notes = status_notes(cells["status"])
-    faint = ~cells["significant"].eq(True).to_numpy(bool)
-    return Bars(mode, values, MODE_COLORS.get(mode), notes, xerr, faint)
-
-
-def improvement_chart(df, batch_size: int) -> Figure:
-    """Percentage improvement over eager per model and mode, with the speedup's 95% CI as error bars;
-    bars whose CI includes "no change" are lighter and hatched."""
-    one_label(df)
-    table = tables.improvement_table(df)
-    at_batch = table[table["batch_size"] == batch_size]
-    if at_batch["improvement_pct"].notna().sum() == 0:
-        return empty_figure(f"batch size {batch_size}: {NO_DATA}")
-    models = tables.ordered_models(table["model"])
-    modes = tables.ordered_modes(at_batch["mode"])
-    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(models) * len(modes))
-    ax = axes[0, 0]
-    series = [_improvement_bars(at_batch, models, mode) for mode in modes]
-    grouped_barh(ax, [tables.model_label(m) for m in models], series)
-    ax.axvline(0, color="0.2", linewidth=0.8)
-    ax.set_xlabel("improvement over eager (%; error bar: the speedup's 95% CI)")
-    ax.set_title(f"Percentage improvement, batch size {batch_size} (hatched: not significant)")
-    legend(ax, series, "mode")
     return fig
 
 
