@@ -18,7 +18,7 @@ def test_run_facts_make_random_weights_loud():
     assert facts.loc["hardware", "CPU"] == "Test CPU"
     assert facts.loc["torch", "CPU"] == "2.9"
     assert facts.loc["cells", "CPU"] == "3 ok, 1 failed"
-    assert facts.loc["weights", "CPU"].startswith("RANDOM weights, not pretrained, for 2 of 2 loaded models: vit, resnet")
+    assert facts.loc["weights", "CPU"].startswith("RANDOM weights, not pretrained, for 2 of 2 loaded models: ViT-B/16, ResNet-50")
     assert facts.loc[f"weights: {VIT}", "CPU"] == "random (offline)"
     pretrained = to_dataframe([make_row(ms=1.0, weights="pretrained", weights_note="")])
     assert run_facts(pretrained).loc["weights", "CPU"] == "pretrained (hub checkpoints)"

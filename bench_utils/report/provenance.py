@@ -47,7 +47,7 @@ def _weights_summary(run: pd.DataFrame) -> str:
         return "pretrained (hub checkpoints)"
     loaded = used["model"].nunique()
     return f"RANDOM weights, not pretrained, for {len(random_models)} of {loaded} loaded models: " \
-        + ", ".join(random_models)
+        + ", ".join(map(model_label, random_models))
 
 
 def run_facts(df) -> pd.DataFrame:
