@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
-from pathlib import Path
 
 from .config.bench_config import ConfigError
 from .config.parameters_file import load_config
 from .config.registry import MODELS, SIZES
-from .config.validation import config_from_dict
 from .messages import use_one_line_warnings
 from .sweep.preflight import check_device_available, check_distinct_folders
 
@@ -34,8 +31,7 @@ def _cmd_models(args) -> int:
 
 def _cmd_run(args) -> int:
     from .results.writer import NotAResultsFileError, ResultsLockedError
-    from .sweep.runner import SettingsMismatchError, run_sweep
-    from .sweep.studies import run_studies, study_runs
+    from .sweep.runner import SettingsMismatchError, run_profile
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
@@ -44,17 +40,14 @@ def _cmd_run(args) -> int:
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)
     try:
-        if args.ray:  # every profile at once, each cell a Ray task (bench_utils/sweep/cluster.py)
+        if args.ray:  # every profile at once, each round and study a Ray task (bench_utils/sweep/cluster.py)
             from .sweep.cluster import run_sweeps_on_ray
 
             summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
                                           progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
         else:
-            summaries = [run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
-                         for cfg in configs]
-            for cfg, summary in zip(configs, summaries):  # serving and compile-time studies, if asked for
-                if study_runs(cfg):
-                    print(run_studies(cfg, summary.results_path, progress=not args.quiet))
+            summaries = [summary for cfg in configs for summary in
+                         run_profile(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)]
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         raise ConfigError(str(err)) from None
     for summary in summaries:
@@ -74,27 +67,6 @@ def _cmd_plan(args) -> int:
             print(plan_text(cfg, path, args.results or default_results_path(cfg)))
         except SettingsMismatchError as err:
             raise ConfigError(str(err)) from None
-    return 0
-
-
-def _cmd_cell(args) -> int:
-    from .measure.cell import measure_cell
-
-    cfg = config_from_dict(json.loads(Path(args.config).read_text()))
-    row = measure_cell(cfg, args.model, args.batch_size, args.mode, args.repeat,
-                       Path(args.trace) if args.trace else None)
-    Path(args.out).write_text(row.to_json())
-    print(f"{args.model} bs={args.batch_size} {args.mode} #{args.repeat}: {row.status} {row.error}")
-    return 0
-
-
-def _cmd_study(args) -> int:
-    from .sweep.studies import measure_study
-
-    cfg = config_from_dict(json.loads(Path(args.config).read_text()))
-    row = measure_study(cfg, (args.kind, args.model, args.variant), Path(args.results))
-    Path(args.out).write_text(row.to_json())
-    print(f"{args.kind} {args.model} {args.variant}: {row.status} {row.error}")
     return 0
 
 
@@ -172,25 +144,6 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("params", nargs="+", help="parameters YAML files")
     plan.add_argument("--results", help="results JSONL whose finished processes are left out (default: as run)")
     plan.set_defaults(func=_cmd_plan)
-
-    cell = sub.add_parser("cell")  # internal, unlisted: one cell in a subprocess, run by the runner
-    cell.add_argument("--config", required=True)
-    cell.add_argument("--model", required=True)
-    cell.add_argument("--batch-size", type=int, required=True)
-    cell.add_argument("--mode", required=True)
-    cell.add_argument("--repeat", type=int, default=0)
-    cell.add_argument("--out", required=True)
-    cell.add_argument("--trace", help="where the profiler trace goes (with profile: true)")
-    cell.set_defaults(func=_cmd_cell)
-
-    study = sub.add_parser("study")  # internal, unlisted: one study process, run by studies.py
-    study.add_argument("--kind", required=True, choices=("serving", "compile-cost"))
-    study.add_argument("--config", required=True)
-    study.add_argument("--model", required=True)
-    study.add_argument("--variant", required=True)
-    study.add_argument("--results", required=True)
-    study.add_argument("--out", required=True)
-    study.set_defaults(func=_cmd_study)
 
     check = _verb(sub, "selfcheck", "first thing on a new machine: tiny models through every mode, each "
                   "measurement checked (PASS/FAIL)")

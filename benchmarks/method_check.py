@@ -1,20 +1,19 @@
-"""Is the engine's speedup right? The engine (the real sweep: a process per mode and repeat,
-warm-up until steady, timing by count and duration) beside an independent measurement with
-torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch 1 on the CPU.
+"""Is the engine's speedup right? The engine (the real sweep, with the default CPU report's settings:
+rounds of fresh eager and compiled workers taking turns, extra rounds for precision within its
+budget) beside an independent measurement with torch.utils.benchmark, in one run, for full-size
+ResNet-50 and ViT-B/16 at batch 1 on the CPU.
 
-    python benchmarks/method_check.py                      # resnet and vit, 8 + 8 processes (~17 min)
-    python benchmarks/method_check.py --repeats 3 --reference-processes 3   # quicker (~8 min), noisier
+    python benchmarks/method_check.py                      # resnet and vit, cpu-report.yaml's settings
+    python benchmarks/method_check.py --params parameters/cpu-report.yaml --reference-processes 4
 
-Why 8 by default: on a shared 2-core VM one process's median moves by 10-25% with the machine's slow
-spells; with 3 processes a side the engine/reference ratio scattered by about 12% per run (README),
-so 2 of 8 comparisons missed 15%; with 8 a side both agreed within 6% (run H).
+Engine and reference take turns, so both sample the same stretches of a drifting machine: for each
+of the profile's first `repeats` rounds, the engine measures that round of every cell (`run_sweep`
+resumes, so a config with r + 1 repeats measures only round r), then one reference process per
+model; then the engine's extra rounds (its target and budget), then the remaining reference
+processes.
 
-Engine and reference take turns, so both sample the same stretches of a drifting machine: round r
-runs the engine's repeat r of every cell (`run_sweep` resumes, so a config with r + 1 repeats
-measures only repeat r), then one reference process per model.
-
-The reference: `--reference-processes` fresh processes per model (default 8, models alternating),
-each building the same model and inputs (bench_utils.models and inputs) and timing, with
+The reference: `--reference-processes` fresh processes per model (default 4, models alternating),
+each building the same model and inputs (bench_utils.measure.models and inputs) and timing, with
 Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
 (mode "default"), then eager again (A-B-A). A process's speedup is the geometric mean of its two
 eager medians over its compiled median, so a drift of the machine during the process cancels to
@@ -32,7 +31,10 @@ import math
 import tempfile
 from pathlib import Path
 
-from bench_utils.config.bench_config import BenchConfig
+import dataclasses
+import time
+
+from bench_utils.config.parameters_file import load_config
 from bench_utils.results.frame import load_dataframe
 from bench_utils.sweep.runner import run_sweep
 
@@ -68,11 +70,9 @@ def reference(model_name: str, min_run_time: float) -> dict:
     return {"eager_ms": eager_ms, "compiled_ms": compiled_ms, "eager_after_compile_ms": eager_after_ms}
 
 
-def engine_config(models: list[str], repeats: int) -> BenchConfig:
-    return BenchConfig(label="method check", models=tuple(models), size="full", batch_sizes=(1,),
-                       modes=("eager", "default"), device="cpu", weights="random", repeats=repeats,
-                       iterations=30, min_time_s=2.0, max_warmup_s=20.0, timeout_s=1800.0,
-                       cold_compile=False)
+def engine_config(params: Path, models: list[str]):
+    """The profile's settings for `models` (random weights: the reference builds the same model)."""
+    return dataclasses.replace(load_config(params), label="method check", models=tuple(models), weights="random")
 
 
 def aba_speedup(ref: dict) -> float:
@@ -93,8 +93,9 @@ def run_reference(model: str, min_run_time: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
-    parser.add_argument("--repeats", type=int, default=8, help="engine processes per cell")
-    parser.add_argument("--reference-processes", type=int, default=8, help="A-B-A reference processes per model")
+    parser.add_argument("--params", type=Path, default=Path(__file__).resolve().parents[1] / "parameters" /
+                        "cpu-report.yaml", help="the engine's settings (default: the default CPU report's)")
+    parser.add_argument("--reference-processes", type=int, default=4, help="A-B-A reference processes per model")
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
     args = parser.parse_args()
@@ -102,15 +103,22 @@ def main() -> None:
         print(json.dumps(reference(args.reference, args.min_run_time)))
         return
     refs: dict[str, list[dict]] = {model: [] for model in args.models}
+    cfg = engine_config(args.params, args.models)
+    started = time.perf_counter()
+    engine_s = 0.0
     with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
         path = Path(tmp) / "engine.jsonl"
-        for round_index in range(max(args.repeats, args.reference_processes)):
-            if round_index < args.repeats:  # the engine's repeat `round_index` of every cell
-                run_sweep(engine_config(args.models, round_index + 1), path)
+        for round_index in range(max(cfg.repeats + 1, args.reference_processes)):
+            if round_index <= cfg.repeats:  # round r of every cell; after the first pass, the extra rounds
+                first_pass = round_index < cfg.repeats
+                step = dataclasses.replace(cfg, repeats=round_index + 1, target_halfwidth=0.0) if first_pass else cfg
+                engine_s += run_sweep(step, path, progress=False).seconds
             if round_index < args.reference_processes:
                 for model in args.models:
                     refs[model].append(run_reference(model, args.min_run_time))
         df = load_dataframe(path).set_index(["model", "mode"])
+    print(f"method check with {args.params.name}'s settings: engine {engine_s:.0f} s, "
+          f"whole run {time.perf_counter() - started:.0f} s")
     for model in args.models:
         eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
         speedups = [aba_speedup(ref) for ref in refs[model]]
@@ -120,7 +128,7 @@ def main() -> None:
         print(f"  engine:    eager {eager['latency_ms_median']:.2f} ms [{eager['latency_ms_ci95_low']:.2f}, "
               f"{eager['latency_ms_ci95_high']:.2f}], compiled {compiled['latency_ms_median']:.2f} ms, "
               f"speedup {compiled['speedup']:.3f} [{low:.3f}, {high:.3f}] "
-              f"({int(eager['repeats'])}+{int(compiled['repeats'])} processes)")
+              f"({int(compiled['paired_rounds'])} rounds)")
         for i, (ref, speedup) in enumerate(zip(refs[model], speedups), 1):
             print(f"  reference {i}: eager {ref['eager_ms']:.2f} ms, compiled {ref['compiled_ms']:.2f} ms, "
                   f"eager again {ref['eager_after_compile_ms']:.2f} ms, A-B-A speedup {speedup:.3f}")

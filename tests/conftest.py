@@ -37,6 +37,15 @@ def rows_by_batch(path: Path) -> dict:
     return {row.batch_size: row for row in read_results(path).rows}
 
 
+def summary_line(line: str, head: str, results, timed: bool = True) -> bool:
+    """Is `line` a sweep's summary: `head` ("2 jobs: 1 already done, 1 ok"), the share of the wall
+    time spent in timed calls (when something was timed), then " -> results"?"""
+    import re
+
+    share = r"; timed calls \d+ s of \d+ s \(\d+%; \d+% without the first compiles\)" if timed else ""
+    return re.fullmatch(f"{re.escape(head)}{share} -> {re.escape(str(results))}", line.strip()) is not None
+
+
 def one_error_line(proc) -> str:
     """The single stderr line of a refused command (exit 2, nothing on stdout, no traceback)."""
     assert proc.returncode == 2, proc.stderr[-2000:]

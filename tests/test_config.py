@@ -40,6 +40,21 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     # the studies run after the sweep and change none of its cells
     studies = BenchConfig(profile=True, serving_batch_sizes=(1, 4, 1), compile_strategies=("regional",))
     assert base.settings_fingerprint() == studies.settings_fingerprint()
+    # the number of blocks changes what a row's samples are; the precision target and budget only
+    # how many rounds a cell gets, and a row of either belongs with the others
+    assert base.settings_fingerprint() != BenchConfig(blocks=5).settings_fingerprint()
+    rounds = BenchConfig(target_halfwidth=0.05, budget_min=7, max_repeats=20, repeats=4)
+    assert base.settings_fingerprint() == rounds.settings_fingerprint()
+
+
+def test_a_process_budget_is_split_evenly_over_its_blocks():
+    cfg = BenchConfig(iterations=30, min_time_s=1.0, blocks=4)
+    assert cfg.block_s() == 0.25  # seconds per block, at least
+    assert cfg.block_calls() == 8  # calls per block, at least: ceil(30 / 4), so a process times >= 30 calls
+    assert BenchConfig(iterations=32, blocks=4).block_calls() == 8
+    assert BenchConfig(iterations=2, blocks=4).block_calls() == 1  # every block times one call at least
+    assert BenchConfig(blocks=1, min_time_s=0.5).block_s() == 0.5
+    assert (BenchConfig().blocks, BenchConfig().target_halfwidth, BenchConfig().budget_min) == (4, 0.0, 0.0)
 
 
 def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
@@ -86,6 +101,15 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     (GOOD + "serving_batch_sizes: [4, 4]\n", "serving_batch_sizes: [4, 4] is not allowed; allowed: at least two"),
     (GOOD + "serving_batch_sizes: [1, 0]\n", "serving_batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     (GOOD + "compile_strategies: [aot]\n", "compile_strategies: 'aot' is not allowed; allowed: regional, cache-artifacts"),
+    (GOOD + "blocks: 0\n", "blocks: 0 is not allowed; allowed: an integer from 1 to 1,000"),
+    (GOOD + "blocks: 2.5\n", "blocks: 2.5 is not allowed; allowed: an integer from 1 to 1,000"),
+    (GOOD + "max_repeats: 0\n", "max_repeats: 0 is not allowed; allowed: an integer from 1 to 100"),
+    (GOOD + "settle_s: -1\n", "settle_s: -1 is not allowed; allowed: a finite number of seconds >= 0"),
+    (GOOD + "budget_min: -1\n", "budget_min: -1 is not allowed; allowed: a finite number of minutes >= 0, at most 10080"),
+    (GOOD + "budget_min: .inf\n", "budget_min: inf is not allowed; allowed: a finite number of minutes"),
+    (GOOD + "target_halfwidth: 1\n", "target_halfwidth: 1 is not allowed; allowed: a fraction from 0 (off) to below 1"),
+    (GOOD + "target_halfwidth: -0.1\n", "target_halfwidth: -0.1 is not allowed; allowed: a fraction from 0"),
+    (GOOD + "target_halfwidth: .nan\n", "target_halfwidth: nan is not allowed; allowed: a fraction from 0"),
 ])
 def test_bad_files_give_one_line_naming_the_problem(tmp_path, text, message):
     with pytest.raises(ConfigError) as info:

@@ -1,8 +1,8 @@
 """Fault injection end to end: what each fault a cell can meet does to a sweep, through the CLI.
 
 Faults come from the hooks in bench_utils/measure/faults.py (BENCH_UTILS_FAULT, BENCH_UTILS_TORN_WRITE), in
-real subprocesses. Already covered elsewhere, not repeated here: a sweep SIGKILLed between cells
-(test_runner.py), a hung cell interrupted, killed or timed out (test_interrupts.py), the writer's
+real worker processes. Already covered elsewhere, not repeated here: a sweep SIGKILLed between rounds
+(test_runner.py), a hung worker interrupted, killed or timed out (test_interrupts.py), the writer's
 lock and a torn last line in-process (test_results.py), config messages in-process (test_config.py).
 Several faults share one sweep to keep this file fast.
 """
@@ -19,8 +19,7 @@ from bench_utils.report.index_page import ProfileLine, load_rows, write_index
 from bench_utils.report.tables import failures_table, latency_table, missing_cells
 from bench_utils.results.frame import to_dataframe
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.runner import signal_name
-from conftest import make_row, rows_by_batch, run_cli, tiny_params
+from conftest import make_row, rows_by_batch, run_cli, summary_line, tiny_params
 
 # bs1 ok; bs2..bs5 each meet one fault; the 5th row appended is torn (half written, sweep SIGKILLed).
 CELL_FAULTS = "vit/2/eager=eager-error;vit/3/eager=segfault;vit/4/eager=sigkill;vit/5/eager=oom"
@@ -52,22 +51,24 @@ def test_each_fault_becomes_its_status_with_the_error_text(fault_sweep):
     assert {b: r.status for b, r in rows.items()} == {1: "ok", 2: "error", 3: "crashed", 4: "crashed", 5: "oom"}
     assert rows[2].error.startswith("InjectedFault: injected fault: eager-error [faults.py:")
     assert rows[2].weights == "random" and rows[2].num_params > 1000  # what ran before the fault is kept
-    assert rows[3].error.startswith("cell process killed by SIGSEGV; log: ")
-    assert rows[4].error.startswith("cell process killed by SIGKILL; log: ")
+    assert rows[3].error.startswith("worker process killed by SIGSEGV; log: ")
+    assert rows[4].error.startswith("worker process killed by SIGKILL; log: ")
     assert rows[5].error.startswith("MemoryError: injected fault: out of memory [faults.py:")
     settings = load_config(fault_sweep["params"]).settings_fingerprint()
     for row in rows.values():
         assert row.settings == settings and row.label == "test" and row.duration_s > 0
     for row in (rows[2], rows[3], rows[4], rows[5]):  # a failed cell has no numbers to mislead
         assert row.latency_ms_median is None and row.samples_s == [] and row.warmup_calls is None
+        assert row.block_lengths == []
     assert rows[1].error == "" and len(rows[1].samples_s) >= 4 and rows[1].latency_ms_median > 0
+    assert sum(rows[1].block_lengths) == len(rows[1].samples_s)
 
 
 def test_the_sweep_goes_on_after_each_fault(fault_sweep):
     torn = fault_sweep["torn"]
     assert torn.returncode == -signal.SIGKILL  # the torn-write hook killed the sweep itself
     lines = fault_sweep["after_torn"].decode().split("\n")
-    # four whole rows: the cells after the error, the segfault and the SIGKILL all ran and were kept
+    # four whole rows: the rounds after the error, the segfault and the SIGKILL all ran and were kept
     assert [json.loads(line)["batch_size"] for line in lines[:4]] == [1, 2, 3, 4]
     assert lines[4].startswith('{"') and len(lines) == 5  # the 5th row (bs5 ran too) is half written
 
@@ -76,7 +77,7 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
     resumed, results = fault_sweep["resumed"], fault_sweep["results"]
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"warning: {results}: skipped 1 unreadable line(s): [5]" in resumed.stderr.splitlines()
-    assert resumed.stdout.splitlines()[-1] == f"5 cell processes: 4 already done, 1 oom -> {results}"
+    assert resumed.stdout.splitlines()[-1] == f"5 jobs: 4 already done, 1 oom -> {results}"
     assert "vit bs=5 eager #0: OOM MemoryError: injected fault: out of memory" in resumed.stdout
     before, after = fault_sweep["after_torn"], fault_sweep["after_resume"]
     assert after.startswith(before)  # finished rows and the torn half are left as they were
@@ -89,7 +90,7 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
 def test_rerun_repeats_no_cell_failed_cells_included(fault_sweep):
     again = fault_sweep["again"]
     assert again.returncode == 0, again.stderr[-2000:]
-    assert again.stdout.splitlines()[-1] == f"5 cell processes: 5 already done, nothing new -> {fault_sweep['results']}"
+    assert again.stdout.splitlines()[-1] == f"5 jobs: 5 already done, nothing new -> {fault_sweep['results']}"
     assert fault_sweep["results"].read_bytes() == fault_sweep["after_resume"]
 
 
@@ -99,7 +100,7 @@ def test_retry_failed_measures_only_the_failed_cells_again(fault_sweep, tmp_path
     subset = tiny_params(tmp_path, batch_sizes=[1, 2], iterations=4)  # bs1 ok, bs2 error; no faults now
     proc = run_cli("run", subset, "--results", results, "--retry-failed", "--quiet")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == f"2 cell processes: 1 already done, 1 ok -> {results}"
+    assert summary_line(proc.stdout, "2 jobs: 1 already done, 1 ok", results), proc.stdout
     with pytest.warns(UserWarning):
         rows = rows_by_batch(results)
     assert rows[2].status == "ok" and rows[2].error == "" and len(rows[2].samples_s) >= 4
@@ -130,17 +131,13 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     results = tmp_path / "results.jsonl"
     proc = run_cli("run", params, "--results", results, "--quiet", env={FAULT: "vit/1/default=compile-error"})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == f"2 cell processes: 0 already done, 1 error, 1 ok -> {results}"
+    # one round: the compiled worker fails while preparing, the eager one times its blocks alone
+    assert summary_line(proc.stdout, "1 jobs: 0 already done, 1 error, 1 ok", results), proc.stdout
     eager, row = read_results(results).rows
-    assert eager.mode == "eager" and eager.status == "ok"
+    assert eager.mode == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
     assert row.mode == "default" and row.status == "error"
     assert row.error.startswith("InjectedFault: injected fault: compile-error [faults.py:")
     assert row.compile_s is None and row.latency_ms_median is None and row.weights == "random"
-
-
-def test_signal_names_for_crash_messages():
-    assert signal_name(signal.SIGSEGV) == "SIGSEGV" and signal_name(9) == "SIGKILL"
-    assert signal_name(40) == "signal 40"  # a real-time signal has no name; the sweep must not crash
 
 
 # --- failed cells in the report tables: the status, never a number --------------------------------

@@ -1,7 +1,8 @@
-"""A hung cell, end to end through the CLI: Ctrl-C and SIGTERM stop the sweep and its cell, a SIGKILLed
-sweep leaves no orphan, a second sweep on the same file is refused, and the timeout kills the cell and
-the sweep goes on. The hang comes from the fault hook in bench_utils/measure/faults.py, in real
-subprocesses; one scenario feeds every test to keep this file fast.
+"""A hung worker, end to end through the CLI: Ctrl-C and SIGTERM stop the sweep and kill its workers,
+a SIGKILLed sweep leaves no orphan (neither a worker nor the fork server it came from), a second sweep
+on the same file is refused, and the timeout kills the worker and the sweep goes on. The hang comes
+from the fault hook in bench_utils/measure/faults.py, in real processes; one scenario feeds every
+test to keep this file fast.
 """
 
 import os
@@ -16,21 +17,50 @@ import pytest
 from bench_utils.measure.faults import ENV_VAR as FAULT
 from conftest import REPO, one_error_line, rows_by_batch, run_cli, tiny_params
 
-HANG_TIMEOUT_S = 12  # timeout_s of the hang sweep; the hang starts ~5 s into the cell process
+HANG_TIMEOUT_S = 12  # timeout_s of the hang sweep; the hang starts as the worker loads its model
 TIMEOUT_SLACK_S = 5  # killing the process group and writing the row, seconds
 
 
-def cell_processes(marker: str) -> list[int]:
-    """Live `bench_utils cell` processes whose command line holds `marker` (a test's own folder)."""
-    pids = []
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state) of every process."""
+    table = {}
     for entry in Path("/proc").iterdir():
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            table[int(entry.name)] = (int(fields[1]), fields[0])
+        except (OSError, IndexError, ValueError):
             continue
-        if b"cell" in argv and any(marker.encode() in arg for arg in argv) and state != "Z":
-            pids.append(int(entry.name))
+    return table
+
+
+def alive(pids) -> list[int]:
+    table = _processes()
+    return [pid for pid in pids if pid in table and table[pid][1] != "Z"]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process started by `pid`, at any depth (the fork server, its workers, ...)."""
+    table = _processes()
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, (ppid, state) in table.items() if ppid == parent and state != "Z"]
+        found += children
+        todo += children
+    return found
+
+
+def worker_processes(folder: Path) -> list[int]:
+    """Live processes whose output goes to a log under `folder` (a test's own): its workers, and any
+    compile worker they started."""
+    pids = []
+    for pid in alive(_processes()):
+        try:
+            out = os.readlink(f"/proc/{pid}/fd/1")
+        except OSError:
+            continue
+        if out.startswith(str(folder)):
+            pids.append(pid)
     return pids
 
 
@@ -68,49 +98,59 @@ def hang_sweep(tmp_path_factory):
 
 def _hang_scenario(tmp: Path, started: list) -> dict:
     results, log = tmp / "results.jsonl", tmp / "logs" / "vit-bs1-eager-r0.log"
-    # TMPDIR: the cell's config lands under `tmp`, so its command line names this test's folder
+    # TMPDIR: whatever temporary folder the sweep or its workers make lands under `tmp`
     env = {FAULT: "vit/*/eager=hang", "TMPDIR": str(tmp)}
+    temporary = lambda: sorted(p.name for p in tmp.iterdir() if p.name.startswith(("tmp", "bench-", "inductor-", "pymp-")))  # noqa: E731
     hung = lambda: log.exists() and "injected fault: hang" in log.read_text()  # noqa: E731
     outcome = {"tmp": tmp, "results": results}
 
     long_wait = tiny_params(tmp, "long.yaml", batch_sizes=[1, 2], timeout_s=300)
     sweep = _start_sweep(long_wait, results, env)
     started.append(sweep)
-    wait_for(hung, 120, "hang in the first cell")
-    outcome["pids_while_hung"] = cell_processes(str(tmp))
+    wait_for(hung, 120, "hang in the first round")
+    outcome["pids_while_hung"] = worker_processes(tmp)
+    family = descendants(sweep.pid)  # the fork server, the worker, multiprocessing's resource tracker
+    outcome["family_while_hung"] = family
     outcome["second"] = run_cli("run", long_wait, "--results", results)
+    start = time.monotonic()
     sweep.send_signal(signal.SIGINT)
     outcome["interrupted"] = (sweep.wait(30), *sweep.communicate())
-    outcome["pids_after_interrupt"] = cell_processes(str(tmp))
+    outcome["interrupt_s"] = time.monotonic() - start
+    outcome["pids_after_interrupt"] = worker_processes(tmp)
+    wait_for(lambda: not alive(family), 10, "end of the interrupted sweep's processes")
 
     log.unlink()
     sweep = _start_sweep(long_wait, results, env)
     started.append(sweep)
     wait_for(hung, 120, "hang after the restart")
-    outcome["pids_before_kill"] = cell_processes(str(tmp))
+    outcome["pids_before_kill"] = worker_processes(tmp)
+    family = descendants(sweep.pid)
+    outcome["family_before_kill"] = family
     sweep.kill()
     sweep.wait()
     start = time.monotonic()
-    wait_for(lambda: not cell_processes(str(tmp)), 10, "end of the orphaned cell")
+    wait_for(lambda: not alive(family), 10, "end of the orphaned worker and fork server")
     outcome["orphan_lived_s"] = time.monotonic() - start
     outcome["results_after_kills"] = results.exists() and results.read_text()
 
     log.unlink()
-    outcome["cell_dirs_before"] = sorted(p.name for p in tmp.glob("bench-cell-*"))  # SIGKILL left its own
+    outcome["temporary_before"] = temporary()
     sweep = _start_sweep(long_wait, results, env)
     started.append(sweep)
     wait_for(hung, 120, "hang before SIGTERM")
-    outcome["cell_dirs_while_hung"] = sorted(p.name for p in tmp.glob("bench-cell-*"))
+    family = descendants(sweep.pid)
+    outcome["pids_before_terminate"] = worker_processes(tmp)
     sweep.terminate()  # SIGTERM, as a scheduler or `kill` stops a job
     outcome["terminated"] = (sweep.wait(30), *sweep.communicate())
-    outcome["pids_after_terminate"] = cell_processes(str(tmp))
-    outcome["cell_dirs_after_terminate"] = sorted(p.name for p in tmp.glob("bench-cell-*"))
+    outcome["pids_after_terminate"] = worker_processes(tmp)
+    wait_for(lambda: not alive(family), 10, "end of the terminated sweep's processes")
+    outcome["temporary_after_terminate"] = temporary()
 
     start = time.monotonic()
     outcome["timed"] = run_cli("run", tiny_params(tmp, "short.yaml", batch_sizes=[1, 2], timeout_s=HANG_TIMEOUT_S),
                                "--results", results, "--quiet", env=env)
     outcome["timed_wall_s"] = time.monotonic() - start
-    outcome["pids_at_end"] = cell_processes(str(tmp))
+    outcome["pids_at_end"] = worker_processes(tmp)
     return outcome
 
 
@@ -120,36 +160,40 @@ def test_second_sweep_on_the_same_file_is_refused_not_interleaved(hang_sweep):
     assert hang_sweep["results_after_kills"] is False  # no row from either sweep
 
 
-def test_ctrl_c_stops_the_sweep_and_its_cell(hang_sweep):
+def test_ctrl_c_stops_the_sweep_and_kills_its_workers(hang_sweep):
     code, stdout, stderr = hang_sweep["interrupted"]
-    assert len(hang_sweep["pids_while_hung"]) == 1
+    assert len(hang_sweep["pids_while_hung"]) == 1  # one round of one mode: one worker
+    assert set(hang_sweep["pids_while_hung"]) <= set(hang_sweep["family_while_hung"])  # forked by the sweep's server
     assert code == 130 and stdout == ""
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
-    assert hang_sweep["pids_after_interrupt"] == []
+    assert hang_sweep["pids_after_interrupt"] == []  # killed before the sweep returned
+    assert hang_sweep["interrupt_s"] < 20  # a hung worker gets EXIT_WAIT_S (10 s) to exit, then is killed
 
 
 def test_sigterm_stops_like_ctrl_c_and_cleans_up(hang_sweep):
     code, stdout, stderr = hang_sweep["terminated"]
     assert code == 130 and stdout == "" and "Traceback" not in stderr
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
-    before = hang_sweep["cell_dirs_before"]  # what the SIGKILLed sweep could not remove
-    assert len(hang_sweep["cell_dirs_while_hung"]) == len(before) + 1  # the cell's config folder...
-    assert hang_sweep["cell_dirs_after_terminate"] == before and hang_sweep["pids_after_terminate"] == []  # ...gone
+    assert len(hang_sweep["pids_before_terminate"]) == 1 and hang_sweep["pids_after_terminate"] == []
+    # no temporary folder left behind (the fork server's included), and no process
+    assert hang_sweep["temporary_after_terminate"] == hang_sweep["temporary_before"]
 
 
-def test_sigkilled_sweep_leaves_no_orphan_cell(hang_sweep):
+def test_sigkilled_sweep_leaves_no_orphan_worker(hang_sweep):
     assert len(hang_sweep["pids_before_kill"]) == 1
-    assert hang_sweep["orphan_lived_s"] < 5  # PR_SET_PDEATHSIG: the kernel kills the cell with its sweep
+    assert set(hang_sweep["pids_before_kill"]) < set(hang_sweep["family_before_kill"])  # the fork server too
+    # the fork server exits when its sweep is gone, and PR_SET_PDEATHSIG kills the worker with it
+    assert hang_sweep["orphan_lived_s"] < 5
 
 
-def test_hung_cells_time_out_and_the_sweep_goes_on(hang_sweep):
+def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
     timed, results = hang_sweep["timed"], hang_sweep["results"]
     assert timed.returncode == 0, timed.stderr[-2000:]
-    assert timed.stdout.strip() == f"2 cell processes: 0 already done, 2 timeout -> {results}"
+    assert timed.stdout.strip() == f"2 jobs: 0 already done, 2 timeout -> {results}"
     rows = rows_by_batch(results)
     for row in rows.values():
         assert row.status == "timeout"
         assert row.error.startswith(f"no result after timeout_s={HANG_TIMEOUT_S} s; log: injected fault: hang")
         assert HANG_TIMEOUT_S <= row.duration_s < HANG_TIMEOUT_S + TIMEOUT_SLACK_S
     assert hang_sweep["timed_wall_s"] < 2 * (HANG_TIMEOUT_S + TIMEOUT_SLACK_S)
-    assert hang_sweep["pids_at_end"] == []  # the timeout killed each cell's whole process group
+    assert hang_sweep["pids_at_end"] == []  # the timeout killed each worker's whole process group

@@ -176,3 +176,78 @@ def test_a_full_disk_leaves_whole_rows_only(tmp_path):
     assert path.read_bytes().endswith(b"\n") and path.stat().st_size == 3 * row_bytes
     loaded = read_results(path)
     assert [row.repeat for row in loaded.rows] == [0, 1, 2] and loaded.skipped_lines == []
+
+
+# --- rounds measured in blocks: block i of eager and compiled paired, the rounds averaged -------------
+
+def blocked_row(mode: str, repeat: int, block_ms: tuple, **extra):
+    """One process of vit bs1 whose blocks of five calls have exactly the medians `block_ms`."""
+    from conftest import fixture_samples
+
+    samples = [s for ms in block_ms for s in fixture_samples(ms, 5)]
+    return fixture_row(mode=mode, ms=block_ms[0], repeat=repeat, samples_s=samples,
+                       block_lengths=[5] * len(block_ms), **extra)
+
+
+def test_rounds_pair_their_blocks_and_the_interval_is_over_rounds():
+    from bench_utils.results.aggregate import cells
+    from bench_utils.results.stats import relative_halfwidth, speedup_over_rounds
+
+    # round 2 ran in a slower stretch for both modes: pairing cancels it
+    eager = {0: (2.0, 2.2), 1: (2.0, 2.0), 2: (3.0, 3.0)}
+    compiled = {0: (1.0, 1.0), 1: (1.0, 1.1), 2: (1.5, 1.5)}
+    rows = [blocked_row(m, r, ms[r]) for r in range(3) for m, ms in (("eager", eager), ("default", compiled))]
+    record = next(r for r in cells(rows) if r["mode"] == "default")
+    logs = [np.log(np.array(eager[r]) / np.array(compiled[r])) for r in range(3)]
+    expected = speedup_over_rounds(logs)
+    assert record["paired_rounds"] == 3 and record["outlying_rounds"] == []
+    means = [np.mean(x) for x in logs]  # log 2.0976, log 1.9069, log 2
+    assert record["speedup"] == pytest.approx(np.exp(np.mean(means))) == pytest.approx(expected.speedup)
+    assert (record["speedup_ci95_low"], record["speedup_ci95_high"]) == (
+        pytest.approx(expected.ci95_low), pytest.approx(expected.ci95_high))
+    assert record["speedup_halfwidth"] == pytest.approx(relative_halfwidth(expected))
+    assert record["significant"] and not record["disturbed"]
+    frame = to_dataframe(rows).set_index("mode")
+    assert frame.loc["default", "speedup"] == pytest.approx(expected.speedup)
+    assert frame.loc["default", "eager_ms_median"] == frame.loc["eager", "latency_ms_median"]
+
+
+def test_only_rounds_both_modes_measured_are_paired_and_old_rows_compare_unpaired():
+    from bench_utils.results.aggregate import cells
+    from bench_utils.results.stats import speedup_over_processes
+
+    rows = [blocked_row("eager", r, (2.0, 2.0)) for r in range(3)] + [
+        blocked_row("default", 0, (1.0, 1.0)), blocked_row("default", 1, (1.0, 1.25)),
+        fixture_row(mode="default", status="crashed", repeat=2)]
+    record = next(r for r in cells(rows) if r["mode"] == "default")
+    assert record["paired_rounds"] == 2 and record["repeats_ok"] == 2
+    assert record["speedup"] == pytest.approx(np.exp((np.log(2) + np.log(2) + np.log(2) + np.log(1.6)) / 4))
+    # rows from before blocks (no block_lengths): the processes' medians compared unpaired
+    old = [fixture_row(mode="eager", ms=2.0, repeat=r) for r in range(2)] + [
+        fixture_row(mode="default", ms=ms, repeat=r) for r, ms in enumerate((1.0, 1.1))]
+    record = next(r for r in cells(old) if r["mode"] == "default")
+    expected = speedup_over_processes([r.samples_s for r in old[:2]], [r.samples_s for r in old[2:]])
+    assert record["paired_rounds"] == 0
+    assert (record["speedup"], record["speedup_ci95_low"]) == (pytest.approx(expected.speedup),
+                                                               pytest.approx(expected.ci95_low))
+
+
+def test_a_round_that_disagrees_with_the_others_marks_the_cell_disturbed():
+    from bench_utils.results.aggregate import cells
+
+    compiled_ms = (1.0, 1.01, 0.99, 1.0, 1.6)  # round 4's speedup is far from the others'
+    rows = [blocked_row(m, r, (2.0, 2.0) if m == "eager" else (ms, ms))
+            for r, ms in enumerate(compiled_ms) for m in ("eager", "default")]
+    record = next(r for r in cells(rows) if r["mode"] == "default")
+    assert record["outlying_rounds"] == [4] and record["disturbed"]
+    assert "round(s) 4 disagree with the others more than their spread explains" in record["disturbed_reason"]
+
+
+def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
+    rows = [blocked_row("eager", r, (2.0,)) for r in range(4)] + [
+        blocked_row("default", r, (1.0,), compile_s=s) for r, s in enumerate((30.0, 5.0, 7.0, 6.0))]
+    compiled = to_dataframe(rows).set_index("mode").loc["default"]
+    assert compiled.compile_s == 30.0  # round 0's: with cold_compile, from an empty cache
+    assert compiled.compile_warm_s == 6.0  # the median of the later rounds', each a new process with the cache
+    single = to_dataframe(rows[:1] + rows[4:5]).set_index("mode").loc["default"]
+    assert single.compile_s == 30.0 and single.compile_warm_s is None  # one round: no warm compile measured

@@ -1,34 +1,45 @@
-"""The sweep engine end to end on CPU: tiny models, eager + default, two processes per cell, real subprocesses."""
+"""The sweep engine: rounds in real worker processes on CPU (tiny models, eager + default, two rounds
+per cell), and one round's choreography with stand-in workers (no process, no torch)."""
 
+import math
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
+import bench_utils.sweep.runner as runner
+from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.parameters_file import load_config
+from bench_utils.results.aggregate import cells
 from bench_utils.results.frame import load_dataframe
-from bench_utils.results.rows import read_results
-from bench_utils.sweep.runner import SettingsMismatchError, pending_runs, run_sweep
-from conftest import REPO, run_cli, tiny_params
+from bench_utils.results.rows import BenchResult, cell_fields, read_results
+from bench_utils.results.stats import block_medians_ms
+from bench_utils.sweep.jobs import Round, read_cell_rows
+from bench_utils.sweep.runner import SettingsMismatchError, run_profile, run_sweep
+from bench_utils.sweep.workers import WorkerLost
+from conftest import REPO, run_cli, summary_line, tiny_params
+
+BLOCKS = 2
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sweep")
     params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1], modes=["eager", "default"],
-                         iterations=8, repeats=2)
+                         iterations=8, repeats=2, blocks=BLOCKS, settle_s=0.05)
     results = tmp / "results.jsonl"
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return params, results, proc
 
 
-def test_every_process_yields_a_complete_row_in_alternating_order(sweep):
+def test_every_process_yields_a_complete_row_in_round_order(sweep):
     params, results, proc = sweep
     rows = read_results(results).rows
-    # one pass over every cell per repeat: a cell's processes are spread over the run, eager next to compiled
+    # round r of every cell before round r + 1; within a round, one row per mode
     assert [(r.model, r.batch_size, r.mode, r.repeat) for r in rows] == load_config(params).runs() == [
         ("vit", 1, "eager", 0), ("vit", 1, "default", 0), ("resnet", 1, "eager", 0), ("resnet", 1, "default", 0),
         ("vit", 1, "eager", 1), ("vit", 1, "default", 1), ("resnet", 1, "eager", 1), ("resnet", 1, "default", 1)]
@@ -36,24 +47,52 @@ def test_every_process_yields_a_complete_row_in_alternating_order(sweep):
         assert row.status == "ok", row.error
         assert row.weights == "random" and "tiny config" in row.weights_note
         assert row.device == "cpu" and row.env["torch"] and row.env["transformers"] and row.env["device_name"]
-        # at least `iterations` calls and at least min_time_s (0.1 s) of them
-        assert len(row.samples_s) >= 8 and all(s > 0 for s in row.samples_s) and sum(row.samples_s) >= 0.09
+        # `blocks` blocks of at least ceil(iterations / blocks) calls and min_time_s / blocks seconds each
+        assert len(row.block_lengths) == BLOCKS and sum(row.block_lengths) == len(row.samples_s)
+        assert min(row.block_lengths) >= 4 and len(row.samples_s) >= 8
+        assert all(s > 0 for s in row.samples_s) and sum(row.samples_s) >= 0.09
         assert row.latency_ms_mean == pytest.approx(sum(row.samples_s) / len(row.samples_s) * 1000)
         assert row.warmup_calls >= 1 and row.warmup_s > 0
-        assert row.peak_mem_mb > 100  # the cell process's peak RSS: torch alone is more than this
+        assert row.peak_mem_mb > 100  # the worker's peak RSS: torch alone is more than this
         assert row.num_params > 1000
 
 
-def test_cells_combine_their_processes_and_read_one_eager_number(sweep):
+def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
     _, results, _ = sweep
+    rows = read_results(results).rows
+    for eager, compiled in zip(rows[::2], rows[1::2]):  # the two processes of one round
+        assert (eager.model, eager.repeat) == (compiled.model, compiled.repeat)
+        assert eager.started_at == compiled.started_at or abs(eager.duration_s - compiled.duration_s) < 5
+    logs = results.parent / "logs"
+    for row in rows:
+        text = (logs / f"{row.model}-bs1-{row.mode}-r{row.repeat}.log").read_text()
+        commands = [line for line in text.splitlines() if line.startswith("worker: ")]
+        # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row
+        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", "worker: exit"]
+
+
+def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
+    _, results, _ = sweep
+    rows = read_results(results).rows
     df = load_dataframe(results).set_index(["model", "mode"])
     for model in ("vit", "resnet"):
         eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
         assert eager["repeats"] == compiled["repeats"] == 2 and bool(compiled["between_process"])
         assert eager["latency_ms_ci95_low"] <= eager["latency_ms_median"] <= eager["latency_ms_ci95_high"]
         assert compiled["eager_ms_median"] == eager["latency_ms_median"]  # the eager cell's, exactly
-        assert compiled["speedup"] == pytest.approx(eager["latency_ms_median"] / compiled["latency_ms_median"])
+        # the speedup pairs block i of both modes in each round, then averages the rounds (log scale)
+        rounds = []
+        for repeat in (0, 1):
+            e, c = [next(r for r in rows if (r.model, r.mode, r.repeat) == (model, m, repeat))
+                    for m in ("eager", "default")]
+            ratios = block_medians_ms(e.samples_s, e.block_lengths) / block_medians_ms(c.samples_s, c.block_lengths)
+            rounds.append(np.log(ratios).mean())
+        assert compiled["speedup"] == pytest.approx(math.exp(np.mean(rounds)))
         assert compiled["speedup_ci95_low"] <= compiled["speedup"] <= compiled["speedup_ci95_high"]
+        record = next(r for r in cells(rows) if (r["model"], r["mode"]) == (model, "default"))
+        assert record["paired_rounds"] == 2 and record["speedup"] == compiled["speedup"]
+        assert record["speedup_halfwidth"] == pytest.approx(
+            math.sqrt(compiled["speedup_ci95_high"] / compiled["speedup_ci95_low"]) - 1)
 
 
 def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
@@ -69,18 +108,19 @@ def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
 
 def test_progress_and_one_line_per_process(sweep):
     _, results, proc = sweep
-    assert "%|" in proc.stderr and "process/s" in proc.stderr  # the progress bar
+    assert "%|" in proc.stderr and "round/s" in proc.stderr  # the progress bar, by round
     lines = [line for line in proc.stdout.splitlines() if " ms median of " in line]
     assert len(lines) == 8
     assert any(line.startswith("vit bs=1 default #1: ") and "compile" in line for line in lines)
-    assert proc.stdout.strip().endswith(f"8 cell processes: 0 already done, 8 ok -> {results}")
+    last = proc.stdout.strip().splitlines()[-1]
+    assert summary_line(last, "4 jobs: 0 already done, 8 ok", results), last
 
 
-def test_rerun_resumes_without_repeating_cells(sweep):
+def test_rerun_resumes_without_repeating_rounds(sweep):
     params, results, _ = sweep
     before = results.read_bytes()
     proc = run_cli("run", params, "--results", results)
-    assert proc.returncode == 0 and "8 already done, nothing new" in proc.stdout
+    assert proc.returncode == 0 and proc.stdout.strip() == f"4 jobs: 4 already done, nothing new -> {results}"
     assert results.read_bytes() == before
 
 
@@ -88,12 +128,12 @@ def test_changed_settings_refuse_to_mix_into_the_same_file(sweep, tmp_path):
     params, results, _ = sweep
     other = tiny_params(tmp_path, models=["vit"], batch_sizes=[1], modes=["eager"], iterations=9)
     with pytest.raises(SettingsMismatchError, match="other settings"):
-        pending_runs(load_config(other), results)
+        read_cell_rows(load_config(other), results)
     proc = run_cli("run", other, "--results", results)
     assert proc.returncode == 2 and "other settings" in proc.stderr
 
 
-def test_sweep_killed_between_cells_loses_and_repeats_nothing(tmp_path):
+def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     params = tiny_params(tmp_path, batch_sizes=[1, 2, 3], iterations=4)
     results = tmp_path / "results.jsonl"
     sweep = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
@@ -108,14 +148,115 @@ def test_sweep_killed_between_cells_loses_and_repeats_nothing(tmp_path):
     assert 1 <= len(first) < 3
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert summary_line(last, f"3 jobs: {len(first)} already done, {3 - len(first)} ok", results), last
     lines = results.read_text().splitlines()
     assert lines[: len(first)] == first  # finished rows intact
     assert sorted(r.batch_size for r in read_results(results).rows) == [1, 2, 3]
     assert len(lines) == 3  # nothing measured twice
 
 
+def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
+    summary = runner.SweepSummary(tmp_path / "r.jsonl", total=6, skipped=2, extra_rounds=1, seconds=200.0)
+    summary.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", repeat), status=status,
+                               samples_s=[2.5] * 4, compile_s=None if mode == "eager" else 40.0)
+                   for mode, repeat, status in (("eager", 0, "ok"), ("default", 0, "ok"), ("default", 1, "ok"),
+                                                ("eager", 1, "crashed"))])
+    # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
+    assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
+    assert summary.line() == (f"6 jobs: 2 already done, 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
+                              f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
+    nothing = runner.SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
+    assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
+
+
 def test_in_process_sweep_api(tmp_path):
     cfg = load_config(tiny_params(tmp_path, iterations=3))
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False)
-    assert summary.statuses == {"ok": 1} and summary.skipped == 0
-    assert run_sweep(cfg, tmp_path / "r.jsonl", progress=False).skipped == 1
+    assert summary.statuses == {"ok": 1} and summary.skipped == 0 and summary.total == 1
+    assert 0 < summary.timed_s < summary.seconds
+    again = run_profile(cfg, tmp_path / "r.jsonl", progress=False)  # no studies asked for: the sweep only
+    assert len(again) == 1 and again[0].skipped == 1 and again[0].statuses == {}
+
+
+# --- one round with stand-in workers: the order of the blocks, failures, lost workers ----------------
+
+class FakeWorker:
+    """Stands in for sweep/workers.Worker: records what it is asked, answers as its plan says."""
+
+    def __init__(self, events: list, plan: dict, cfg: BenchConfig):
+        self.events, self.plan, self.cfg = events, plan, cfg
+        self.seconds, self.mode, self.blocks = 1.5, None, 0
+
+    def send(self, command, payload=None):
+        if command == "cell":
+            self.mode = payload["mode"]
+            assert payload["model"] == "vit" and payload["repeat"] == 3 and payload["config"] == self.cfg.to_dict()
+        self.events.append((self.mode, "send " + command))
+
+    def receive(self):
+        self.events.append((self.mode, "receive"))
+        if self.plan.get(self.mode) == "fails to prepare":
+            return "failed", self._row("error", "RuntimeError: no")
+        return "ready", None
+
+    def ask(self, command, payload=None):
+        self.events.append((self.mode, command))
+        if command == "block":
+            self.blocks += 1
+            if self.plan.get(self.mode) == "crashes in block 2" and self.blocks == 2:
+                raise WorkerLost("crashed", "worker process killed by SIGSEGV; log: boom")
+            return "timed", None
+        return "row", self._row("ok", "")
+
+    def close(self):
+        self.events.append((self.mode, "close"))
+
+    def _row(self, status, error):
+        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.mode, "cpu", 3), status=status, error=error).to_json()
+
+
+def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5)
+    events = []
+    monkeypatch.setattr(runner, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    monkeypatch.setattr(runner.time, "sleep", lambda s: events.append((None, f"settle {s}")))
+    rows = runner.run_round(cfg, Round("vit", 1, 3, modes), tmp_path)
+    return rows, events
+
+
+def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch, tmp_path):
+    rows, events = fake_round(monkeypatch, tmp_path, {})
+    assert [(r.mode, r.repeat, r.status) for r in rows] == [("eager", 3, "ok"), ("default", 3, "ok"),
+                                                            ("max-autotune", 3, "ok")]
+    # every worker is sent its cell before any is waited for: they build and compile at once
+    assert events[:6] == [("eager", "send cell"), ("default", "send cell"), ("max-autotune", "send cell"),
+                          ("eager", "receive"), ("default", "receive"), ("max-autotune", "receive")]
+    timed = [(mode, what) for mode, what in events[6:] if what in ("block", "settle 0.5")]
+    settle = (None, "settle 0.5")
+    # A B C, C B A, A B C: each handoff to another worker after settle_s of quiet, none within a worker
+    assert timed == [settle, ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block"),
+                     ("max-autotune", "block"), settle, ("default", "block"), settle, ("eager", "block"),
+                     ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block")]
+    assert events[-6:] == [("eager", "finish"), ("default", "finish"), ("max-autotune", "finish"),
+                           ("eager", "close"), ("default", "close"), ("max-autotune", "close")]
+
+
+def test_a_failed_or_lost_worker_becomes_its_row_and_the_others_go_on(monkeypatch, tmp_path):
+    plan = {"default": "fails to prepare", "max-autotune": "crashes in block 2"}
+    rows, events = fake_round(monkeypatch, tmp_path, plan)
+    eager, default, autotune = rows
+    assert eager.status == "ok"
+    assert (default.status, default.error) == ("error", "RuntimeError: no")  # the worker's own row
+    assert (autotune.status, autotune.error) == ("crashed", "worker process killed by SIGSEGV; log: boom")
+    assert autotune.duration_s == 1.5 and autotune.settings == eager.settings and autotune.repeat == 3
+    assert ("default", "block") not in events  # a failed preparation times nothing
+    assert [m for m, what in events if what == "block"] == ["eager", "max-autotune", "max-autotune", "eager", "eager"]
+    assert [m for m, what in events if what == "finish"] == ["eager"]  # the lost worker is not asked again
+    assert sorted(m for m, what in events if what == "close") == ["default", "eager", "max-autotune"]
+
+
+def test_a_round_of_one_mode_times_its_blocks_back_to_back(monkeypatch, tmp_path):
+    rows, events = fake_round(monkeypatch, tmp_path, {}, modes=("eager",), blocks=4)
+    assert [r.status for r in rows] == ["ok"]
+    assert [what for _, what in events if what in ("block", "settle 0.5")] == ["settle 0.5"] + ["block"] * 4

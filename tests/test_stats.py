@@ -97,3 +97,72 @@ def test_speedup_point_is_the_ratio_of_the_cells_medians_whatever_the_process_co
     assert estimate.ci95_low <= estimate.speedup <= estimate.ci95_high and not estimate.between_process
     both = speedup_over_processes([[0.002] * 10, [0.0022] * 10, [0.0018] * 10], compiled)
     assert both.between_process and both.ci95_low < both.speedup < both.ci95_high
+
+
+# --- rounds: blocks timed in turns (ABBA), a speedup per round, an interval over rounds ---------------
+
+def test_block_medians_split_the_samples_by_block_lengths():
+    from bench_utils.results.stats import block_medians_ms
+
+    samples_s = [0.001, 0.002, 0.003, 0.004, 0.005, 0.006]
+    assert block_medians_ms(samples_s, [2, 4]).tolist() == pytest.approx([1.5, 4.5])  # ms
+    assert block_medians_ms(samples_s, [6]).tolist() == pytest.approx([3.5])  # one block: the process's median
+    assert block_medians_ms(samples_s, [1] * 6).tolist() == pytest.approx([1, 2, 3, 4, 5, 6])
+    for bad in ([2, 3], [0, 6], [3, 3, 1], []):  # not adding up to the samples, or an empty block
+        with pytest.raises(ValueError, match="block_lengths"):
+            block_medians_ms(samples_s, bad)
+
+
+def test_paired_log_ratios_pair_block_i_of_both_modes():
+    from bench_utils.results.stats import paired_log_ratios
+
+    ratios = paired_log_ratios(np.array([2.0, 4.0, 3.0]), np.array([1.0, 1.0]))
+    assert ratios.tolist() == pytest.approx([math.log(2), math.log(4)])  # the unpaired third block is left out
+    assert paired_log_ratios(np.array([5.0]), np.array([5.0])).tolist() == [0.0]
+    with pytest.raises(ValueError, match="at least one timed block"):
+        paired_log_ratios(np.array([]), np.array([1.0]))
+
+
+def test_speedup_over_one_round_is_a_t_interval_over_its_block_pairs():
+    from bench_utils.results.stats import speedup_over_rounds
+
+    # logs 0.1 and 0.3: mean 0.2, sd 0.141421, t(0.975, 1) = 12.7062 -> half-width 1.27062
+    est = speedup_over_rounds([np.array([0.1, 0.3])])
+    assert est.speedup == pytest.approx(math.exp(0.2)) == pytest.approx(1.2214028)
+    assert (est.ci95_low, est.ci95_high) == (pytest.approx(0.34279576), pytest.approx(4.3519346))
+    assert not est.between_process and not est.significant
+    same = speedup_over_rounds([np.log([2.0, 2.0, 2.0])])  # no spread: a zero-width interval
+    assert (same.speedup, same.ci95_low, same.ci95_high) == (pytest.approx(2.0),) * 3 and same.significant
+    single = speedup_over_rounds([np.log([2.0])])  # one block pair: no spread to measure, no interval
+    assert single.speedup == pytest.approx(2.0) and single.ci95_low == 0.0 and math.isinf(single.ci95_high)
+
+
+def test_speedup_over_several_rounds_is_a_t_interval_over_the_round_means():
+    from bench_utils.results.stats import speedup_over_rounds
+
+    # round means 0.2, 0.4, 0.3: mean 0.3, sd 0.1, t(0.975, 2) = 4.30265 -> half-width 0.248414
+    rounds = [np.array([0.1, 0.3]), np.array([0.4]), np.array([0.25, 0.35])]
+    est = speedup_over_rounds(rounds)
+    assert est.speedup == pytest.approx(math.exp(0.3)) == pytest.approx(1.3498588)
+    assert (est.ci95_low, est.ci95_high) == (pytest.approx(1.05294), pytest.approx(1.7305059))
+    assert est.between_process and est.significant
+    assert speedup_over_rounds([*rounds, np.array([])]) == est  # a round without a block pair is left out
+    with pytest.raises(ValueError, match="rounds"):
+        speedup_over_rounds([np.array([])])
+
+
+def test_outlying_rounds_leave_one_out():
+    from bench_utils.results.stats import outlying_rounds
+
+    assert outlying_rounds(np.array([0.0, 0.01, -0.01, 0.005, 1.0])) == [4]  # one stretch far off
+    assert outlying_rounds(np.array([0.0, 0.01, -0.01, 0.005, 0.02])) == []  # within the others' spread
+    assert outlying_rounds(np.array([0.0, 0.01, 5.0])) == []  # fewer than four rounds: never judged
+
+
+def test_relative_halfwidth_on_the_log_scale():
+    from bench_utils.results.stats import SpeedupEstimate, relative_halfwidth
+
+    assert relative_halfwidth(SpeedupEstimate(1.0, 0.8, 1.25)) == pytest.approx(0.25)  # sqrt(1.25 / 0.8) - 1
+    assert relative_halfwidth(SpeedupEstimate(2.0, 2.0, 2.0)) == 0.0
+    assert relative_halfwidth(SpeedupEstimate(2.0, 1.9, 2.1)) == pytest.approx(math.sqrt(2.1 / 1.9) - 1)
+    assert math.isinf(relative_halfwidth(SpeedupEstimate(2.0, 0.0, math.inf)))  # one block pair: no interval

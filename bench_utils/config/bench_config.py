@@ -48,7 +48,13 @@ class BenchConfig:
     max_warmup_s: float = 10.0  # warm-up stops here even if the latency has not settled, seconds per process
     iterations: int = 30  # at least this many timed calls per process (the guide used 300)
     min_time_s: float = 1.0  # and at least this long timing, seconds per process (more samples for fast models)
-    repeats: int = 3  # processes per cell: intervals include the variation between processes
+    repeats: int = 3  # rounds per cell at least: a round is one fresh process per mode, taking turns timing
+    blocks: int = 4  # timed blocks per process in a round, alternating with the other modes' (ABBA order)
+    settle_s: float = 0.25  # idle seconds before each block: the previous process's OpenMP threads stop spinning
+    target_halfwidth: float = 0.0  # stop adding rounds to a cell once its speedup interval is this tight
+    # (relative half-width, e.g. 0.08 = +-8%); 0 = exactly `repeats` rounds
+    budget_min: float = 0.0  # minutes of sweep after which no extra round starts (0 = no extra rounds)
+    max_repeats: int = 12  # rounds per cell at most (extra rounds only with target_halfwidth and budget_min)
     timeout_s: float = 600.0  # wall-clock limit per cell process, seconds
     cold_compile: bool = True  # compile first with an empty compiler cache, then again with it filled
     image: str | None = None  # image path; None = the shipped 640x480 photograph (the guide's geometry)
@@ -65,7 +71,7 @@ class BenchConfig:
         from .validation import check_config  # it reads this module's allowed values: imported on use
 
         check_config(self)
-        for name in ("max_warmup_s", "min_time_s", "timeout_s"):  # `10` and `10.0` s: one setting, one fingerprint
+        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min"):  # `10` and `10.0` s: one setting, one fingerprint
             object.__setattr__(self, name, float(getattr(self, name)))
 
     def cells(self) -> list[tuple[str, int, str]]:
@@ -80,12 +86,21 @@ class BenchConfig:
         return [(m, b, mode, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
                 for mode in self.modes]
 
+    def block_s(self) -> float:
+        """Seconds of timed calls in one block, at least: `min_time_s` per process over its `blocks`."""
+        return self.min_time_s / self.blocks
+
+    def block_calls(self) -> int:
+        """Timed calls in one block, at least: `iterations` per process over its `blocks`."""
+        return max(1, -(-self.iterations // self.blocks))
+
     def settings_fingerprint(self) -> str:
         """Hash of the settings that change a measurement but are not part of a cell's key.
 
         Resuming into a results file written with other settings would mix incomparable rows.
         """
-        skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", *STUDY_FIELDS)
+        skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", "target_halfwidth",
+                "budget_min", "max_repeats", *STUDY_FIELDS)
         keep = {k: v for k, v in self.to_dict().items() if k not in skip}
         if keep["dynamic"] is False:
             del keep["dynamic"]  # static shapes, as before the setting existed: the fingerprint stays

@@ -26,7 +26,8 @@ def _fail(key: str, value, allowed: str) -> None:
 
 
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
-MAX_REPEATS = 100  # processes per cell
+MAX_REPEATS = 100  # rounds (processes per mode) per cell
+MAX_BLOCKS = 1000  # timed blocks per process
 MAX_SECONDS = 7 * 24 * 3600.0  # any duration parameter: a week
 
 
@@ -35,11 +36,12 @@ def _check_count(key: str, value, low: int, high: int, why: str = "") -> None:
         _fail(key, value, f"an integer from {low} to {high:,}{why}")
 
 
-def _check_seconds(key: str, value, allow_zero: bool) -> None:
+def _check_seconds(key: str, value, allow_zero: bool, unit: str = "seconds", per_second: float = 1.0) -> None:
     # NaN passes "<= 0" and would make the runner wait forever for a hung cell; so would infinity.
     low_ok = (lambda v: v >= 0) if allow_zero else (lambda v: v > 0)
-    if type(value) not in (int, float) or not math.isfinite(value) or not low_ok(value) or value > MAX_SECONDS:
-        _fail(key, value, f"a finite number of seconds {'>= 0' if allow_zero else '> 0'}, at most {MAX_SECONDS:g}")
+    most = MAX_SECONDS * per_second
+    if type(value) not in (int, float) or not math.isfinite(value) or not low_ok(value) or value > most:
+        _fail(key, value, f"a finite number of {unit} {'>= 0' if allow_zero else '> 0'}, at most {most:g}")
 
 
 def _check_checkpoints(cfg: BenchConfig) -> None:
@@ -117,6 +119,12 @@ def check_config(cfg: BenchConfig) -> None:
     _check_count("warmup", cfg.warmup, 0, MAX_CALLS)
     _check_count("iterations", cfg.iterations, 2, MAX_CALLS, " (a spread needs two samples)")
     _check_count("repeats", cfg.repeats, 1, MAX_REPEATS)
+    _check_count("max_repeats", cfg.max_repeats, 1, MAX_REPEATS)
+    _check_count("blocks", cfg.blocks, 1, MAX_BLOCKS)
+    _check_seconds("settle_s", cfg.settle_s, allow_zero=True)
+    _check_seconds("budget_min", cfg.budget_min, allow_zero=True, unit="minutes", per_second=1 / 60)
+    if type(cfg.target_halfwidth) not in (int, float) or not 0 <= cfg.target_halfwidth < 1:
+        _fail("target_halfwidth", cfg.target_halfwidth, "a fraction from 0 (off) to below 1, e.g. 0.08 for +-8%")
     _check_seconds("min_time_s", cfg.min_time_s, allow_zero=True)
     _check_seconds("max_warmup_s", cfg.max_warmup_s, allow_zero=True)
     _check_seconds("timeout_s", cfg.timeout_s, allow_zero=False)

@@ -1,15 +1,14 @@
-"""Measure one process of a cell (model, batch size, mode, repeat) and return its row.
+"""Measure one process of a cell (model, batch size, mode, round) and return its row.
 
-Order of work, all under torch.inference_mode():
+A `CellProcess` lives in a worker process that never runs another mode (the runner's round starts
+one per mode of the cell, and they take turns timing blocks; see sweep/runner.py). Order of work,
+all under torch.inference_mode():
 1. build the model and the batch;
-2. mode "eager": warm up until steady, then time eager calls (schedule: a count and a duration);
-   a compile mode: one eager call as the accuracy reference, reset dynamo, compile with static
-   shapes and time the first call (compile_s), warm the compiled model up until steady, compare its
-   output with eager, then time compiled calls only.
-Each mode is timed alone in its own process: the eager figure of a cell is its eager cell's, the one
-every table, chart and speedup reads (frame.to_dataframe pairs them). Why not alternate eager and
-compiled blocks in one process: see the README's "How it measures".
-Any failure becomes the row's status; `runner` runs this in a subprocess per cell and repeat.
+2. mode "eager": warm up until steady; a compile mode: one eager call as the accuracy reference,
+   reset dynamo, compile and time the first call (compile_s), warm up until steady, compare one
+   output with eager's (before timing: no reference output stays on the device while timing);
+3. time blocks of calls when asked; 4. the row, and with `profile` (round 0) the profiler's pass.
+Any failure becomes the row's status.
 """
 
 from __future__ import annotations
@@ -57,57 +56,26 @@ def accuracy_numerics(cfg: BenchConfig, device: str) -> str:
 
 
 def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
-    """Warm `fn` up until steady, then time it: the row's samples, warm-up record and the machine's
-    load from others while timing. CUDA peak memory counts from the end of warm-up: steady-state
-    inference (weights, activations, a CUDA-graph pool), not compiling or autotuning."""
-    warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, schedule.warmup_window_s(cfg.min_time_s),
-                               cfg.max_warmup_s)
-    _reset_peak_memory(device)
+    """Warm `fn` up until steady, then time it in one stretch (the studies' schedule): the samples,
+    warm-up record and the machine's load from others while timing."""
+    fields = warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
     before = machine_load.snapshot()
-    samples = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
+    fields["samples_s"] = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
     load = machine_load.between(before, machine_load.snapshot())
-    return {"samples_s": samples, "warmup_calls": warmup.calls, "warmup_s": warmup.seconds,
-            "warmup_steady": warmup.steady, "others_cpu_pct": load.others_cpu_pct if load else None,
-            "steal_pct": load.steal_pct if load else None}
+    return fields | {"others_cpu_pct": load.others_cpu_pct if load else None,
+                     "steal_pct": load.steal_pct if load else None}
+
+
+def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float) -> dict:
+    """Untimed calls until the latency is steady (or max_warmup_s): the row's warm-up record."""
+    warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, window_s, cfg.max_warmup_s)
+    return {"warmup_calls": warmup.calls, "warmup_s": warmup.seconds, "warmup_steady": warmup.steady}
 
 
 def _reset_peak_memory(device: str) -> None:
     """CUDA: the next peak counts from here (the compiled peak must not include eager's)."""
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-
-
-def _time_compiled(model, inputs, reference, fp64_reference, cfg: BenchConfig, mode: str, device: str,
-                   task: str, cold: bool, fault: str | None) -> tuple[dict, object]:
-    """The compiled process's fields, and the compiled callable (for the profiler pass)."""
-    from torch._dynamo.utils import counters
-
-    torch._dynamo.reset()  # a fresh cache: nothing compiled for another cell is reused in-process
-    clear_graph_stats()
-    faults.maybe_inject("compile", fault)
-    compiled_model = torch.compile(model, mode=mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
-    compiled = lambda: compiled_model(**inputs)  # noqa: E731
-    fields = {"compile_s": time_once(compiled, device)}
-    fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
-    if cold:  # again, as a new process would: in-memory state gone, on-disk cache filled
-        torch._dynamo.reset()
-        clear_graph_stats()  # count the graphs and breaks of one compile, not two
-        fields["compile_warm_s"] = time_once(compiled, device)
-    frames_after_first_call = int(counters["frames"]["total"])
-    fields.update(timed_phase(compiled, cfg, device, EXTRA_WARMUP_CALLS[mode]))
-    output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
-    fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
-    numerics = accuracy_numerics(cfg, device)
-    if fp64_reference is not None:
-        fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
-        fields["accuracy_reference"] = "float64"
-    else:
-        fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"], numerics)
-        fields["accuracy_reference"] = "eager"
-    fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
-    del output
-    fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
-    return fields, compiled
 
 
 @contextlib.contextmanager
@@ -191,31 +159,132 @@ def process_inputs(cfg: BenchConfig, spec, model, batch_size: int, device: str) 
     return to_channels_last(model, inputs) if cfg.channels_last else inputs
 
 
-def _measure(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int, device: str,
-             fault: str | None, fields: dict, trace_path: Path | None) -> None:
-    faults.maybe_inject("load", fault)
-    spec, loaded = load_for_process(cfg, model_name, device, fields)
-    fields["num_params"] = loaded.num_params
-    inputs = process_inputs(cfg, spec, loaded.model, batch_size, device)
-    with torch.inference_mode(), precision_context(cfg, device):
+class CellProcess:
+    """One mode of one cell in this process, the way a runner's round uses it: `prepare` builds the
+    model (a compiled mode: compiles it and checks its output against eager), warms it up until
+    steady; `time_block` times one block of calls whenever the runner asks (the other modes of the
+    round take turns in their own processes); `finish` returns the row. A failure at any step is
+    kept (`failed`) and becomes the row's status; what was measured before it stays in the row."""
+
+    def __init__(self, cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0,
+                 trace_path: Path | None = None):
+        self.cfg, self.mode, self.repeat, self.trace_path = cfg, mode, repeat, trace_path
+        self.model_name, self.batch_size = model_name, batch_size
+        self.device = environment.resolve_device(cfg.device)
+        self.identity = cell_fields(cfg, model_name, batch_size, mode, self.device, repeat)
+        self.fault = faults.planned_fault(model_name, batch_size, mode)
+        self.fields: dict = {"samples_s": [], "block_lengths": []}
+        self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
+        self.started = dt.datetime.now(dt.timezone.utc)
+        self.clock = time.perf_counter()
+        self.call = None
+        self._contexts = contextlib.ExitStack()
+        self._loads: list = []  # machine_load.Load of each block
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
+    def _guarded(self, step) -> None:
+        if self.failed:
+            return
+        try:
+            step()
+        except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
+            self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
+            self.call = None
+            self._contexts.close()
+            if self.device == "cuda":
+                release_cuda_memory()
+
+    def prepare(self) -> None:
+        self._guarded(self._prepare)
+
+    def _prepare(self) -> None:
+        cfg, device = self.cfg, self.device
+        faults.maybe_inject("load", self.fault)
+        spec, loaded = load_for_process(cfg, self.model_name, device, self.fields)
+        self.fields["num_params"] = loaded.num_params
+        inputs = process_inputs(cfg, spec, loaded.model, self.batch_size, device)
+        self._contexts.enter_context(torch.inference_mode())
+        self._contexts.enter_context(precision_context(cfg, device))
         eager = lambda: loaded.model(**inputs)  # noqa: E731
-        faults.maybe_inject("eager", fault)
-        if mode == "eager":
-            fields.update(timed_phase(eager, cfg, device))
-            timed = eager
+        faults.maybe_inject("eager", self.fault)
+        if self.mode == "eager":
+            self.call = eager
+            self.fields.update(warm_up(eager, cfg, device, 0, cfg.block_s()))
         else:
-            reference = eager()
-            fp64_reference = _fp64_reference(loaded.model, inputs, cfg)
-            # the whole compiled life of the cell, warm-up included: CUDA-graph recording and
-            # autotuning may still write kernels to the cache after the first call
-            cold = cfg.cold_compile and repeat == 0  # later repeats compile with the cache it filled
-            with _compiler_cache(empty=cold):
-                compiled_fields, timed = _time_compiled(loaded.model, inputs, reference, fp64_reference, cfg,
-                                                        mode, device, spec.task, cold, fault)
-                fields.update(compiled_fields)
-        fields.update(_latency_fields(fields["samples_s"]), **_peak_mem_mb(device))
-        if cfg.profile and repeat == 0:  # one process per cell is enough to explain it
-            fields.update(_profile(timed, device, trace_path))
+            self.call = self._compile(loaded.model, inputs, spec.task)
+        _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
+
+    def _compile(self, model, inputs: dict, task: str):
+        """Compile `model`, time its first call (compile_s), warm it up, then compare one output with
+        eager's before any timing, so no reference output stays on the device while timing."""
+        from torch._dynamo.utils import counters
+
+        cfg, device, fields = self.cfg, self.device, self.fields
+        reference = model(**inputs)
+        fp64_reference = _fp64_reference(model, inputs, cfg)
+        # the whole compiled life of the process, warm-up and timing included: CUDA-graph recording
+        # and autotuning may still write kernels to the cache after the first call
+        # later rounds compile in new processes with the cache it filled: their compile_s is the warm
+        # compile a new process pays (results/aggregate.py), every in-process cache included
+        cold = cfg.cold_compile and self.repeat == 0
+        self._contexts.enter_context(_compiler_cache(empty=cold))
+        torch._dynamo.reset()  # a fresh cache: nothing compiled for another job is reused in-process
+        clear_graph_stats()
+        faults.maybe_inject("compile", self.fault)
+        compiled_model = torch.compile(model, mode=self.mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
+        compiled = lambda: compiled_model(**inputs)  # noqa: E731
+        fields["compile_s"] = time_once(compiled, device)
+        fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
+        frames_after_first_call = int(counters["frames"]["total"])
+        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[self.mode], cfg.block_s()))
+        output = compiled()  # compare now: CUDA-graph outputs are overwritten by the next replay
+        fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
+        if fp64_reference is not None:
+            fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
+            fields["accuracy_reference"] = "float64"
+        else:
+            fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"],
+                                                              accuracy_numerics(cfg, device))
+            fields["accuracy_reference"] = "eager"
+        fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
+        del output, reference, fp64_reference
+        fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
+        return compiled
+
+    def time_block(self) -> None:
+        """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds."""
+        self._guarded(self._time_block)
+
+    def _time_block(self) -> None:
+        before = machine_load.snapshot()
+        samples = time_calls(self.call, self.device, self.cfg.block_calls(), self.cfg.block_s())
+        self._loads.append(machine_load.between(before, machine_load.snapshot()))
+        self.fields["samples_s"] += samples
+        self.fields["block_lengths"].append(len(samples))
+
+    def finish(self) -> BenchResult:
+        """The row: latency, peak memory of the timed blocks, then (profile, round 0) the profiler's
+        pass; a failure at any step before is the row's status."""
+        self._guarded(self._finish)
+        self._contexts.close()
+        status, error = self.failure or ("ok", "")
+        return BenchResult(**self.identity, status=status, error=error, env=environment.collect(self.device),
+                           started_at=self.started.isoformat(timespec="seconds"),
+                           duration_s=time.perf_counter() - self.clock, **self.fields)
+
+    def _finish(self) -> None:
+        if not self.fields["samples_s"]:
+            return
+        loads = [load for load in self._loads if load is not None]
+        self.fields.update(_latency_fields(self.fields["samples_s"]), **_peak_mem_mb(self.device))
+        if loads:  # the blocks' mean: each block is about as long as the others
+            self.fields["others_cpu_pct"] = sum(load.others_cpu_pct for load in loads) / len(loads)
+            self.fields["steal_pct"] = sum(load.steal_pct for load in loads) / len(loads)
+        if self.cfg.profile and self.repeat == 0:  # one process per cell is enough to explain it
+            self.fields.update(_profile(self.call, self.device, self.trace_path))
 
 
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
@@ -249,14 +318,13 @@ def release_cuda_memory() -> None:
 
 def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0,
                  trace_path: Path | None = None) -> BenchResult:
-    """Measure one process of a cell; never raises for a failure of the cell itself (it becomes the
-    status). With `cold_compile`, repeat 0 compiles with an empty compiler cache; later repeats
-    compile with the cache it filled. With `profile`, repeat 0 also writes its trace to `trace_path`."""
-    fault = faults.planned_fault(model_name, batch_size, mode)
-    device = environment.resolve_device(cfg.device)
-    return measured_row(BenchResult, cell_fields(cfg, model_name, batch_size, mode, device, repeat), device,
-                        lambda fields: _measure(cfg, model_name, batch_size, mode, repeat, device, fault, fields,
-                                                trace_path))
+    """One process's row of a cell measured alone (no other mode taking turns): prepared, then
+    cfg.blocks blocks in a row. Never raises for a failure of the cell itself (it becomes the status)."""
+    process = CellProcess(cfg, model_name, batch_size, mode, repeat, trace_path)
+    process.prepare()
+    for _ in range(cfg.blocks):
+        process.time_block()
+    return process.finish()
 
 
 def measured_row(row_type, identity: dict, device: str, work):

@@ -174,14 +174,12 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
     from ..results.writer import NotAResultsFileError, ResultsLockedError
-    from ..sweep.runner import SettingsMismatchError, run_sweep
-    from ..sweep.studies import run_studies, study_runs
+    from ..sweep.runner import SettingsMismatchError, run_profile
 
-    print(f"[report] {params.name}: measuring {len(cfg.runs())} cell processes -> {results}", file=sys.stderr)
+    print(f"[report] {params.name}: measuring -> {results}", file=sys.stderr)
     try:
-        print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
-        if study_runs(cfg):
-            print(f"[report] {run_studies(cfg, results)}", file=sys.stderr)
+        for summary in run_profile(cfg, results):
+            print(f"[report] {summary.line()}", file=sys.stderr)
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         return f"{type(err).__name__}: {err}"
     return ""

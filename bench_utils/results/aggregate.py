@@ -13,7 +13,10 @@ import math
 from ..config.bench_config import variant_name
 from ..config.modes import CUDAGRAPH_MODES
 from ..measure import machine_load
-from .stats import DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes, summarize_runs
+import numpy as np
+
+from .stats import (LatencySummary, block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement,
+                    relative_halfwidth, speedup_over_processes, speedup_over_rounds, summarize_runs)
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
@@ -29,19 +32,6 @@ _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads", "cpu_count": "cpu_count",
                "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
-
-
-def warm_compile_s(first, later: list):
-    """What a compile costs once the compiler cache is filled (s): the first process's second compile
-    (cold_compile), else the median compile of the later processes, which find the cache the first
-    one filled; None when no process compiled warm."""
-    if first.compile_warm_s is not None:
-        return first.compile_warm_s
-    times = sorted(row.compile_s for row in later if row.compile_s is not None)
-    if not times:
-        return None
-    middle = len(times) // 2
-    return times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
 
 
 def _largest(values):
@@ -77,14 +67,10 @@ def _latency(summary: LatencySummary | None) -> dict:
 def _disturbance(record: dict) -> str:
     """Why a cell's numbers may not be the machine's own: "" when nothing says so."""
     reasons = []
-    if (record["process_spread"] or 0) > DISAGREEING_REPEATS:
-        reasons.append(f"{record['mode']} processes disagree by {record['process_spread']:.0%}")
     if (record["others_cpu_pct"] or 0) > machine_load.DISTURBED_PCT:
         reasons.append(f"other processes used {record['others_cpu_pct']:.0f}% of the CPU")
     if (record["steal_pct"] or 0) > machine_load.DISTURBED_PCT:
         reasons.append(f"hypervisor stole {record['steal_pct']:.0f}%")
-    if record["warmup_steady"] is False:
-        reasons.append("warm-up did not settle")
     return "; ".join(reasons)
 
 
@@ -114,12 +100,19 @@ def combine(rows: list) -> dict:
     record["repeats"], record["repeats_ok"] = len(rows), len(ok)
     record |= {name: _largest(getattr(row, name) for row in ok) for name in _LARGEST}
     record |= {name: sorted({r for row in ok for r in getattr(row, name)}) for name in _LISTS}
-    record["compile_warm_s"] = warm_compile_s(first, [row for row in ok if row is not first])
     record["accuracy_ok"] = None if not ok or any(r.accuracy_ok is None for r in ok) else all(r.accuracy_ok for r in ok)
     record["task_agreement"] = min((r.task_agreement for r in ok if r.task_agreement is not None), default=None)
     record["warmup_steady"] = None if not ok else all(r.warmup_steady is not False for r in ok)
     record["duration_s"] = sum(row.duration_s or 0.0 for row in rows)
+    warm = sorted(row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None)
+    if warm:  # later rounds compile in new processes with the cache round 0 filled: what a restart pays
+        record["compile_warm_s"] = warm[len(warm) // 2]
     record["samples_s"] = [row.samples_s for row in ok]
+    # round -> block medians, ms (rows from before blocks: the whole process as one block)
+    record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths or [len(row.samples_s)])
+                                 for row in ok}
+    record["blocked"] = bool(ok) and all(row.block_lengths for row in ok)
+    record["target_halfwidth"] = first.target_halfwidth
     summary = summarize_runs(record["samples_s"]) if ok else None
     record |= _latency(summary)
     record["noisy"] = bool(summary and summary.noisy)
@@ -131,7 +124,8 @@ def combine(rows: list) -> dict:
 EAGER_PROFILE = ("profile_ops_per_call", "profile_op_ms", "profile_overhead_ms", "profile_call_ms",
                  "profile_kernels_per_call", "profile_device_ms", "profile_top_ops")  # beside a compiled cell's own
 _SPEEDUP = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
-            "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct")
+            "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct", "speedup_halfwidth",
+            "paired_rounds")
 
 
 def _run(row) -> tuple:
@@ -147,7 +141,8 @@ def _baseline_key(record: dict) -> tuple:
 
 def _pair(record: dict, eager: dict | None) -> dict:
     """The eager columns and the speedup of `record` against its eager cell (NaN without one)."""
-    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False} | {f"eager_{n}": None for n in EAGER_PROFILE}
+    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False, "paired_rounds": 0, "outlying_rounds": []} | {
+        f"eager_{n}": None for n in EAGER_PROFILE}
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return empty
     fields = {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
@@ -155,11 +150,25 @@ def _pair(record: dict, eager: dict | None) -> dict:
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
     if record is eager:
         return fields | {"speedup": 1.0, "speedup_ci95_low": 1.0, "speedup_ci95_high": 1.0, "significant": False,
-                         "improvement_pct": 0.0}
-    estimate = speedup_over_processes(eager["samples_s"], record["samples_s"])
+                         "improvement_pct": 0.0, "speedup_halfwidth": 0.0, "paired_rounds": 0, "outlying_rounds": []}
+    estimate, rounds, outliers = _speedup(eager, record)
     return fields | {"speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low,
                      "speedup_ci95_high": estimate.ci95_high, "significant": estimate.significant,
+                     "speedup_halfwidth": relative_halfwidth(estimate), "paired_rounds": rounds,
+                     "outlying_rounds": outliers,
                      "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"])}
+
+
+def _speedup(eager: dict, record: dict):
+    """(SpeedupEstimate, rounds paired, outlying rounds): over the rounds both cells measured in blocks
+    (stats.speedup_over_rounds); rows from before blocks, or no common round: the processes' medians
+    compared unpaired (stats.speedup_over_processes)."""
+    common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
+    if not (eager["blocked"] and record["blocked"] and common):
+        return speedup_over_processes(eager["samples_s"], record["samples_s"]), 0, []
+    rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
+    outliers = [common[i] for i in outlying_rounds(np.array([r.mean() for r in rounds]))]
+    return speedup_over_rounds(rounds), len(common), outliers
 
 
 def cells(rows) -> list[dict]:
@@ -175,6 +184,9 @@ def cells(rows) -> list[dict]:
         baseline = eager.get(_baseline_key(record))
         record |= _pair(record, baseline)
         reasons = [_disturbance(record)] + ([_disturbance(baseline)] if baseline and baseline is not record else [])
+        if record.get("outlying_rounds"):
+            reasons.append(f"round(s) {', '.join(map(str, record['outlying_rounds']))} disagree with the others "
+                           "more than their spread explains")
         record["disturbed_reason"] = "; ".join(r for r in reasons if r)
         record["disturbed"] = bool(record["disturbed_reason"])
     return records

@@ -37,6 +37,7 @@ class BenchResult:
     warmup: int = 0  # the config's minimum warm-up calls
     iterations: int = 0  # the config's minimum timed calls
     min_time_s: float = 0.0  # the config's minimum timed duration per mode, seconds
+    target_halfwidth: float = 0.0  # the config's precision target for the cell's speedup (0: none)
     autocast: bool = False  # torch.autocast(dtype) around float32 weights
     channels_last: bool = False  # channels_last memory format for the model and 4-D inputs
     # --- this process's latency for the row's mode, milliseconds (the cell's statistics over all its
@@ -51,7 +52,7 @@ class BenchResult:
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    compile_warm_s: float | None = None  # the same after a dynamo reset, with the compiler cache compile_s filled
+    compile_warm_s: float | None = None  # rows before rounds: the same compile again in-process; a cell's figure is now its later rounds' compile_s
     peak_mem_mb: float | None = None  # CUDA max allocated while timing (after warm-up), or the process's peak RSS on CPU
     peak_reserved_mb: float | None = None  # CUDA max reserved by the caching allocator while timing
     max_abs_diff: float | None = None  # compiled vs eager output
@@ -83,6 +84,9 @@ class BenchResult:
     profile_trace: str = ""  # the trace's file name in the results folder's traces/ (Perfetto, TensorBoard)
     # --- raw samples, seconds ---
     samples_s: list[float] = field(default_factory=list)
+    # calls in each timed block, in order (sum = len(samples_s)); the round's other modes timed their
+    # blocks in between (ABBA), so block i of two modes of one round were timed moments apart
+    block_lengths: list[int] = field(default_factory=list)
     # --- provenance ---
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC
@@ -118,7 +122,8 @@ def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
                 batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
-                iterations=cfg.iterations, min_time_s=cfg.min_time_s, autocast=cfg.autocast,
+                iterations=cfg.iterations, min_time_s=cfg.min_time_s, target_halfwidth=cfg.target_halfwidth,
+                autocast=cfg.autocast,
                 channels_last=cfg.channels_last)
 
 

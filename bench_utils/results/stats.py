@@ -190,6 +190,77 @@ def speedup_over_processes(baseline_runs, candidate_runs) -> SpeedupEstimate:
     return SpeedupEstimate(math.exp(point), math.exp(point - half), math.exp(point + half), True)
 
 
+def block_medians_ms(samples_s, block_lengths) -> np.ndarray:
+    """The median of each timed block of one process, ms (block_lengths: calls per block, in order)."""
+    values = np.asarray(samples_s, dtype=float) * 1000.0
+    lengths = [int(n) for n in block_lengths]
+    if any(n < 1 for n in lengths) or sum(lengths) != values.size:
+        raise ValueError(f"block_lengths: {lengths} do not split {values.size} samples; allowed: positive "
+                         "counts that add up to the number of samples")
+    edges = np.cumsum([0, *lengths])
+    return np.array([np.median(values[a:b]) for a, b in zip(edges[:-1], edges[1:])])
+
+
+def paired_log_ratios(baseline_blocks_ms: np.ndarray, candidate_blocks_ms: np.ndarray) -> np.ndarray:
+    """log(baseline / candidate) of each block pair of one round: block i of both modes was timed
+    moments apart (ABBA order), so the machine's drift over the round cancels in each ratio."""
+    pairs = min(baseline_blocks_ms.size, candidate_blocks_ms.size)
+    if pairs < 1:
+        raise ValueError("a round needs at least one timed block of each mode")
+    return np.log(baseline_blocks_ms[:pairs]) - np.log(candidate_blocks_ms[:pairs])
+
+
+def _t_interval(logs: np.ndarray, between_process: bool) -> SpeedupEstimate:
+    from scipy.stats import t
+
+    point = float(logs.mean())
+    spread = float(logs.std(ddof=1)) if logs.size > 1 else 0.0
+    half = float(t.ppf(0.975, logs.size - 1)) * spread / math.sqrt(logs.size) if logs.size > 1 else math.inf
+    if half == 0.0:
+        return SpeedupEstimate(math.exp(point), math.exp(point), math.exp(point), between_process)
+    return SpeedupEstimate(math.exp(point), math.exp(point - half), math.exp(point + half), between_process)
+
+
+def speedup_over_rounds(rounds: list[np.ndarray]) -> SpeedupEstimate:
+    """Speedup of a candidate over a baseline from paired rounds: each round's paired_log_ratios.
+
+    A round's estimate is the mean of its block pairs' log ratios; two or more rounds: a t-interval
+    over the rounds (each a fresh pair of processes at another time of the run, so the variation of
+    the machine's state between stretches and between processes is inside it). One round: a
+    t-interval over its block pairs, which sees only the variation within that stretch
+    (between_process False says so)."""
+    rounds = [np.asarray(r, dtype=float) for r in rounds if np.size(r)]
+    if not rounds:
+        raise ValueError("rounds: at least one round with a block pair is needed")
+    if len(rounds) == 1:
+        return _t_interval(rounds[0], between_process=False)
+    return _t_interval(np.array([r.mean() for r in rounds]), between_process=True)
+
+
+def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int]:
+    """Indices of rounds whose speedup lies outside the 99% prediction interval of the other rounds
+    (leave one out): a stretch whose ratio disagrees more than the rounds' spread explains."""
+    from scipy.stats import t
+
+    logs = np.asarray(round_logs, dtype=float)
+    if logs.size < 4:  # three others at least, for a spread worth the name
+        return []
+    out = []
+    for i in range(logs.size):
+        others = np.delete(logs, i)
+        limit = float(t.ppf(quantile, others.size - 1)) * others.std(ddof=1) * math.sqrt(1 + 1 / others.size)
+        if abs(logs[i] - others.mean()) > limit:
+            out.append(i)
+    return out
+
+
+def relative_halfwidth(estimate: SpeedupEstimate) -> float:
+    """Half the interval's width on the log scale, as a fraction: sqrt(high / low) - 1 (0.08 = +-8%)."""
+    if not (estimate.ci95_low > 0 and math.isfinite(estimate.ci95_high)):
+        return math.inf
+    return math.sqrt(estimate.ci95_high / estimate.ci95_low) - 1.0
+
+
 def percent_improvement(eager_ms: float, compiled_ms: float) -> float:
     """The guide's 'percentage improvement': time saved relative to eager, in percent."""
     return (eager_ms - compiled_ms) / eager_ms * 100.0

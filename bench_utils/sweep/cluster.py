@@ -1,10 +1,13 @@
-"""Run sweeps on a Ray cluster: each cell is a Ray task on a worker that has the profile's GPU type,
-and each row comes back to this process, which writes it with the same ResultsWriter as a local run.
+"""Run sweeps on a Ray cluster: each round (a cell's modes measured together) is a Ray task on a
+worker that has the profile's GPU type, and its rows come back to this process, which writes them with
+the same ResultsWriter as a local run; then each profile's studies, as one task.
 
-A task runs its cell exactly as the local runner does (runner.run_cell_subprocess: a process of its
-own, timeout_s, a crashed cell becomes a row), then tags the row's env with the Ray node, worker and
-GPU. A task whose worker or node dies is retried by Ray (max_retries); if it still fails, this process
-writes a "crashed" row for the cell. Rows are written as tasks finish, so resume works as locally.
+A task runs its round exactly as the local runner does (runner.run_round: a worker process per mode,
+timeout_s, a crashed worker becomes a row), then tags the rows' env with the Ray node, worker and
+GPU. A cell's later rounds start only after its round 0 ended, so they compile with the cache it
+filled. A task whose worker or node dies is retried by Ray (max_retries); if it still fails, this
+process writes "crashed" rows for the round. Rows are written as tasks finish, so resume works as
+locally. The first `repeats` rounds run on Ray; extra rounds for precision are a local run's.
 Ray is imported here only, and lazily: `pip install 'compile-bench[cluster]'`. No torch import.
 """
 
@@ -25,7 +28,8 @@ from ..config.bench_config import BenchConfig, ConfigError
 from ..config.validation import config_from_dict
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
-from .runner import SweepSummary, cell_line, failure_row, default_results_path, pending_runs, run_cell_subprocess
+from .jobs import Round, done_keys, first_rounds, read_cell_rows, round_pending
+from .runner import SweepSummary, cell_line, default_results_path, failure_row, run_round, run_study
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
 
@@ -84,16 +88,24 @@ def task_options(cfg: BenchConfig, cluster_has_gpus: bool, cpus_per_cell: int = 
     return options
 
 
-def run_cell_task(cfg_values: dict, cell: tuple, log_dir: str, env: dict) -> dict:
-    """In a Ray worker: run one cell as the local runner does; the row as a dict, tagged with where."""
+def run_round_task(cfg_values: dict, round_: Round, results_dir: str, env: dict) -> list[dict]:
+    """In a Ray worker: run one round as the local runner does; its rows as dicts, tagged with where."""
     import ray
 
-    with _environ(env):  # the cell process inherits it (threads, caches, test faults); the worker is reused
-        row = run_cell_subprocess(config_from_dict(cfg_values), tuple(cell), _writable_dir(Path(log_dir)))
+    with _environ(env):  # the workers get it (threads, caches, test faults); the Ray worker is reused
+        rows = run_round(config_from_dict(cfg_values), round_, _writable_dir(Path(results_dir)))
     context = ray.get_runtime_context()
-    where = {"hostname": socket.gethostname(), **row.env, "ray_node_id": context.get_node_id(),
+    where = {"hostname": socket.gethostname(), "ray_node_id": context.get_node_id(),
              "ray_worker_pid": os.getpid(), "ray_gpu_ids": [str(i) for i in ray.get_gpu_ids()]}
-    return dataclasses.asdict(dataclasses.replace(row, env=where))
+    return [dataclasses.asdict(dataclasses.replace(row, env={**row.env, **where})) for row in rows]
+
+
+def run_studies_task(cfg_values: dict, jobs: list, results_path: str, env: dict) -> list[tuple[str, dict]]:
+    """In a Ray worker: a profile's pending study processes in turn (whole-model compile before the
+    cache artifacts it leaves); (kind, row as a dict) each."""
+    with _environ(env):
+        cfg = config_from_dict(cfg_values)
+        return [(job.kind, dataclasses.asdict(run_study(cfg, job, Path(results_path)))) for job in jobs]
 
 
 @contextmanager
@@ -175,53 +187,84 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
         _check_feasible(ray, configs, options)
         with ExitStack() as stack:
             writers = [stack.enter_context(ResultsWriter(path)) for path in paths]
-            jobs, summaries = _submit(ray, configs, paths, options, retry_failed, max_retries, env or {})
-            _collect(ray, jobs, configs, writers, summaries, max_retries, progress)
-        return summaries
+            submit, summaries = _submit(ray, configs, paths, options, retry_failed, max_retries, env or {})
+            _collect(ray, submit, configs, writers, summaries, max_retries, progress)
+        return summaries + _run_studies(ray, configs, paths, options, env or {})
     finally:
         if started_here:
             ray.shutdown()
 
 
 def _submit(ray, configs, paths, options, retry_failed, max_retries, env) -> tuple[dict, list]:
-    """Every pending cell of every profile as a Ray task; pending cells of all profiles are read first,
-    so a profile refused for its results file stops the run before any task starts."""
-    todos = [pending_runs(cfg, path, retry_failed) for cfg, path in zip(configs, paths)]
-    summaries = [SweepSummary(path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
+    """Round 0 of every pending cell of every profile as a Ray task (pending rounds of all profiles are
+    read first, so a profile refused for its results file stops the run before any task starts); a
+    cell's later rounds wait for its round 0 (`_collect` submits them): they compile warm with the
+    cache it filled, on any node that shares it."""
+    todos = []
+    for cfg, path in zip(configs, paths):
+        done = done_keys(read_cell_rows(cfg, path), retry_failed)
+        todos.append([round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done)])
+    summaries = [SweepSummary(path, total=len(first_rounds(cfg)), skipped=len(first_rounds(cfg)) - len(todo))
                  for cfg, path, todo in zip(configs, paths, todos)]
-    task = ray.remote(run_cell_task)
-    jobs = {}
-    for index, (cfg, path, opts, todo) in enumerate(zip(configs, paths, options, todos)):
-        log_dir = str(path.resolve().parent / "logs")
+    submit = _Submitter(ray, configs, paths, options, max_retries, env)
+    for index, todo in enumerate(todos):
+        firsts = {round_.group: round_ for round_ in sorted(todo, key=lambda r: r.repeat)}  # each cell's earliest
+        for round_ in todo:
+            if firsts[round_.group] is round_:
+                submit(index, round_)
+            else:
+                submit.later.setdefault((index, round_.group), []).append(round_)
+    return submit, summaries
+
+
+class _Submitter:
+    """Submits rounds as Ray tasks and remembers what each task is; holds the rounds that wait."""
+
+    def __init__(self, ray, configs, paths, options, max_retries, env):
+        self.task = ray.remote(run_round_task)
+        self.configs, self.paths, self.options, self.max_retries, self.env = configs, paths, options, max_retries, env
+        self.jobs: dict = {}  # task ref -> (profile index, round, submitted at)
+        self.later: dict = {}  # (profile index, cell group) -> rounds waiting for that group's first
+
+    def __call__(self, index: int, round_: Round) -> None:
+        cfg, opts = self.configs[index], self.options[index]
         threads = str(opts["num_cpus"])
-        cell_env = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
-        for cell in todo:
-            ref = task.options(**opts, max_retries=max_retries, name=f"{cfg.slug()}:{'/'.join(map(str, cell))}")
-            jobs[ref.remote(cfg.to_dict(), cell, log_dir, cell_env)] = (index, cell, time.perf_counter())
-    return jobs, summaries
+        round_env = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **self.env}
+        ref = self.task.options(**opts, max_retries=self.max_retries, name=f"{cfg.slug()}:{round_.name}")
+        results_dir = str(self.paths[index].resolve().parent)
+        self.jobs[ref.remote(cfg.to_dict(), round_, results_dir, round_env)] = (index, round_, time.perf_counter())
+
+    def release(self, index: int, round_: Round) -> None:
+        """A round ended: the rounds of its cell that waited for it may start."""
+        for waiting in self.later.pop((index, round_.group), []):
+            self(index, waiting)
 
 
-def _collect(ray, jobs: dict, configs, writers, summaries, max_retries: int, progress: bool) -> None:
-    """Write each row the moment its task ends; a task that failed for good becomes a crashed row."""
-    bar = _bar(len(jobs), progress)
-    waiting = list(jobs)
+def _collect(ray, submit: _Submitter, configs, writers, summaries, max_retries: int, progress: bool) -> None:
+    """Write each round's rows the moment its task ends; a task that failed for good becomes crashed rows."""
+    bar = _bar(len(submit.jobs) + sum(map(len, submit.later.values())), progress)
+    waiting = list(submit.jobs)
     try:
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
-            index, cell, submitted = jobs[done[0]]
+            index, round_, submitted = submit.jobs.pop(done[0])
             try:
-                row = BenchResult.from_dict(ray.get(done[0]))
+                rows = [BenchResult.from_dict(values) for values in ray.get(done[0])]
             except ray.exceptions.RayError as err:
                 first = next((line for line in str(err).splitlines() if line.strip()), "")[:500]
                 error = f"Ray task failed after {max_retries} retries: {type(err).__name__}: {first}"
-                row = failure_row(configs[index], cell, "crashed", error, time.perf_counter() - submitted)
-            writers[index].append(row)
-            statuses = summaries[index].statuses
-            statuses[row.status] = statuses.get(row.status, 0) + 1
+                rows = [failure_row(configs[index], job, "crashed", error, time.perf_counter() - submitted)
+                        for job in round_.jobs]
+            submit.release(index, round_)
+            waiting = list(submit.jobs)
+            for row in rows:
+                writers[index].append(row)
+                if bar is not None:
+                    bar.write(f"[{configs[index].label} @ {row.env.get('hostname', '?')}] {cell_line(row)}")
+            summaries[index].count(rows)
             if bar is not None:
                 bar.update(1)
-                bar.write(f"[{configs[index].label} @ {row.env.get('hostname', '?')}] {cell_line(row)}")
-    except BaseException:  # Ctrl-C: stop the cells still running; the rows written stay, resume redoes the rest
+    except BaseException:  # Ctrl-C: stop the rounds still running; the rows written stay, resume redoes the rest
         for ref in waiting:
             ray.cancel(ref, force=True)
         raise
@@ -230,9 +273,31 @@ def _collect(ray, jobs: dict, configs, writers, summaries, max_retries: int, pro
             bar.close()
 
 
+def _run_studies(ray, configs, paths, options, env) -> list[SweepSummary]:
+    """Each profile's pending studies as one Ray task (they run in turn: one leaves what the next loads)."""
+    from ..results.writer import ResultsWriter as Writer
+    from .jobs import STUDY_KINDS, pending_study_jobs, study_jobs
+
+    task = ray.remote(run_studies_task)
+    summaries = []
+    for cfg, path, opts in zip(configs, paths, options):
+        todo = pending_study_jobs(cfg, path)
+        if not study_jobs(cfg):
+            continue
+        summary = SweepSummary(path, total=len(study_jobs(cfg)), skipped=len(study_jobs(cfg)) - len(todo))
+        if todo:
+            for kind, values in ray.get(task.options(**opts).remote(cfg.to_dict(), todo, str(path.resolve()), env)):
+                row = STUDY_KINDS[kind][0].from_dict(values)
+                with Writer(STUDY_KINDS[kind][1](path)) as writer:
+                    writer.append(row)
+                summary.count([row])
+        summaries.append(summary)
+    return summaries
+
+
 def _bar(total: int, enabled: bool):
     if not enabled or not total:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, unit="round", file=sys.stderr, dynamic_ncols=True)

@@ -1,36 +1,45 @@
-"""How long will a profile take? An estimate per cell before anything runs (`python -m bench_utils
-plan PARAMS.yaml`), from the guide's published latencies when the label names one of its GPUs, and
-the cells whose estimate exceeds `timeout_s`. No torch.
+"""How long will a profile take, and where does the time go? An estimate per round before anything
+runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
-Per process: a start (interpreter, imports, model load), warm-up (at least `warmup` calls and two
-windows of min_time_s / 4, at most `max_warmup_s`), timing (at least `iterations` calls and
-`min_time_s`), and in compiled processes the compile: cold in the first process, warm (cache hits)
-in the others. The compile figures are rough constants (Inductor on a server-class CPU, per mode),
-not measurements of your model: the estimate is for planning, the sweep's rows say what it took.
+A round (runner.py) prepares one worker per mode side by side (start: fork and model load; compile:
+cold in a cell's round 0, warm, from the cache, after; warm-up), then times `blocks` blocks per mode
+in turn with `settle_s` at each handoff, then the profiler's pass in round 0 (`profile`). Per call,
+the latency is, in this order: what the results file measured for the cell, the guide's published
+mean for the label's GPU, else unknown (timing is then counted at its minimum, min_time_s, and the
+estimate is a lower bound). Compile times come from the mode table (config/modes.py, each constant
+with its source) unless the results file measured the cell's. The estimate is for planning; the
+rows say what it took.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..config.modes import MODE_BY_NAME
+from .jobs import Round, done_keys, first_rounds, read_cell_rows, round_pending
 
-START_S = 15.0  # a process: Python, torch and transformers imports, model load, seconds
-COLD_COMPILE_S = {"default": 60.0, "reduce-overhead": 75.0, "max-autotune-no-cudagraphs": 400.0,
-                  "max-autotune": 420.0}  # a full-size vision model, seconds; tiny models: a tenth
-WARM_COMPILE_SHARE = 0.25  # a warm compile (FX-graph cache hits) takes about this share of a cold one
-TIMEOUT_MARGIN = 1.5  # flag a process whose estimate is above timeout_s / this
+START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
+# .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
+TINY_SHARE = 0.1  # tiny configs compile in about a tenth of a full-size model's time
+PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
+TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
+PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
 
 
-@dataclass(frozen=True)
-class ProcessEstimate:
-    model: str
-    batch_size: int
-    mode: str
-    repeat: int
-    latency_ms: float | None  # the guide's mean for this cell on the label's GPU, None if unknown
-    seconds: float  # estimated wall time of the process
+@dataclass
+class RoundEstimate:
+    round: Round
+    seconds: dict = field(default_factory=dict)  # part (PARTS) -> seconds of wall time
+    latency_known: bool = True  # every mode's per-call latency was known (measured or published)
+    worker_s: dict = field(default_factory=dict)  # mode -> one worker's own wall time, seconds
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
 
 
 def guide_latency_ms(gpu: str, model: str, batch_size: int, mode: str) -> float | None:
@@ -54,72 +63,137 @@ def guide_gpu(label: str) -> str | None:
     return next((gpu for gpu in GPUS if gpu.lower() in label.lower()), None)
 
 
-def process_seconds(cfg: BenchConfig, mode: str, repeat: int, latency_ms: float | None) -> float:
-    """The estimated wall time of one process (see the module docstring)."""
-    call_s = (latency_ms or 0.0) / 1000
-    warmup_s = min(max(cfg.warmup * call_s, 0.5 * cfg.min_time_s), cfg.max_warmup_s)
-    timing_s = max(cfg.iterations * call_s, cfg.min_time_s)
-    compile_s = 0.0
-    if mode != "eager":
-        cold = COLD_COMPILE_S[mode] * (0.1 if cfg.size == "tiny" else 1.0)
-        first = repeat == 0
-        compile_s = (cold * (1 + WARM_COMPILE_SHARE) if first and cfg.cold_compile
-                     else cold if first else cold * WARM_COMPILE_SHARE)
-    return START_S + warmup_s + timing_s + compile_s
+@dataclass(frozen=True)
+class Measured:
+    """What a results file already says of a cell: per-call latency, cold and warm compile, seconds."""
+
+    latency_ms: float | None = None
+    cold_s: float | None = None
+    warm_s: float | None = None
 
 
-def estimate(cfg: BenchConfig) -> list[ProcessEstimate]:
-    """One estimate per process of `cfg`, in run order."""
-    gpu = guide_gpu(cfg.label) if cfg.device != "cpu" else None
-    estimates = []
-    for model, batch_size, mode, repeat in cfg.runs():
-        latency = guide_latency_ms(gpu, model, batch_size, mode) if gpu else None
-        estimates.append(ProcessEstimate(model, batch_size, mode, repeat, latency,
-                                         process_seconds(cfg, mode, repeat, latency)))
-    return estimates
+def measured(rows: list) -> dict[tuple, Measured]:
+    """(model, batch size, mode) -> Measured, from the ok rows of a results file."""
+    found: dict[tuple, list] = {}
+    for row in rows:
+        if row.status == "ok":
+            found.setdefault((row.model, row.batch_size, row.mode), []).append(row)
+    out = {}
+    for key, group in found.items():
+        warm = [r.compile_s for r in group if r.repeat > 0 and r.compile_s]
+        cold = [r.compile_s for r in group if r.repeat == 0 and r.compile_s]
+        out[key] = Measured(statistics.median(r.latency_ms_median for r in group),
+                            cold[0] if cold else None, statistics.median(warm) if warm else None)
+    return out
 
 
-def too_long(cfg: BenchConfig, estimates: list[ProcessEstimate]) -> list[ProcessEstimate]:
-    """Processes whose estimate comes within TIMEOUT_MARGIN of timeout_s: raise it, or they may time out."""
-    return [e for e in estimates if e.seconds * TIMEOUT_MARGIN > cfg.timeout_s]
+def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None) -> float:
+    if mode == "eager":
+        return 0.0
+    table = MODE_BY_NAME[mode]
+    constant = (table.cold_compile_s if cold else table.warm_compile_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0)
+    seconds = (known.cold_s if cold else known.warm_s) if known else None
+    return seconds if seconds is not None else constant
 
 
-def remaining(cfg: BenchConfig, estimates: list[ProcessEstimate], results_path) -> list[ProcessEstimate]:
-    """The estimates of the processes the results file does not hold yet (all of them without a file):
-    what `run` would still measure."""
-    from pathlib import Path
+def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:
+    """The wall time of one round, by part: preparation side by side (the slowest worker counts),
+    then every mode's blocks in turn."""
+    estimate = RoundEstimate(round_)
+    prepare = {}
+    for mode in round_.modes:
+        cell = known.get((round_.model, round_.batch_size, mode))
+        latency = cell.latency_ms if cell else (guide_latency_ms(gpu, round_.model, round_.batch_size, mode)
+                                                if gpu else None)
+        estimate.latency_known &= latency is not None
+        call_s = (latency or 0.0) / 1000.0
+        cold = round_.repeat == 0
+        compile_s = _compile_s(cfg, mode, cold, cell)
+        warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
+        parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s, "warm-up": warmup_s}
+        prepare[mode] = parts
+        timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s())
+        estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
+        estimate.worker_s[mode] = sum(parts.values()) + timing_s
+    slowest = max(prepare.values(), key=lambda parts: sum(parts.values()))
+    for part, seconds in slowest.items():
+        estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
+    handoffs = cfg.blocks * len(round_.modes) - (cfg.blocks - 1) if len(round_.modes) > 1 else 1
+    estimate.seconds["settle"] = handoffs * cfg.settle_s
+    if cfg.profile and round_.repeat == 0:
+        estimate.seconds["profiler"] = PROFILE_S * len(round_.modes)
+    return estimate
 
-    from .runner import pending_runs
 
-    if results_path is None or not Path(results_path).exists():
-        return estimates
-    todo = set(pending_runs(cfg, Path(results_path)))
-    return [e for e in estimates if (e.model, e.batch_size, e.mode, e.repeat) in todo]
+def estimate(cfg: BenchConfig, results_path=None) -> tuple[list[RoundEstimate], int]:
+    """(estimates of the rounds still to run, rounds the results file already holds)."""
+    rows = read_cell_rows(cfg, Path(results_path)) if results_path and Path(results_path).exists() else []
+    done = done_keys(rows)
+    device = "cpu" if cfg.device == "cpu" else "cuda"
+    gpu = guide_gpu(cfg.label) if device == "cuda" else None
+    known = measured(rows)
+    todo = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done)]
+    return [round_estimate(cfg, round_, device, known, gpu) for round_ in todo], len(first_rounds(cfg)) - len(todo)
+
+
+def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[RoundEstimate, str, float]]:
+    """Workers whose estimate comes within TIMEOUT_MARGIN of timeout_s: raise it, or they may time out."""
+    return [(e, mode, seconds) for e in estimates for mode, seconds in e.worker_s.items()
+            if seconds * TIMEOUT_MARGIN > cfg.timeout_s]
+
+
+def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
+    """What to trim, biggest first, when the plan passes an hour."""
+    tips = []
+    by_batch = {b: sum(e.total for e in estimates if e.round.batch_size == b) for b in cfg.batch_sizes}
+    if len(by_batch) > 1:
+        batch, seconds = max(by_batch.items(), key=lambda item: item[1])
+        tips.append(f"drop batch size {batch} ({_duration(seconds)})")
+    by_mode = {}
+    for mode in cfg.modes[1:]:
+        table = MODE_BY_NAME[mode]
+        by_mode[mode] = sum(1 for e in estimates if e.round.repeat == 0) * table.cold_compile_s
+    for mode, seconds in sorted(by_mode.items(), key=lambda item: -item[1]):
+        if mode != cfg.modes[1] or len(cfg.modes) > 2:
+            tips.append(f"drop mode {mode} (cold compiles about {_duration(seconds)})")
+    if cfg.repeats > 2 and parts.get("timing", 0) + parts.get("warm compile", 0) > 0:
+        share = (parts.get("timing", 0) + parts.get("warm compile", 0) + parts.get("start", 0)) / cfg.repeats
+        tips.append(f"repeats {cfg.repeats - 1} instead of {cfg.repeats} (saves about {_duration(share)})")
+    return tips
 
 
 def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
-    """What `plan` prints: processes (and how many the results file already holds), the estimated
-    time of the rest, per model, and the cells at risk."""
-    everything = estimate(cfg)
-    estimates = remaining(cfg, everything, results_path)
-    gpu = guide_gpu(cfg.label) if cfg.device != "cpu" else None
-    known = sum(e.latency_ms is not None for e in estimates)
-    done = f"; {len(everything) - len(estimates)} already measured in {results_path}" if len(estimates) < len(
-        everything) else ""
-    lines = [f"{source}: {cfg.label}: {len(everything)} processes ({len(cfg.cells())} cells x {cfg.repeats} "
-             f"repeats){done}",
-             f"  estimated {'' if gpu else 'at least '}{_duration(sum(e.seconds for e in estimates))} "
-             + (f"(latencies: the guide's {gpu} tables for {known} of {len(estimates)} processes; "
-                "compile times: rough constants)" if gpu else
-                "(no guide latencies for this label: timing counted at its minimum, min_time_s; "
-                "compile times: rough constants)")]
+    """What `plan` prints: rounds (and how many the results file holds), the estimated time of the
+    rest, where it goes, per model, the workers at risk of timing out, and what to trim past an hour."""
+    estimates, done = estimate(cfg, results_path)
+    total = sum(e.total for e in estimates)
+    lower = any(not e.latency_known for e in estimates)
+    held = f"; {done} already measured in {results_path}" if done else ""
+    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.cells())} cells x {cfg.repeats} "
+             f"repeats, a worker per mode and round){held}"]
+    if not estimates:
+        lines.append("  nothing left to measure: every round is in the results file")
+        return "\n".join(lines)
+    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)}"
+                 + (" (per-call latencies unknown for some cells: their timing counted at min_time_s)" if lower else ""))
+    parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
+    lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
+                                                  if seconds >= 0.5))
+    if cfg.target_halfwidth > 0 and cfg.budget_min > 0:
+        extra = max(0.0, cfg.budget_min * 60 - total)
+        lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
+                     f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
     for model in cfg.models:
-        seconds = sum(e.seconds for e in estimates if e.model == model)
-        lines.append(f"    {model:<20} {_duration(seconds)}")
-    risky = too_long(cfg, estimates)
-    for e in risky:
-        lines.append(f"  warning: {e.model} bs={e.batch_size} {e.mode} #{e.repeat}: about {_duration(e.seconds)}, "
-                     f"close to or above timeout_s={cfg.timeout_s:g} s; raise timeout_s")
+        seconds = sum(e.total for e in estimates if e.round.model == model)
+        if seconds:
+            lines.append(f"    {model:<20} {_duration(seconds)}")
+    for e, mode, seconds in too_long(cfg, estimates):
+        lines.append(f"  warning: {e.round.name} {mode}: about {_duration(seconds)}, close to or above "
+                     f"timeout_s={cfg.timeout_s:g} s; raise timeout_s")
+    if total > 3600:
+        lines.append("  over an hour; to trim: " + "; ".join(_suggestions(cfg, estimates, parts)))
+    if any("max-autotune" in mode for mode in cfg.modes):
+        lines.append("  max-autotune benchmarks kernels while compiling: its cold compiles dominate (see above)")
     return "\n".join(lines)
 
 

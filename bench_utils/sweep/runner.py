@@ -1,46 +1,67 @@
-"""Run a sweep: every process of every cell of a config (its `runs()`: cells x repeats) in its own
-subprocess, each row appended as soon as it exists.
+"""Run a profile: its cells in rounds, then its studies, every job in a measuring process of its own,
+each row appended the moment it exists. No torch import here.
 
-A subprocess per cell isolates what one cell does to the next (CUDA-graph pools, dynamo caches,
-allocator fragmentation, a segfault) and lets a hung cell be killed. Re-running resumes: cells with
-a row in the results file are skipped. No torch import in the parent.
+A round measures one model and batch size once per mode: one fresh worker per mode (none ever runs
+another mode), all prepared at once (built, compiled, warmed up: nothing is timed then), then taking
+turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...) with `settle_s` of quiet
+before each handoff, so each mode's block i is timed moments from the others'. Rounds are spread
+over the run (round r of every cell before round r + 1), and a cell's interval is taken over its
+rounds (results/stats.py): the change of the machine's state between stretches stays inside it.
+
+With `target_halfwidth` and `budget_min`, after the first `repeats` rounds the sweep keeps adding a
+round to the cell whose speedup interval is widest, until every cell is within its target, reaches
+`max_repeats`, or the budget would be passed (adaptive.py). It stops on precision, never on
+significance. Re-running resumes: rounds with rows in the results file are not measured again.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..paths import reports_root
-from ..results.rows import BenchResult, cell_fields, read_results, run_key
+from ..results.rows import BenchResult, cell_fields
 from ..results.writer import ResultsWriter
+from . import adaptive
+from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, pending_study_jobs,
+                   read_cell_rows, round_pending, study_jobs)
+from .workers import Worker, WorkerLost
 
+__all__ = ["SettingsMismatchError", "run_profile", "run_sweep", "run_round", "default_results_path"]
 TRACES_DIR = "traces"
-LOG_TAIL_CHARS = 2000  # how much of a crashed cell's log goes into its error text
-
-
-class SettingsMismatchError(ValueError):
-    """The results file holds rows measured with other settings."""
 
 
 @dataclass
 class SweepSummary:
     results_path: Path
-    total: int  # processes: cells x repeats
+    total: int  # rounds of the first pass (cells x repeats), plus study processes
     skipped: int = 0  # finished in an earlier run
     statuses: dict = field(default_factory=dict)  # status -> count for processes run now
+    extra_rounds: int = 0  # rounds added for precision
+    seconds: float = 0.0  # wall time of this run
+    timed_s: float = 0.0  # of it, timed calls (the sum of every sample)
+    cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
-        return f"{self.total} cell processes: {self.skipped} already done, {done} -> {self.results_path}"
+        extra = f", {self.extra_rounds} extra round(s) for precision" if self.extra_rounds else ""
+        share = ""
+        if self.timed_s and self.seconds > self.cold_compile_s:
+            share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
+                     f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
+        return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share} -> {self.results_path}"
+
+    def count(self, rows: list) -> None:
+        for row in rows:
+            self.statuses[row.status] = self.statuses.get(row.status, 0) + 1
+            self.timed_s += sum(getattr(row, "samples_s", None) or [])
+            if getattr(row, "repeat", None) == 0 and getattr(row, "compile_s", None):
+                self.cold_compile_s += row.compile_s
 
 
 def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
@@ -48,115 +69,93 @@ def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Pa
     return Path(root or reports_root()) / cfg.slug() / "results.jsonl"
 
 
-def pending_runs(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[tuple]:
-    """Runs of `cfg` (model, batch_size, mode, repeat) that have no row yet (or no `ok` row, with
-    retry_failed)."""
-    if not results_path.exists():
-        return cfg.runs()
-    rows = read_results(results_path).rows
-    foreign = {row.settings for row in rows} - {cfg.settings_fingerprint()}
-    if foreign:
-        raise SettingsMismatchError(
-            f"{results_path} holds rows measured with other settings (size, dtype, weights, "
-            f"warmup, iterations, image or device differ); choose another --results file")
-    done = {row.key for row in rows if row.status == "ok" or not retry_failed}
-    return [run for run in cfg.runs() if run_key(cfg, run) not in done]
+def trace_path(results_dir: Path, job: Job) -> Path:
+    """Where a process's profiler trace goes (profile: true): traces/<job name>.json in the results folder."""
+    return results_dir / TRACES_DIR / f"{job.name}.json"
 
 
-def failure_row(cfg: BenchConfig, run: tuple, status: str, error: str, duration_s: float) -> BenchResult:
-    model, batch_size, mode, repeat = run
+def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> BenchResult:
     return BenchResult(
-        **cell_fields(cfg, model, batch_size, mode, cfg.device, repeat), status=status, error=error,
-        duration_s=duration_s,
+        **cell_fields(cfg, job.model, job.batch_size, job.option, cfg.device, job.repeat), status=status,
+        error=error, duration_s=duration_s,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
 
 
-def _log_tail(log_path: Path) -> str:
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[-5:])[-LOG_TAIL_CHARS:]
+def _cell_payload(cfg: BenchConfig, job: Job, results_dir: Path) -> dict:
+    return {"config": cfg.to_dict(), "model": job.model, "batch_size": job.batch_size, "mode": job.option,
+            "repeat": job.repeat, "trace": str(trace_path(results_dir, job)), "environ": dict(os.environ)}
 
 
-def _die_with_parent() -> None:
-    """In the cell process: get SIGKILL if the sweep process dies (Linux), so no orphan keeps a GPU."""
-    try:
-        import ctypes
+def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchResult]:
+    """Measure one round; a row per mode, always (a failure or a lost worker is its row's status)."""
+    jobs = round_.jobs
+    workers = {job: Worker(results_dir / "logs" / f"{job.name}.log", cfg.timeout_s) for job in jobs}
+    rows: dict[Job, BenchResult] = {}
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-    except OSError:
-        pass
+    def reply(job: Job, answer: tuple) -> bool:
+        """True while the job goes on; its row when it ended."""
+        kind, value = answer
+        if kind in ("failed", "row"):
+            rows[job] = BenchResult.from_dict(json.loads(value))
+            return False
+        return True
 
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
-def run_name(run: tuple) -> str:
-    """A run as people read it and as its log file is named: "vit-bs1-default-r0"."""
-    model, batch_size, mode, repeat = run
-    return f"{model}-bs{batch_size}-{mode}-r{repeat}"
-
-
-def trace_path(results_dir: Path, run: tuple) -> Path:
-    """Where a process's profiler trace goes (profile: true): traces/<run name>.json in the results folder."""
-    return results_dir / TRACES_DIR / f"{run_name(run)}.json"
-
-
-def run_logged(command: list[str], timeout_s: float, log_path: Path, env: dict | None = None) -> tuple[int | None, float]:
-    """Run `command` in a session of its own, its output into `log_path`: (exit code, or None when
-    it ran past `timeout_s` and was killed, seconds it ran). Ctrl-C kills it too."""
-    start = time.perf_counter()
-    with open(log_path, "w") as log:
-        # A session of its own, so a timeout kills the process and any compile workers it forked.
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True, preexec_fn=_die_with_parent)
+    def ask(job: Job, command: str) -> bool:
         try:
-            returncode = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            return None, time.perf_counter() - start
-        except BaseException:  # Ctrl-C and friends: the process must not outlive the sweep
-            _kill_group(process)
-            raise
-    return returncode, time.perf_counter() - start
+            return reply(job, workers[job].ask(command))
+        except WorkerLost as lost:
+            rows[job] = failure_row(cfg, job, lost.status, lost.error, workers[job].seconds)
+            return False
 
-
-def failure_text(returncode: int | None, timeout_s: float, log_path: Path, what: str = "cell process") -> tuple[str, str]:
-    """(status, error) of a process that left no row: timed out or crashed, with its log's tail."""
-    if returncode is None:
-        return "timeout", f"no result after timeout_s={timeout_s:g} s; log: {_log_tail(log_path)}"
-    reason = f"killed by {signal_name(-returncode)}" if returncode < 0 else f"exit code {returncode}"
-    return "crashed", f"{what} {reason}; log: {_log_tail(log_path)}"
-
-
-def run_cell_subprocess(cfg: BenchConfig, run: tuple, log_dir: Path) -> BenchResult:
-    """Run one process of a cell in a fresh Python process with cfg.timeout_s; always returns a row."""
-    model, batch_size, mode, repeat = run
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{run_name(run)}.log"
-    with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
-        config_path, out_path = Path(tmp) / "config.json", Path(tmp) / "row.json"
-        config_path.write_text(json.dumps(cfg.to_dict()))
-        command = [sys.executable, "-m", "bench_utils", "cell", "--config", str(config_path),
-                   "--model", model, "--batch-size", str(batch_size), "--mode", mode, "--repeat", str(repeat),
-                   "--out", str(out_path), "--trace", str(trace_path(log_dir.parent, run))]
-        returncode, duration_s = run_logged(command, cfg.timeout_s, log_path)
-        if returncode == 0 and out_path.exists():
-            return BenchResult.from_dict(json.loads(out_path.read_text()))
-    status, error = failure_text(returncode, cfg.timeout_s, log_path)
-    return failure_row(cfg, run, status, error, duration_s)
-
-
-def signal_name(number: int) -> str:
-    """'SIGSEGV' for 11; numbers without a name (most real-time signals) as 'signal 40'."""
     try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+        for job in jobs:  # prepared at once: building and compiling are not timed
+            workers[job].send("cell", _cell_payload(cfg, job, results_dir))
+        live = []
+        for job in jobs:
+            try:
+                if reply(job, workers[job].receive()):
+                    live.append(job)
+            except WorkerLost as lost:
+                rows[job] = failure_row(cfg, job, lost.status, lost.error, workers[job].seconds)
+        previous = None
+        for block in range(cfg.blocks):
+            for job in (live if block % 2 == 0 else live[::-1]):  # ABBA: drift cancels in each pair
+                if job in rows:
+                    continue
+                if previous is not job:
+                    time.sleep(cfg.settle_s)  # the last worker's OpenMP threads stop spinning
+                previous = job
+                ask(job, "block")
+        for job in live:
+            if job not in rows:
+                ask(job, "finish")
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return [rows[job] for job in jobs]
+
+
+def run_study(cfg: BenchConfig, job: Job, results_path: Path):
+    """One study process in a worker of its own, with an empty compiler cache of its own (what it
+    compiles is what a first start costs); always a row."""
+    import tempfile
+
+    row_type, _, fields = STUDY_KINDS[job.kind]
+    worker = Worker(results_path.parent / "logs" / f"{job.name}.log", cfg.timeout_s)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
+            kind, value = worker.ask("study", {"config": cfg.to_dict(), "kind": job.kind, "model": job.model,
+                                               "option": job.option, "results": str(results_path),
+                                               "cache_dir": str(Path(tmp) / "inductor-cache"),
+                                               "environ": dict(os.environ)})
+            return row_type.from_dict(json.loads(value))
+    except WorkerLost as lost:
+        duration_s = worker.seconds
+        return row_type(**fields(cfg, job.model, job.option, cfg.device), status=lost.status, error=lost.error,
+                        duration_s=duration_s,
+                        started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
+    finally:
+        worker.close()
 
 
 def cell_line(row: BenchResult) -> str:
@@ -171,26 +170,82 @@ def cell_line(row: BenchResult) -> str:
 
 def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
               progress: bool = True) -> SweepSummary:
-    """Measure every pending cell of `cfg`, appending each row to `results_path` as it finishes."""
+    """Measure every pending round of `cfg` (then extra rounds for precision, within the budget),
+    appending each row to `results_path` as its round ends."""
     results_path = Path(results_path) if results_path else default_results_path(cfg)
+    started = time.perf_counter()
     with ResultsWriter(results_path) as writer:
-        todo = pending_runs(cfg, results_path, retry_failed)
-        summary = SweepSummary(results_path, total=len(cfg.runs()), skipped=len(cfg.runs()) - len(todo))
-        bar = progress_bar(todo, progress)
-        for run in bar:
-            if progress:
-                bar.set_description(run_name(run))
-            row = run_cell_subprocess(cfg, run, results_path.parent / "logs")
-            writer.append(row)
-            summary.statuses[row.status] = summary.statuses.get(row.status, 0) + 1
-            if progress:
-                bar.write(cell_line(row))
+        rows = read_cell_rows(cfg, results_path)
+        done = done_keys(rows, retry_failed)
+        todo = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done)]
+        summary = SweepSummary(results_path, total=len(first_rounds(cfg)), skipped=len(first_rounds(cfg)) - len(todo))
+        spent_before_s = adaptive.seconds_spent(rows)
+        bar = progress_bar(len(todo), progress, "round")
+
+        def measure(round_: Round) -> None:
+            if bar is not None:
+                bar.set_description(round_.name)
+            new = run_round(cfg, round_, results_path.parent)
+            for row in new:
+                writer.append(row)
+                if bar is not None:
+                    bar.write(cell_line(row))
+            rows[:] = [row for row in rows if row.key not in {r.key for r in new}] + new
+            summary.count(new)
+            if bar is not None:
+                bar.update(1)
+
+        for round_ in todo:
+            measure(round_)
+        while True:
+            elapsed_s = spent_before_s + time.perf_counter() - started
+            round_ = adaptive.next_round(cfg, rows, elapsed_s)
+            if round_ is None:
+                break
+            if bar is not None:
+                bar.total += 1
+            summary.extra_rounds += 1
+            measure(round_)
+        if bar is not None:
+            bar.close()
+    summary.seconds = time.perf_counter() - started
     return summary
 
 
-def progress_bar(cells: list, enabled: bool):
-    if not enabled or not cells:
-        return cells
+def run_studies(cfg: BenchConfig, results_path: Path, progress: bool = True) -> SweepSummary:
+    """Run every pending study process of `cfg`; nothing to do without serving_batch_sizes or
+    compile_strategies."""
+    todo = pending_study_jobs(cfg, results_path)
+    summary = SweepSummary(results_path, total=len(study_jobs(cfg)), skipped=len(study_jobs(cfg)) - len(todo))
+    bar = progress_bar(len(todo), progress, "study")
+    for job in todo:
+        if bar is not None:
+            bar.set_description(job.name)
+        row = run_study(cfg, job, results_path)
+        with ResultsWriter(STUDY_KINDS[job.kind][1](results_path)) as writer:
+            writer.append(row)
+        summary.count([row])
+        if bar is not None:
+            bar.update(1)
+            bar.write(f"{job.name}: {row.status} {row.error[:160]}".rstrip())
+    if bar is not None:
+        bar.close()
+    return summary
+
+
+def run_profile(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
+                progress: bool = True) -> list[SweepSummary]:
+    """Everything a profile asks for, in order: its cells, then its studies (if any)."""
+    results_path = Path(results_path) if results_path else default_results_path(cfg)
+    summaries = [run_sweep(cfg, results_path, retry_failed, progress)]
+    if study_jobs(cfg):
+        summaries.append(run_studies(cfg, results_path, progress))
+    return summaries
+
+
+def progress_bar(total: int, enabled: bool, unit: str):
+    if not enabled:
+        return None
     from tqdm import tqdm
 
-    return tqdm(cells, unit="process", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)

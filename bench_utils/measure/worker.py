@@ -1,0 +1,110 @@
+"""The measuring process: one loop that runs whatever jobs the runner sends over its pipe.
+
+The runner (sweep/runner.py) forks workers from a server that imported torch and transformers once
+(multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
+seconds. A worker runs one job at a time and may run several in turn when the runner asks; the sweep
+gives every cell process a worker of its own, so no process ever runs two modes.
+
+Messages, runner -> worker, each answered by one reply:
+- ("cell", {config, model, batch_size, mode, repeat, trace}) -> ("ready", None) or ("failed", row):
+  build, compile and warm up (measure/cell.py's CellProcess.prepare);
+- ("block", None) -> ("timed", None) or ("failed", row): one timed block of the prepared cell;
+- ("finish", None) -> ("row", row): the cell's row (the profiler's pass first, with `profile`);
+- ("study", {config, kind, model, option, results}) -> ("row", row): a whole study process;
+- ("exit", None): the worker returns.
+Rows travel as JSON text. Any failure of a job becomes its row's status; only a crash (a signal,
+os._exit) ends a worker without its reply, and the runner writes that row itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import torch  # noqa: F401 - imported once in the fork server: what makes a worker cheap to start
+import transformers  # noqa: F401
+
+from ..config.validation import config_from_dict
+
+
+def _detach(log_path: str) -> None:
+    """Output into the job's log; a session of its own, so the runner can kill the worker and the
+    compile workers it forks as one group; SIGKILL if the fork server (our parent) dies."""
+    os.setsid()
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's: it kills us when it must
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    # the fork server stops when every holder of its "alive" pipe is gone; each worker inherits one:
+    # let go of it, so a killed runner stops its server, and the server's death ends us
+    from multiprocessing import forkserver
+
+    if forkserver._forkserver._forkserver_alive_fd is not None:
+        os.close(forkserver._forkserver._forkserver_alive_fd)
+        forkserver._forkserver._forkserver_alive_fd = None
+
+
+def _use_environ(payload: dict) -> None:
+    """The runner's environment of now (the fork server's is that of its start): test faults, cache
+    folders, hub settings. Variables read only when torch was imported stay the server's."""
+    if payload.get("environ") is not None:
+        os.environ.clear()
+        os.environ.update(payload["environ"])
+
+
+def _cell(payload: dict):
+    from .cell import CellProcess
+
+    _use_environ(payload)
+    cfg = config_from_dict(payload["config"])
+    trace = Path(payload["trace"]) if payload.get("trace") else None
+    return CellProcess(cfg, payload["model"], payload["batch_size"], payload["mode"], payload["repeat"], trace)
+
+
+def _study(payload: dict) -> str:
+    _use_environ(payload)
+    cfg = config_from_dict(payload["config"])
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = payload["cache_dir"]  # read by Inductor on every cache access
+    os.environ.pop("TRITON_CACHE_DIR", None)  # Triton's cache then lives under the empty one too
+    if payload["kind"] == "serving":
+        from .serving import measure_serving
+
+        return measure_serving(cfg, payload["model"], payload["option"]).to_json()
+    from .compile_cost import measure_compile_cost
+
+    return measure_compile_cost(cfg, payload["model"], payload["option"], Path(payload["results"])).to_json()
+
+
+def serve(conn, log_path: str) -> None:
+    """The worker's loop (the forkserver child's target)."""
+    _detach(log_path)
+    process = None
+    while True:
+        command, payload = conn.recv()
+        print(f"worker: {command}", flush=True)
+        if command == "exit":
+            return
+        if command == "study":
+            conn.send(("row", _study(payload)))
+        elif command == "cell":
+            process = _cell(payload)
+            process.prepare()
+            conn.send(("failed", process.finish().to_json()) if process.failed else ("ready", None))
+        elif command == "block":
+            process.time_block()
+            conn.send(("failed", process.finish().to_json()) if process.failed else ("timed", None))
+        elif command == "finish":
+            conn.send(("row", process.finish().to_json()))
+            process = None
+        sys.stdout.flush()

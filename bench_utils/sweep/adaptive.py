@@ -1,0 +1,69 @@
+"""Which cell gets the next round: spend the budget where the answer is least sure. No torch.
+
+After the first `repeats` rounds of every cell, the next round goes to the cell group (model, batch
+size) whose widest compiled-mode speedup interval is furthest above `target_halfwidth`; a group stops
+when all its intervals are within the target or it has `max_repeats` rounds, and the sweep stops
+when the next round would end after `budget_min`. The rule looks at the interval's width only, never
+at whether the speedup is significant: stopping when a result looks significant would bias it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..config.bench_config import BenchConfig
+from ..results.aggregate import cells
+from .jobs import Round, cell_groups
+
+
+def seconds_spent(rows: list) -> float:
+    """Wall time the rounds in `rows` took, seconds: a round's processes run side by side, so each
+    round counts its longest process."""
+    rounds: dict[tuple, float] = {}
+    for row in rows:
+        key = (row.model, row.batch_size, row.repeat)
+        rounds[key] = max(rounds.get(key, 0.0), row.duration_s or 0.0)
+    return sum(rounds.values())
+
+
+def round_seconds(rows: list, group: tuple[str, int]) -> float:
+    """What the group's next round will take, seconds: the median of its rounds after the first (the
+    first may compile cold), else the first's."""
+    per_round: dict[int, float] = {}
+    for row in rows:
+        if (row.model, row.batch_size) == group:
+            per_round[row.repeat] = max(per_round.get(row.repeat, 0.0), row.duration_s or 0.0)
+    later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
+    return statistics.median(later) if later else max(per_round.values(), default=0.0)
+
+
+def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:
+    """Per cell group, the widest relative half-width of its compiled modes' speedups (inf while a
+    compiled mode has no interval yet: a failed cell is not chased, it has no row that is ok)."""
+    widest: dict[tuple[str, int], float] = {}
+    for record in cells(rows):
+        if record["mode"] == "eager" or record["status"] != "ok" or record["label"] != cfg.label:
+            continue
+        group = (record["model"], record["batch_size"])
+        width = record["speedup_halfwidth"]
+        width = math.inf if width is None or math.isnan(width) else width
+        widest[group] = max(widest.get(group, 0.0), width)
+    return widest
+
+
+def next_round(cfg: BenchConfig, rows: list, elapsed_s: float) -> Round | None:
+    """The extra round to measure next, or None: precision reached, `max_repeats`, or no budget."""
+    if cfg.target_halfwidth <= 0 or cfg.budget_min <= 0:
+        return None
+    rounds = {}
+    for row in rows:
+        group = (row.model, row.batch_size)
+        rounds[group] = max(rounds.get(group, -1), row.repeat)
+    widths = halfwidths(cfg, rows)
+    wanted = [(width, group) for group, width in widths.items()
+              if group in cell_groups(cfg) and width > cfg.target_halfwidth and rounds[group] + 1 < cfg.max_repeats]
+    for width, group in sorted(wanted, reverse=True):
+        if elapsed_s + round_seconds(rows, group) <= cfg.budget_min * 60.0:
+            return Round(group[0], group[1], rounds[group] + 1, cfg.modes)
+    return None

@@ -1,0 +1,86 @@
+"""Which cell gets the next round (bench_utils/sweep/adaptive.py): rows written by hand, no torch.
+
+Each cell group below has eager at 2 ms in every block and its compiled mode at `compiled_ms[r]` in
+round r: the round's speedup is exactly 2 / compiled_ms[r], so the interval's width is known."""
+
+import math
+
+import pytest
+
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.sweep.adaptive import halfwidths, next_round, round_seconds, seconds_spent
+from bench_utils.sweep.jobs import Round
+from conftest import make_row
+
+CFG = dict(label="CPU", models=("vit", "resnet"), batch_sizes=(1, 4), modes=("eager", "default"), repeats=2,
+           target_halfwidth=0.05, budget_min=60.0, max_repeats=6)
+WIDE = (1.0, 1.25)  # speedups 2 and 1.6: a very wide interval over two rounds
+MIDDLE = (1.0, 1.01)  # about +-6.5%: above a 5% target
+NARROW = (1.0, 1.0)  # no spread: within any target
+
+
+def group(model, batch_size, compiled_ms, seconds=(20.0, 10.0), label="CPU", status="ok"):
+    """The rows of the rounds of one cell group: two blocks of five calls per process (block medians
+    are exactly the ms), round r taking seconds[r] (its slowest process)."""
+    rows = []
+    for repeat, ms in enumerate(compiled_ms):
+        duration = seconds[min(repeat, len(seconds) - 1)]
+        rows.append(make_row(model, batch_size, "eager", 2.0, repeat=repeat, label=label, block_lengths=[5, 5],
+                             duration_s=duration - 1))
+        rows.append(make_row(model, batch_size, "default", ms if status == "ok" else None, status, repeat=repeat,
+                             label=label, block_lengths=[5, 5] if status == "ok" else [], duration_s=duration))
+    return rows
+
+
+def test_halfwidths_are_the_compiled_modes_relative_halfwidths():
+    rows = group("vit", 1, WIDE) + group("vit", 4, MIDDLE) + group("resnet", 1, NARROW)
+    widths = halfwidths(BenchConfig(**CFG), rows)
+    # two rounds: t(0.975, 1) * sd / sqrt(2) of the round logs; exp of it, minus one
+    middle = math.exp(12.706204736 * abs(math.log(2.0) - math.log(2 / 1.01)) / 2) - 1
+    assert widths[("vit", 4)] == pytest.approx(middle) and middle == pytest.approx(0.0652, abs=1e-4)
+    assert widths[("vit", 1)] > 3 and widths[("resnet", 1)] == 0.0
+    failed = group("resnet", 4, (1.0,), status="error")  # a failed compiled cell: no interval, not chased
+    assert ("resnet", 4) not in halfwidths(BenchConfig(**CFG), failed)
+
+
+def test_next_round_goes_to_the_widest_group_above_the_target():
+    rows = group("vit", 1, MIDDLE) + group("vit", 4, WIDE) + group("resnet", 1, NARROW)
+    assert next_round(BenchConfig(**CFG), rows, elapsed_s=0.0) == Round("vit", 4, 2, ("eager", "default"))
+    rows = group("vit", 1, MIDDLE) + group("vit", 4, NARROW) + group("resnet", 1, NARROW)
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    # every group within its target: no extra round
+    within = group("vit", 1, MIDDLE) + group("resnet", 1, NARROW)
+    assert next_round(BenchConfig(**CFG | {"target_halfwidth": 0.07}), within, 0.0) is None
+
+
+def test_a_group_at_max_repeats_gets_no_more_rounds():
+    rows = group("vit", 1, (1.0, 1.25, 1.0, 1.25)) + group("vit", 4, MIDDLE)
+    assert next_round(BenchConfig(**CFG | {"max_repeats": 4}), rows, 0.0) == Round("vit", 4, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG | {"max_repeats": 5}), rows, 0.0) == Round("vit", 1, 4, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG | {"max_repeats": 2}), rows, 0.0) is None  # both groups have 2+ rounds
+
+
+def test_no_round_starts_that_would_end_after_the_budget():
+    # a round of the wide group takes 30 s, one of the middle group 5 s (their later rounds' time)
+    rows = group("vit", 1, WIDE, seconds=(90.0, 30.0)) + group("vit", 4, MIDDLE, seconds=(90.0, 5.0))
+    cfg = BenchConfig(**CFG | {"budget_min": 1.0})
+    assert next_round(cfg, rows, elapsed_s=30.0) == Round("vit", 1, 2, ("eager", "default"))  # 30 + 30 <= 60 s
+    assert next_round(cfg, rows, elapsed_s=31.0) == Round("vit", 4, 2, ("eager", "default"))  # only the cheap one fits
+    assert next_round(cfg, rows, elapsed_s=56.0) is None  # 56 + 5 > 60 s
+
+
+def test_no_extra_round_without_a_target_or_a_budget():
+    rows = group("vit", 1, WIDE)
+    assert next_round(BenchConfig(**CFG | {"target_halfwidth": 0.0}), rows, 0.0) is None
+    assert next_round(BenchConfig(**CFG | {"budget_min": 0.0}), rows, 0.0) is None
+    # rows of another label, or of a group the profile no longer measures, are not chased
+    assert next_round(BenchConfig(**CFG), group("vit", 1, WIDE, label="other"), 0.0) is None
+    assert next_round(BenchConfig(**CFG | {"models": ("resnet",)}), rows, 0.0) is None
+
+
+def test_a_rounds_time_is_its_slowest_process_and_later_rounds_predict_the_next():
+    rows = group("vit", 1, (1.0, 1.0, 1.0, 1.0), seconds=(90.0, 10.0, 30.0, 12.0)) + group("vit", 4, (1.0,))
+    assert seconds_spent(rows) == pytest.approx(90 + 10 + 30 + 12 + 20)  # rounds run one after another
+    assert round_seconds(rows, ("vit", 1)) == 12.0  # the median of rounds 1..3: round 0 compiled cold
+    assert round_seconds(rows, ("vit", 4)) == 20.0  # only a first round: its time
+    assert round_seconds(rows, ("resnet", 1)) == 0.0  # no round yet

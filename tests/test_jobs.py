@@ -1,0 +1,87 @@
+"""What a profile asks to measure, as jobs and rounds, and which of them a results file still lacks
+(bench_utils/sweep/jobs.py). No torch, no process: rows are written by hand."""
+
+import pytest
+
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.results.rows import BenchResult, cell_fields
+from bench_utils.results.study_results import SERVING_SETTINGS, ServingResult, serving_fields, serving_path
+from bench_utils.results.writer import ResultsWriter
+from bench_utils.sweep.jobs import (Job, Round, SettingsMismatchError, done_keys, first_rounds, pending_study_jobs,
+                                    read_cell_rows, round_pending, study_jobs)
+
+CFG = BenchConfig(label="test", models=("vit", "resnet"), batch_sizes=(1, 4), modes=("eager", "default"), repeats=2)
+
+
+def row(cfg, model, batch_size, mode, repeat=0, status="ok"):
+    return BenchResult(**cell_fields(cfg, model, batch_size, mode, "cpu", repeat), status=status)
+
+
+def test_names_as_people_read_them_and_logs_are_named():
+    assert Job("cell", "vit", 1, "default", 2).name == "vit-bs1-default-r2"
+    assert Job("serving", "vit", 1, "auto").name == "serving-vit-auto"
+    assert Job("compile-cost", "resnet", 4, "regional").name == "compile-cost-resnet-regional"
+    round_ = Round("vit", 4, 1, ("eager", "default", "max-autotune"))
+    assert round_.name == "vit-bs4-r1" and round_.group == ("vit", 4)
+    assert round_.jobs == [Job("cell", "vit", 4, "eager", 1), Job("cell", "vit", 4, "default", 1),
+                           Job("cell", "vit", 4, "max-autotune", 1)]  # one worker per mode, eager first
+
+
+def test_first_rounds_are_round_major_so_a_cells_rounds_spread_over_the_run():
+    rounds = first_rounds(CFG)
+    assert [(r.model, r.batch_size, r.repeat) for r in rounds] == [
+        ("vit", 1, 0), ("vit", 4, 0), ("resnet", 1, 0), ("resnet", 4, 0),
+        ("vit", 1, 1), ("vit", 4, 1), ("resnet", 1, 1), ("resnet", 4, 1)]
+    assert all(r.modes == ("eager", "default") for r in rounds)
+    # the same processes as the config's runs, grouped by round
+    assert [(j.model, j.batch_size, j.option, j.repeat) for r in rounds for j in r.jobs] == CFG.runs()
+
+
+def test_study_jobs_whole_model_compile_before_its_strategies():
+    assert study_jobs(CFG) == []  # no studies asked for
+    cfg = BenchConfig(models=("vit", "resnet"), batch_sizes=(4, 1), serving_batch_sizes=(2, 8, 3),
+                      compile_strategies=("cache-artifacts", "regional"))
+    jobs = study_jobs(cfg)
+    assert [(j.kind, j.model, j.batch_size, j.option) for j in jobs] == [
+        *[("serving", "vit", 2, s) for s in SERVING_SETTINGS], *[("serving", "resnet", 2, s) for s in SERVING_SETTINGS],
+        ("compile-cost", "vit", 4, "whole"), ("compile-cost", "vit", 4, "cache-artifacts"),
+        ("compile-cost", "vit", 4, "regional"), ("compile-cost", "resnet", 4, "whole"),
+        ("compile-cost", "resnet", 4, "cache-artifacts"), ("compile-cost", "resnet", 4, "regional")]
+
+
+def test_a_round_is_pending_until_every_mode_has_its_row(tmp_path):
+    path = tmp_path / "results.jsonl"
+    assert read_cell_rows(CFG, path) == []  # no file yet: nothing done
+    with ResultsWriter(path) as writer:
+        writer.append(row(CFG, "vit", 1, "eager"))
+        writer.append(row(CFG, "vit", 1, "default", status="crashed"))
+        writer.append(row(CFG, "vit", 4, "eager"))  # its compiled mode is missing (a kill mid-round)
+    rows = read_cell_rows(CFG, path)
+    assert len(rows) == 3
+    done = done_keys(rows)
+    pending = [r.name for r in first_rounds(CFG) if round_pending(CFG, r, done)]
+    assert pending == ["vit-bs4-r0", "resnet-bs1-r0", "resnet-bs4-r0", "vit-bs1-r1", "vit-bs4-r1",
+                       "resnet-bs1-r1", "resnet-bs4-r1"]  # vit bs1 round 0 is done, its crash included
+    retry = done_keys(rows, retry_failed=True)  # only the ok rows count as done: the crash is measured again
+    assert len(retry) == 2 and round_pending(CFG, first_rounds(CFG)[0], retry)
+
+
+def test_rows_of_other_settings_are_refused(tmp_path):
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append(row(CFG, "vit", 1, "eager"))
+    # the matrix, repeats and precision target may change between runs; a setting of the measurement may not
+    assert len(read_cell_rows(BenchConfig(label="test", models=("beit",), repeats=5, target_halfwidth=0.05), path)) == 1
+    with pytest.raises(SettingsMismatchError, match="other settings"):
+        read_cell_rows(BenchConfig(label="test", blocks=2), path)
+
+
+def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_path):
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
+    results = tmp_path / "results.jsonl"
+    assert pending_study_jobs(cfg, results) == study_jobs(cfg)
+    with ResultsWriter(serving_path(results)) as writer:
+        writer.append(ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="crashed"))
+        other = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), iterations=7)  # other settings: not done
+        writer.append(ServingResult(**serving_fields(other, "vit", "auto", "cpu"), status="ok"))
+    assert [j.option for j in pending_study_jobs(cfg, results)] == ["eager", "dynamic", "auto"]

@@ -1,0 +1,86 @@
+"""Measuring processes seen from the runner (bench_utils/sweep/workers.py): real workers forked from
+the fork server, past their deadline, dying, asked to exit; the crash message's words."""
+
+import os
+import signal
+import time
+from multiprocessing import forkserver
+
+import pytest
+
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.sweep.workers import LOG_TAIL_CHARS, Worker, WorkerLost, log_tail, signal_name
+
+
+def cell_payload(fault: str) -> dict:
+    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=2, min_time_s=0.0, max_warmup_s=0.0, profile=False)
+    return {"config": cfg.to_dict(), "model": "vit", "batch_size": 1, "mode": "eager", "repeat": 0, "trace": None,
+            "environ": {**os.environ, FAULT: fault}}
+
+
+def test_signal_names_for_crash_messages():
+    assert signal_name(signal.SIGSEGV) == "SIGSEGV" and signal_name(9) == "SIGKILL"
+    assert signal_name(40) == "signal 40"  # a real-time signal has no name; the sweep must not crash
+
+
+def test_log_tail_keeps_the_last_lines_of_the_job_not_the_commands(tmp_path):
+    log = tmp_path / "w.log"
+    assert log_tail(log) == ""  # no log yet
+    log.write_text("worker: cell\n" + "".join(f"line {i}\n" for i in range(8)) + "\n  \nworker: block\n")
+    assert log_tail(log) == "line 3 | line 4 | line 5 | line 6 | line 7"
+    log.write_text("x" * 5000 + "\nthe end\n")
+    assert len(log_tail(log)) == LOG_TAIL_CHARS and log_tail(log).endswith("x | the end")
+
+
+def test_a_worker_past_its_deadline_is_killed_and_says_timeout(tmp_path):
+    worker = Worker(tmp_path / "logs" / "hang.log", timeout_s=4.0)  # the folder is made for the log
+    try:
+        worker.send("cell", cell_payload("vit/1/eager=hang"))
+        start = time.perf_counter()
+        with pytest.raises(WorkerLost) as lost:
+            worker.receive()
+        assert 3.0 < time.perf_counter() - start < 6 and worker.seconds >= 4.0  # the deadline counts from its start
+        assert lost.value.status == "timeout"
+        assert lost.value.error.startswith("no result after timeout_s=4 s; log: injected fault: hang")
+        assert not worker.process.is_alive()
+    finally:
+        worker.close()
+
+
+def test_a_worker_that_dies_becomes_crashed_with_its_signal(tmp_path):
+    worker = Worker(tmp_path / "crash.log", timeout_s=120.0)
+    try:
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("cell", cell_payload("vit/1/eager=segfault"))
+        assert lost.value.status == "crashed"
+        assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
+    finally:
+        worker.close()
+    assert worker.process.exitcode == -signal.SIGSEGV
+
+
+def test_a_worker_asked_to_exit_returns_and_one_stuck_in_a_job_is_killed(tmp_path):
+    idle = Worker(tmp_path / "idle.log", timeout_s=60.0)
+    start = time.perf_counter()
+    idle.close()
+    assert idle.process.exitcode == 0 and time.perf_counter() - start < 5
+    assert (tmp_path / "idle.log").read_text() == "worker: exit\n"
+    stuck = Worker(tmp_path / "stuck.log", timeout_s=60.0)
+    stuck.send("cell", cell_payload("vit/1/eager=hang"))
+    time.sleep(1.0)
+    stuck.close()  # asked to exit, it does not answer: killed after EXIT_WAIT_S
+    assert stuck.process.exitcode == -signal.SIGKILL
+
+
+def test_the_fork_server_restarts_when_an_import_time_variable_changes(tmp_path, monkeypatch):
+    first = Worker(tmp_path / "a.log", timeout_s=60.0)
+    first.close()
+    server = forkserver._forkserver._forkserver_pid
+    same = Worker(tmp_path / "b.log", timeout_s=60.0)
+    same.close()
+    assert forkserver._forkserver._forkserver_pid == server  # nothing changed: the same server forks it
+    monkeypatch.setenv("OMP_NUM_THREADS", str((int(os.environ.get("OMP_NUM_THREADS", "1")) % 4) + 1))
+    other = Worker(tmp_path / "c.log", timeout_s=60.0)
+    other.close()
+    assert forkserver._forkserver._forkserver_pid != server  # torch reads OMP_NUM_THREADS once, at import
