@@ -49,6 +49,8 @@ def test_absurd_intervals_read_as_bounds_and_reasons_are_said_once():
     assert _plain_reason("default processes disagree by 48%; warm-up did not settle; eager processes disagree by "
                          "9%; warm-up did not settle") == ("the default-mode runs differ by 48%; warm-up did not settle; "
                                                           "the eager runs differ by 9%")
+    assert _plain_reason("other processes used 86% of the CPU; other processes used 85% of the CPU") == \
+        "other processes used 86% of the CPU"
 
 
 def test_warm_compile_pays_back_sooner():

@@ -17,6 +17,7 @@ that hold for the whole page (random weights, one process per cell) are said onc
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -65,7 +66,18 @@ def _plain_reason(reason: str) -> str:
     for mode in ordered_modes(["eager", *MODES]):
         reason = reason.replace(f"{mode} processes disagree", f"the {mode}{'' if mode == 'eager' else '-mode'} "
                                 "runs differ")
-    return "; ".join(dict.fromkeys(reason.split("; ")))  # eager's and compiled's may say the same
+    # eager's and compiled's reasons may say the same with other numbers: each said once, with the largest
+    largest: dict[str, str] = {}
+    for part in reason.split("; "):
+        key = re.sub(r"\d+%", "N%", part)
+        if key not in largest or _percent_in(part) > _percent_in(largest[key]):
+            largest[key] = part
+    return "; ".join(largest.values())
+
+
+def _percent_in(text: str) -> float:
+    found = re.search(r"(\d+)%", text)
+    return float(found.group(1)) if found else 0.0
 
 
 def page_caveats(df) -> list[str]:
