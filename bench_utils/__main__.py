@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_utils {models,plan,run,report,selfcheck}` (see --help)."""
+"""Command line: `python -m bench_utils {models,plan,run,report,selfcheck}`; each verb's --help has examples."""
 
 from __future__ import annotations
 
@@ -95,12 +95,55 @@ def _positive_seconds(text: str) -> int:
     return seconds
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench_utils", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,plan,run,report,selfcheck}")
-    sub.add_parser("models", help="list the registry's checkpoints").set_defaults(func=_cmd_models)
+DESCRIPTION = """Benchmark torch.compile against eager on Hugging Face vision models, and publish the answer.
 
-    run = sub.add_parser("run", help="measure every cell of a parameters file")
+Start with `selfcheck` on a new machine, `plan` to see how long a parameters file takes, then
+`report` (measures and builds the pages) or `run` (measures only)."""
+
+EXAMPLES = {
+    "main": """examples:
+  python -m bench_utils selfcheck                        # tiny models through every mode, PASS/FAIL
+  python -m bench_utils plan parameters/cpu-report.yaml  # how long, which cells may time out
+  python -m bench_utils report                           # this machine's default profile -> reports/index.html
+  python -m bench_utils <command> --help                 # each command's options and examples""",
+    "models": """examples:
+  python -m bench_utils models    # short names to use in a parameters file's `models:` list""",
+    "run": """examples:
+  python -m bench_utils run parameters/cpu.yaml                     # tiny models, a few minutes
+  python -m bench_utils run parameters/h100.yaml --retry-failed     # measure failed cells again
+  python -m bench_utils run parameters/a100.yaml parameters/t4.yaml --ray auto   # a Ray cluster
+
+Cells already in the results file are skipped: run the same command again to resume.""",
+    "plan": """examples:
+  python -m bench_utils plan parameters/cpu-report.yaml
+  python -m bench_utils plan parameters/h100.yaml --results reports/h100/results.jsonl""",
+    "selfcheck": """examples:
+  python -m bench_utils selfcheck                 # cuda when there is one, else cpu
+  python -m bench_utils selfcheck --device cpu --keep /tmp/selfcheck""",
+    "report": """examples:
+  python -m bench_utils report                                        # this machine's default profile
+  python -m bench_utils report parameters/cpu.yaml --out /tmp/reports # a small run, pages elsewhere
+  python -m bench_utils report parameters/h100.yaml --report-only     # rows copied from a GPU machine
+  python -m bench_utils report --compare before.jsonl after.jsonl     # two runs side by side
+
+Each profile gets reports/<label>/report.html (verdict first) with cells.csv beside it; the index
+and a summary page link them all. The verdict is printed at the end.""",
+}
+
+
+def _verb(sub, name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_text, description=description or help_text, epilog=EXAMPLES[name],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench_utils", description=DESCRIPTION, epilog=EXAMPLES["main"],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{models,plan,run,report,selfcheck}")
+    _verb(sub, "models", "list the registry's checkpoints (short name, task, hub id, size)").set_defaults(
+        func=_cmd_models)
+
+    run = _verb(sub, "run", "measure every cell of one or more parameters files (no pages)")
     run.add_argument("params", nargs="+", help="parameters YAML, e.g. parameters/cpu.yaml (several: in turn)")
     run.add_argument("--results", help="results JSONL (default: reports/<label>/results.jsonl)")
     run.add_argument("--retry-failed", action="store_true", help="measure again cells that did not end ok")
@@ -110,23 +153,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cpus-per-cell", type=int, default=1, help="with --ray: CPUs (and torch threads) per cell")
     run.set_defaults(func=_cmd_run)
 
-    plan = sub.add_parser("plan", help="estimate how long a parameters file will run, and which cells may time out")
+    plan = _verb(sub, "plan", "estimate how long a parameters file will run, and which cells may time out")
     plan.add_argument("params", nargs="+", help="parameters YAML files")
     plan.add_argument("--results", help="results JSONL whose finished processes are left out (default: as run)")
     plan.set_defaults(func=_cmd_plan)
 
-    check = sub.add_parser("selfcheck", help="first thing on a new machine: tiny models through every mode, "
-                           "each measurement checked (PASS/FAIL)")
+    check = _verb(sub, "selfcheck", "first thing on a new machine: tiny models through every mode, each "
+                  "measurement checked (PASS/FAIL)")
     check.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     check.add_argument("--keep", metavar="DIR", help="keep the results files here (default: a temporary folder)")
     check.add_argument("--json", metavar="FILE", help="also write every check and cell record to FILE: what a "
                        "first GPU run sends back (docs/gpu.md)")
     check.set_defaults(func=_cmd_selfcheck)
 
-    report = sub.add_parser("report", help="run the notebooks with papermill and build reports/index.html")
+    report = _verb(sub, "report", "measure the profiles, then build a page per profile, a summary and "
+                   "reports/index.html")
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
     report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
     report.add_argument("--cell-timeout", type=_positive_seconds, default=3600, help="seconds per notebook cell (> 0)")
+    report.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                        help="two results JSONL files: a page comparing them cell by cell (compare.html), nothing measured")
     report.add_argument("--report-only", action="store_true",
                         help="measure nothing: report the results files already in the report folder")
     report.set_defaults(func=_cmd_report)

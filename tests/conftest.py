@@ -62,7 +62,7 @@ def params_factory(tmp_path):
 
 FIXTURE_ENV = {"device": "cpu", "device_name": "Fixture CPU (synthetic rows)", "torch": "2.fixture",
                "transformers": "5.fixture", "python": "3.11", "platform": "Linux", "hostname": "fixture",
-               "torch_threads": 2}
+               "torch_threads": 2, "cpu_count": 2}
 
 
 def fixture_samples(ms: float, n: int = 10, spread: float = 0.01) -> list[float]:
@@ -83,7 +83,8 @@ def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: f
     values = dict(label=label, model=model, checkpoint=spec.checkpoint if spec else "hub/id",
                   task=spec.task if spec else "image-classification", size="tiny", batch_size=batch_size,
                   mode=mode, repeat=repeat, fullgraph=False, dtype="float32", device="cpu", settings="abc",
-                  status=status, warmup=2, iterations=n, env=env or FIXTURE_ENV)
+                  status=status, warmup=2, iterations=n, env=env or FIXTURE_ENV,
+                  started_at="2026-11-23T10:00:00+00:00")
     if status == "ok":
         samples = fixture_samples(ms, n, spread)
         values.update(samples_s=samples, latency_ms_mean=ms, latency_ms_median=ms, weights="random",

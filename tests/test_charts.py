@@ -50,29 +50,6 @@ def test_fixture_speedups_come_from_the_samples(df):
     assert slow["between_process"] and slow["speedup_ci95_low"] < 1.0 < slow["speedup_ci95_high"]
 
 
-def test_duration_chart_draws_a_bar_per_measured_cell_and_the_status_of_failed_ones(df):
-    fig = charts.duration_chart(df, 1)
-    assert isinstance(fig, Figure) and len(fig.axes) == 1
-    ax = fig.axes[0]
-    assert sorted(round(p.get_width(), 6) for p in ax.patches) == [8.0, 10.0, 20.0]  # resnet default: OOM
-    assert "OOM" in figure_texts(fig)
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT",
-                                                            "Image Classification/ResNet"]
-    assert "ms" in ax.get_xlabel()
-    fig.savefig(io.BytesIO(), format="png")  # renders
-
-
-def test_improvement_chart_values_and_hatching_of_non_significant_bars(df):
-    ax = charts.improvement_chart(df, 1).axes[0]
-    assert [round(p.get_width(), 6) for p in ax.patches] == [20.0]  # (10 - 8) / 10
-    assert "OOM" in [t.get_text() for t in ax.texts]
-    ax2 = charts.improvement_chart(df, 2).axes[0]
-    (bar,) = ax2.patches
-    assert bar.get_width() == pytest.approx((18 - 19) / 18 * 100)
-    assert bar.get_hatch() == "//"  # the interval over processes includes no change
-    assert ax.patches[0].get_hatch() in (None, "")  # 1.25 with a narrow interval: significant
-
-
 def test_batch_comparison_chart_has_a_panel_per_model_with_eager_and_compiled_lines(df):
     fig = charts.batch_comparison_chart(df, "default")
     assert len(fig.axes) == 2  # vit and resnet (resnet: eager line only)
@@ -99,8 +76,7 @@ def test_compile_time_and_breakeven_charts(df):
 
 
 @pytest.mark.parametrize("chart", [
-    lambda d: charts.duration_chart(d, 1), lambda d: charts.improvement_chart(d, 1),
-    lambda d: charts.batch_comparison_chart(d, "default"), charts.compile_time_chart,
+    charts.speedup_chart, lambda d: charts.batch_comparison_chart(d, "default"), charts.compile_time_chart,
     charts.breakeven_chart, summary_charts.cross_label_chart])
 def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
     for frame in (all_failed, to_dataframe([])):
@@ -110,10 +86,19 @@ def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
 
 
 def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
-    assert any("cold_compile" in text for text in figure_texts(charts.compile_cache_chart(df)))  # no warm compile yet
+    one_process = to_dataframe(speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=30.0)))
+    assert any("cold_compile" in text for text in figure_texts(charts.compile_cache_chart(one_process)))
     rows = [*speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=30.0, compile_warm_s=2.0)),
             *speedup_rows("resnet", 4, 10.0, 8.0, compiled=dict(compile_s=40.0, compile_warm_s=3.0))]
     ax = charts.compile_cache_chart(to_dataframe(rows)).axes[0]
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["Image Classification/ViT · default · bs 1",
-                                                            "Image Classification/ResNet · default · bs 4"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16 · default · bs 1",
+                                                            "ResNet-50 · default · bs 4"]
+
+
+def test_speedup_chart_runs_from_zero_with_a_bar_per_model_and_the_one_x_line():
+    frame = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 4.0, 3.2, significant=False))
+    ax = charts.speedup_chart(frame).axes[0]
+    assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 2.0 * 1.3
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16", "ResNet-50"]
+    assert sorted(round(p.get_width(), 2) for p in ax.patches) == [1.25, 2.0]

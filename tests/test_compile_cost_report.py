@@ -52,7 +52,7 @@ def test_frame_savings_and_speedups_use_the_sweeps_eager_number(frame):
     assert list(vit["compile_saving_pct"]) == [0.0, 60.0, 35.0]
     assert list(vit["eager_ms_median"]) == [3.0] * 3 and list(vit["speedup"]) == [1.5, 1.2, 1.5]
     resnet = frame[frame["model"] == "resnet"].reset_index(drop=True)
-    assert resnet.loc[0, "speedup"] == 1.5 and resnet.loc[0, "task_model"] == "Image Classification/ResNet"
+    assert resnet.loc[0, "speedup"] == 1.5 and resnet.loc[0, "task_model"] == "ResNet-50"
     assert list(frame["applicable"]) == [True, True, True, True, False, True]
     for i in (1, 2):  # not applicable, failed: no numbers
         assert math.isnan(resnet.loc[i, "compile_total_s"]) and math.isnan(resnet.loc[i, "speedup"])
@@ -78,9 +78,9 @@ def test_table_shows_numbers_status_and_not_applicable(frame):
 
 def test_verdict_names_the_biggest_cut_and_its_cost_in_speed(frame):
     assert compile_cost_verdict(frame).splitlines() == [
-        "- **Image Classification/ViT**: regional cuts compile time the most, 10.0 s → 4.0 s (−60%), at ×1.20 vs "
+        "- **ViT-B/16**: regional cuts compile time the most, 10.0 s → 4.0 s (−60%), at ×1.20 vs "
         "eager (whole: ×1.50 vs eager)",
-        "- **Image Classification/ResNet**: nothing cut compile time below whole-model compile (5.0 s, ×1.50 vs "
+        "- **ResNet-50**: nothing cut compile time below whole-model compile (5.0 s, ×1.50 vs "
         "eager); regional: not applicable (no repeated blocks); cache-artifacts: error",
         "", SPEED_CAVEAT]
 

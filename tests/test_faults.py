@@ -157,9 +157,8 @@ def test_latency_table_shows_failed_statuses_never_numbers():
         _measured_row("resnet", "default", "timeout", latency_ms_mean=20.0),
     ])
     table = latency_table(df, 1)
-    assert list(table.index) == ["Image Classification/ViT", "Image Classification/BeiT",
-                                 "Image Classification/ConvNeXT", "Image Classification/ResNet"]
-    assert table.values.tolist() == [["10.000", "8.000"], ["CRASHED", "OOM"], ["ERROR", "—"], ["—", "TIMEOUT"]]
+    assert list(table.index) == ["ViT-B/16", "BEiT-B/16", "ConvNeXt-L", "ResNet-50"]
+    assert table.values.tolist() == [["10.0", "8.00"], ["CRASHED", "OOM"], ["ERROR", "—"], ["—", "TIMEOUT"]]
     numeric = latency_table(df, 1, numeric=True)
     assert numeric.iloc[0].tolist() == pytest.approx([10.0, 8.0]) and int(numeric.isna().sum().sum()) == 6
     assert failures_table(df)["status"].tolist() == ["CRASHED", "OOM", "ERROR", "TIMEOUT"]
@@ -167,4 +166,4 @@ def test_latency_table_shows_failed_statuses_never_numbers():
 
 def test_latency_table_when_every_compile_failed():
     df = to_dataframe([_measured_row("vit", "eager", ms=10.0), _measured_row("vit", "default", "error")])
-    assert latency_table(df, 1).values.tolist() == [["10.000", "ERROR"]]
+    assert latency_table(df, 1).values.tolist() == [["10.0", "ERROR"]]

@@ -38,7 +38,7 @@ def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
     compiled = df[df["mode"] == "default"].iloc[0]
     assert compiled["speedup"] > 0 and compiled["accuracy_ok"]
     verdict = verdicts(df).iloc[0]
-    assert verdict["model"] == "my-vit" and verdict["summary"].startswith("**my-vit: ")
+    assert verdict["model"] == "my-vit" and verdict["summary"].startswith("my-vit: ")
 
 
 @pytest.mark.parametrize("entry, message", [

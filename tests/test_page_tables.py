@@ -26,5 +26,5 @@ def test_a_table_naming_none_of_its_keys_shows_everything():
 
 
 def test_unknown_table_is_refused():
-    with pytest.raises(ValueError, match="table: 'latency' is not allowed; allowed: improvement"):
+    with pytest.raises(ValueError, match="table: 'latency' is not allowed; allowed: main, improvement"):
         page_tables.table_options(pd.DataFrame(), "latency", "x")

@@ -107,17 +107,25 @@ def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_repor
 def test_profile_page_shows_failed_and_missing_cells_and_hides_code(fixture_report):
     page = (fixture_report[1] / "fixture-cpu" / "report.html").read_text()
     assert "RANDOM weights, not pretrained" in page
-    assert ">OOM<" in page and "<strong>1</strong> failed cells" in page and "1</strong> of 8 cells missing" in page
-    assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', page)) >= 8  # charts inline
+    assert ">OOM<" in page and "1 failed; 1 of 8 cells missing" in page
+    assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', page)) >= 6  # charts inline
     assert "config_from_dict(" not in page  # code cells are hidden
     assert "fixture break" in page  # graph-break reasons beside the speedups
 
 
-def test_summary_page_has_best_configuration_reference_and_comparison_sections(fixture_report):
+def test_summary_of_one_run_has_the_guide_comparison_and_no_empty_sections(fixture_report):
     page = (fixture_report[1] / "summary.html").read_text()
-    for heading in ("Best configuration per model", "Beside the published numbers", "Compare two runs"):
-        assert heading in page
-    assert "Only one results file: nothing to compare" in page
+    assert "Beside the published numbers" in page and "Guide: A100 (×)" in page
+    for empty in ("Best configuration per model", "Compare two runs", "Set compare_before"):
+        assert empty not in page
+
+
+def test_report_compare_builds_a_page_for_two_results_files(fixture_report, tmp_path):
+    results = fixture_report[1] / "fixture-cpu" / "results.jsonl"
+    proc = run_cli("report", "--compare", results, results, "--out", tmp_path, "--cell-timeout", 300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (tmp_path / "compare.html").read_text()
+    assert "Compare two runs" in page and "<title>Compare: fixture-cpu/results.jsonl against" in page
 
 
 def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):

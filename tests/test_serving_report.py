@@ -10,7 +10,7 @@ from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResul
 from conftest import figure_texts
 
 SEQUENCE = [1, 4, 1]
-RESNET = "Image Classification/ResNet"
+RESNET = "ResNet-50"
 
 
 def serving_row(model: str, setting: str, step_ms=(), step_compiled=(), steady=None, status: str = "ok",
@@ -87,7 +87,7 @@ def test_table_formats_numbers_and_statuses():
 def test_verdict_picks_the_fastest_once_warm_and_names_the_others():
     text = serving_verdict(serving_frame(resnet_rows() + vit_rows()))
     lines = text.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("- **Image Classification/ViT: use eager**")
+    assert len(lines) == 2 and lines[0].startswith("- **ViT-B/16: use eager**")
     assert "(best: static x2.00)" in lines[0]  # fastest, but it hit the recompile limit
     assert lines[1] == (
         f"- **{RESNET}: use static**: x2.00 eager once warm over the sequence (bs 1 x2.00, bs 4 x2.00); cold "

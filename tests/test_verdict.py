@@ -3,7 +3,7 @@
 import pytest
 
 from bench_utils.results.frame import to_dataframe
-from bench_utils.report.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, verdict_markdown, verdicts
+from bench_utils.report.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, LEGEND, page_caveats, verdict_table, verdict_text, verdicts
 from conftest import make_row
 
 
@@ -24,14 +24,45 @@ def test_verdict_per_model():
     assert table.loc["vit", "verdict"] == COMPILE and table.loc["vit", "speedup"] == pytest.approx(2.0)
     # 30 s of compiling, 5 ms saved per call: 6,000 calls
     assert table.loc["vit", "breakeven_calls"] == pytest.approx(6000, rel=1e-3)
-    assert "paid back after 6,000 calls" in table.loc["vit", "summary"]
-    assert table.loc["vit", "summary"].startswith("**Image Classification/ViT: compile** (default, float32, batch 1): ×2.00")
-    assert table.loc["resnet", "verdict"] == DONT and "slower than eager at default bs 1" in table.loc["resnet", "caveats"]
-    assert "never pays back" in table.loc["resnet", "summary"]
+    assert table.loc["vit", "answer"] == "Compile (default mode): 2.00× faster, 95% sure between 1.96× and 2.05×"
+    # the later processes compiled warm (30 s each here): their median is the warm compile
+    assert table.loc["vit", "cost"] == ("pays back after 6,000 calls (30.0 s cold compile), 6,000 calls once the "
+                                        "cache is warm (30.0 s)")
+    assert table.loc["resnet", "verdict"] == DONT and "slower than eager with default mode at batch 1" in table.loc["resnet", "caveats"]
+    assert table.loc["resnet", "answer"].startswith("Don't compile: 0.500× (slower, 95% sure between")
+    assert table.loc["resnet", "cost"] == "—"  # pay-back only where compiling is significantly faster
     assert table.loc["convnext", "verdict"] == INCONCLUSIVE
-    assert "disturbed: default processes disagree by 56%; eager processes disagree by 56%" in table.loc["convnext", "caveats"]
+    assert table.loc["convnext", "answer"].startswith("Can't tell: between ") and "rerun with more budget" in table.loc["convnext", "answer"]
+    assert table.loc["convnext", "cost"] == "—"
+    assert table.loc["convnext", "caveats"]  # what made the interval wide is said beside it
     assert table.loc["beit", "verdict"] == NO_DATA and "OOM" in table.loc["beit", "summary"]
-    assert "random weights" in table.loc["vit", "caveats"]
+    # random weights hold for every model: said once per page, not on each line
+    assert "random" not in table.loc["vit", "caveats"]
+    assert any(note.startswith("Random weights") for note in page_caveats(to_dataframe(rows)))
+
+
+def test_absurd_intervals_read_as_bounds_and_reasons_are_said_once():
+    from bench_utils.report.display import times
+    from bench_utils.report.verdict import _plain_reason
+
+    assert (times(9.46e-06), times(15_100_000), times(1.234)) == ("<0.01×", ">100×", "1.23×")
+    assert _plain_reason("default processes disagree by 48%; warm-up did not settle; eager processes disagree by "
+                         "9%; warm-up did not settle") == ("the default-mode runs differ by 48%; warm-up did not settle; "
+                                                          "the eager runs differ by 9%")
+    assert _plain_reason("other processes used 86% of the CPU; other processes used 85% of the CPU") == \
+        "other processes used 86% of the CPU"
+
+
+def test_warm_compile_pays_back_sooner():
+    """Finding 2: cold 30 s in the first process, 3 s in the later ones (they find the cache filled)."""
+    rows = cell("vit", "eager", 10.0, (1.0, 1.01, 0.99)) + [
+        make_row("vit", 1, "default", 5.0 * k, repeat=r, compile_s=30.0 if r == 0 else 3.0)
+        for r, k in enumerate((1.0, 1.01, 0.99))]
+    row = verdicts(to_dataframe(rows)).iloc[0]
+    assert row["compile_warm_s"] == pytest.approx(3.0)
+    assert row["breakeven_calls"] == pytest.approx(6000, rel=1e-3)
+    assert row["breakeven_warm_calls"] == pytest.approx(600, rel=1e-3)
+    assert "600 calls once the cache is warm (3.00 s)" in row["cost"]
 
 
 def test_a_faster_but_wrong_compile_is_not_recommended():
@@ -41,9 +72,13 @@ def test_a_faster_but_wrong_compile_is_not_recommended():
     assert table.loc[0, "verdict"] == DONT and "output differs from eager by 0.5" in table.loc[0, "caveats"]
 
 
-def test_one_process_per_cell_is_a_caveat_and_markdown_lists_every_model():
+def test_one_process_per_cell_is_a_page_caveat_and_the_table_names_models_with_checkpoints():
     rows = cell("vit", "eager", 10.0) + cell("vit", "default", 5.0, compile_s=3.0)
     df = to_dataframe(rows)
-    assert "one process per cell" in verdicts(df).loc[0, "caveats"]
-    assert verdict_markdown(df).startswith("- **Image Classification/ViT: compile**")
-    assert verdict_markdown(to_dataframe([])) == "No measured cells yet: no verdict."
+    assert any("One process per cell" in note for note in page_caveats(df))
+    shown = verdict_table(df)
+    assert list(shown.columns) == ["Model", "Answer", "Compile cost", "Watch out"]
+    assert shown.loc[0, "Model"] == "ViT-B/16 (google/vit-base-patch16-224)"
+    assert verdict_text(df).startswith("  ViT-B/16: Compile (default mode): 2.00× faster")
+    assert verdict_text(to_dataframe([])) == "No measured cells yet: no verdict."
+    assert "Can't tell" in LEGEND and "warm" in LEGEND

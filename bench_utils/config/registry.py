@@ -93,7 +93,18 @@ _SPECS = (
 )
 
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in _SPECS}
-MODEL_NAMES = tuple(MODELS)
+MODEL_NAMES = tuple(MODELS)  # also the order models are listed in, on every page
+
+# the one name each model goes by on a page (the guide's row labels hide DeepLabV3, say "Resnet-101" for DETR)
+DISPLAY_NAMES = {"vit": "ViT-B/16", "beit": "BEiT-B/16", "convnext": "ConvNeXt-L", "resnet": "ResNet-50",
+                 "segformer": "SegFormer-B0", "mask2former": "Mask2Former-Swin-T", "maskformer": "MaskFormer-Swin-B",
+                 "deeplabv3-mobilenet": "DeepLabV3-MobileNetV2", "owlvit": "OWL-ViT-B/32", "detr": "DETR-ResNet-50",
+                 "detr-resnet-101": "DETR-ResNet-101", "conditional-detr": "Conditional-DETR-ResNet-50"}
+
+
+def display_name(name: str) -> str:
+    """A model's name on a page: the registry's display name, a user's own checkpoint by its own name."""
+    return DISPLAY_NAMES.get(name, name)
 
 
 def get_spec(name: str) -> ModelSpec:

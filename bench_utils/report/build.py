@@ -25,6 +25,9 @@ from .index_page import write_profile_state
 from .page_html import escape, published_notebook, relative_text, write_page
 
 KERNEL_NAME = "python3"
+# the kernel's own log at ERROR: its "running over TCP without encryption" warning (a local kernel on
+# localhost) is noise on every report run
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
 PROFILES_BY_GPU = (("A100", "a100"), ("V100", "v100"), ("T4", "t4"), ("H100", "h100"))  # name part -> file
 
@@ -111,7 +114,8 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
     try:
         papermill.execute_notebook(
             str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
-            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s)
+            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s,
+            extra_arguments=QUIET_KERNEL)
     except PapermillExecutionError as err:
         return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
     except CellTimeoutError:
@@ -135,9 +139,9 @@ same command again: measured cells are not measured twice.</p></body></html>
 """, page.parent)
 
 
-def export_html(notebook: Path, page: Path) -> None:
+def export_html(notebook: Path, page: Path, title: str = "") -> None:
     """One self-contained page that opens offline: inputs of tagged cells removed, images inline as
-    data URIs, no script from a CDN (templates/offline)."""
+    data URIs, no script from a CDN (templates/offline); `title` is its <title>."""
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -145,7 +149,10 @@ def export_html(notebook: Path, page: Path) -> None:
     templates = Path(__file__).resolve().parent / "templates"
     exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(templates)])
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    node = nbformat.read(str(notebook), as_version=4)
+    if title:
+        node.metadata["title"] = title  # nbconvert's lab template puts it in <title>
+    body, _ = exporter.from_notebook_node(node)
     write_page(page, body, page.parent)
 
 
@@ -200,11 +207,40 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = execute(notebook, executed, parameters, cell_timeout_s)
         if executed.exists():
-            export_html(executed, page)
+            export_html(executed, page, page_title(results, cfg.label))
         else:
             write_stub(page, cfg.label, error)
     write_profile_state(results.parent, cfg.label, params.name, error, len(cfg.cells()))
     return ProfileOutcome(params, cfg, page, results, error)
+
+
+def page_title(results: Path, label: str) -> str:
+    """The page's <title>: its header facts (run, machine, versions, date, weights)."""
+    from ..results.frame import load_dataframe
+    from .header import page_header
+
+    return page_header(load_dataframe(results), label).title if results.exists() else label
+
+
+def copy_method(out_dir: Path) -> None:
+    """docs/method.md next to index.html, where every page's "method" link points."""
+    import shutil
+
+    method = repo_root() / "docs" / "method.md"
+    if method.is_file():
+        shutil.copyfile(method, out_dir / "method.md")
+
+
+def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
+    """Every profile's verdict as plain text, for the terminal."""
+    from ..results.frame import load_dataframe
+    from .verdict import verdict_text
+
+    blocks = []
+    for outcome in outcomes:
+        if outcome.results.exists():
+            blocks.append(f"{outcome.cfg.label}:\n{verdict_text(load_dataframe(outcome.results))}")
+    return "\n".join(blocks)
 
 
 def build_summary(out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
@@ -215,7 +251,7 @@ def build_summary(out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
     error = execute(notebook, executed, {"results_paths": paths, "reports_dir": str(out_dir.resolve())}, cell_timeout_s)
     page = out_dir / "summary.html"
     if executed.exists():
-        export_html(executed, page)
+        export_html(executed, page, "Summary: torch.compile against eager, every run")
     else:
         write_stub(page, "Summary", error)
     return page, error
@@ -235,9 +271,34 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
                               "choose another report folder (or label)")
 
 
+def compare_main(before: Path, after: Path, out_dir: Path, cell_timeout_s: int) -> int:
+    """`report --compare BEFORE AFTER`: the summary notebook on two results files, comparing them cell by
+    cell, as out_dir/compare.html; nothing is measured."""
+    for path in (before, after):
+        if not path.is_file():
+            raise ConfigError(f"--compare: no results file at {path}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    executed = out_dir.resolve() / "compare.ipynb"
+    parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
+                  "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
+    error = execute(notebook, executed, parameters, cell_timeout_s)
+    page = out_dir / "compare.html"
+    if executed.exists():
+        export_html(executed, page, f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}")
+    else:
+        write_stub(page, "Compare", error)
+    print(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}")
+    return 1 if error else 0
+
+
 def main(args) -> int:
     """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
     from .index_page import profile_lines, write_index
+
+    if getattr(args, "compare", None):
+        out_dir = Path(args.out) if args.out else reports_root()
+        return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.cell_timeout)
 
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
@@ -257,11 +318,13 @@ def main(args) -> int:
     summary_page, summary_error = build_summary(out_dir, args.cell_timeout)
     index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
                         relative_text(summary_error, out_dir))
+    copy_method(out_dir)
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         state = f"FAILED ({outcome.error})" if outcome.error else "ok"
         print(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}")
     print(f"[report] summary: {f'FAILED ({summary_error})' if summary_error else 'ok'} -> {summary_page}")
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
+    print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])
     return 1 if failed else 0

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from ..config.modes import COMPILE_MODES, MODE_COLOUR
 from . import tables
 from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
-                           status_notes, status_words)
+                           status_notes)
 
 _PALETTE = sns.color_palette("colorblind", len(MODE_COLOUR))
 MODE_COLORS = {mode: _PALETTE[index] for mode, index in MODE_COLOUR.items()}  # the mode table's colours
@@ -30,57 +30,39 @@ def one_label(df) -> None:
         raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
-def duration_chart(df, batch_size: int, stat: str = "median") -> Figure:
-    """Grouped bars per model: eager and each compile mode, latency in ms; failed cells show their status."""
-    numbers = tables.latency_table(df, batch_size, stat=stat, numeric=True)
-    texts = tables.latency_table(df, batch_size, stat=stat)
-    if numbers.empty or numbers.isna().all().all():
-        return empty_figure(f"batch size {batch_size}: {NO_DATA}")
-    series = [Bars(column.removesuffix(" (ms)"), numbers[column].to_numpy(float),
-                    MODE_COLORS.get(column.removesuffix(" (ms)")), status_words(texts[column]))
-              for column in numbers.columns]
-    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * numbers.size)
-    ax = axes[0, 0]
-    grouped_barh(ax, list(numbers.index), series)
-    ax.set_xlabel(f"{stat} latency per call (ms)")
-    ax.set_title(f"Duration, batch size {batch_size}")
-    legend(ax, series, "mode")
-    return fig
-
-
-def _percent(speedup):
-    """Speedup (x) -> the guide's percentage improvement: (1 - 1/speedup) * 100; monotone, so a CI maps."""
-    return (1.0 - 1.0 / np.asarray(speedup, dtype=float)) * 100.0
-
-
-def _improvement_bars(at_batch, models: list[str], mode: str) -> Bars:
-    cells = at_batch[at_batch["mode"] == mode].set_index("model").reindex(models)
-    values = cells["improvement_pct"].to_numpy(float)
-    low, high = _percent(cells["speedup_ci95_low"]), _percent(cells["speedup_ci95_high"])
-    xerr = np.clip(np.vstack([values - low, high - values]), 0, None)
-    notes = status_notes(cells["status"])
-    faint = ~cells["significant"].eq(True).to_numpy(bool)
-    return Bars(mode, values, MODE_COLORS.get(mode), notes, xerr, faint)
-
-
-def improvement_chart(df, batch_size: int) -> Figure:
-    """Percentage improvement over eager per model and mode, with the speedup's 95% CI as error bars;
-    bars whose CI includes "no change" are lighter and hatched."""
+def speedup_chart(df) -> Figure:
+    """The page's one chart of every model: eager against compiled as a speedup (×) per model (and
+    batch size, when several), one bar per compile mode with its 95% interval, on an axis from 0 with a
+    line at 1× (as fast as eager); bars whose interval includes 1× are lighter and hatched."""
     one_label(df)
     table = tables.improvement_table(df)
-    at_batch = table[table["batch_size"] == batch_size]
-    if at_batch["improvement_pct"].notna().sum() == 0:
-        return empty_figure(f"batch size {batch_size}: {NO_DATA}")
-    models = tables.ordered_models(table["model"])
-    modes = tables.ordered_modes(at_batch["mode"])
-    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(models) * len(modes))
+    if table["speedup"].notna().sum() == 0:
+        return empty_figure(f"no compiled cell with a speedup: {NO_DATA}")
+    several = table["batch_size"].nunique() > 1
+    keys = list(dict.fromkeys(zip(table["model"], table["batch_size"])))
+    names = [tables.model_label(m) + (f" · batch {b}" if several else "") for m, b in keys]
+    modes = tables.ordered_modes(table["mode"])
+    series = []
+    for mode in modes:
+        cells = table[table["mode"] == mode].set_index(["model", "batch_size"]).reindex(keys)
+        values = cells["speedup"].to_numpy(float)
+        xerr = np.clip(np.vstack([values - cells["speedup_ci95_low"].to_numpy(float),
+                                  cells["speedup_ci95_high"].to_numpy(float) - values]), 0, None)
+        faint = ~cells["significant"].eq(True).to_numpy(bool)
+        series.append(Bars(mode, values, MODE_COLORS.get(mode), status_notes(cells["status"]), xerr, faint))
+    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
     ax = axes[0, 0]
-    series = [_improvement_bars(at_batch, models, mode) for mode in modes]
-    grouped_barh(ax, [tables.model_label(m) for m in models], series)
-    ax.axvline(0, color="0.2", linewidth=0.8)
-    ax.set_xlabel("improvement over eager (%; error bar: the speedup's 95% CI)")
-    ax.set_title(f"Percentage improvement, batch size {batch_size} (hatched: not significant)")
-    legend(ax, series, "mode")
+    grouped_barh(ax, names, series)
+    # from 0, and no further than the bars need: an interval a disturbed run made huge runs off the edge
+    right = max(2.0, 1.3 * float(np.nanmax([np.nanmax(s.values) if np.isfinite(s.values).any() else 0 for s in series])))
+    ax.set_xlim(0, right)
+    if (table["speedup_ci95_high"] > right).any():
+        ax.text(0.99, 0.01, "→ an interval runs past the edge", transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=7, color="0.3")
+    ax.axvline(1, color="0.2", linewidth=0.8)
+    ax.set_xlabel("speedup over eager (×; error bar: 95% interval; 1× = as fast as eager)")
+    ax.set_title("Compiled against eager, every model (hatched: can't tell)")
+    legend(ax, series, "compile mode")
     return fig
 
 
@@ -106,6 +88,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
+        ax.set_ylim(bottom=0)  # from zero: a 5% gap does not fill the panel
         ax.set(title=tables.model_label(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(models):]:
@@ -142,7 +125,8 @@ def compile_time_chart(df) -> Figure:
 
 def compile_cache_chart(df) -> Figure:
     """Compile time with an empty compiler cache (cold) against the same compile with the cache that
-    the cold one filled (warm), per compiled cell that measured both (parameter cold_compile)."""
+    the cold one filled (warm: the first process's second compile with cold_compile, else the later
+    processes' compiles), per compiled cell that measured both."""
     one_label(df)
     ok = _ok_compiled(df)
     ok = ok[ok["compile_warm_s"].notna()]
@@ -172,9 +156,10 @@ def breakeven_chart(df) -> Figure:
         of_mode = ok[ok["mode"] == mode]
         scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=MODE_COLORS.get(mode), label=mode)
         for row in of_mode.itertuples():
-            scatter.annotate(f"{row.model} bs{row.batch_size}", (row.compile_s, row.speedup), fontsize=7,
+            scatter.annotate(f"{tables.model_label(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup), fontsize=7,
                              xytext=(3, 3), textcoords="offset points")
     scatter.axhline(1, color="0.2", linewidth=0.8)
+    scatter.set_ylim(bottom=0)
     if ok["compile_s"].max() > 20 * ok["compile_s"].min():
         scatter.set_xscale("log")
     scatter.set(xlabel="compile time (s)", ylabel="speedup over eager (×)",
@@ -192,9 +177,5 @@ def _payoff_bars(ax, ok) -> None:
     colors = [MODE_COLORS.get(mode) for mode in ok["mode"]]
     notes = ["never (not faster)" if math.isinf(c) else "" for c in calls]
     grouped_barh(ax, names, [Bars("calls", finite, colors, notes)])
-    positive = finite[np.isfinite(finite) & (finite > 0)]
-    if positive.size:
-        ax.set_xscale("log")
-        # bars on a log axis start at the left limit: a full decade below the shortest keeps lengths honest
-        ax.set_xlim(left=10.0 ** math.floor(math.log10(positive.min() * 0.99)))
-    ax.set(xlabel="calls until compile time is paid back (log scale)", title="When compiling pays off")
+    ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
+    ax.set(xlabel="calls until the cold compile is paid back", title="When compiling pays off")

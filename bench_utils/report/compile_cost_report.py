@@ -106,7 +106,7 @@ def compile_cost_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The study to show: per model and strategy, time to first answer, its saving, steady speed."""
     rows = list(frame.itertuples())
     return pd.DataFrame({
-        "Task/Model": frame["task_model"], "strategy": frame["strategy"],
+        "Model": frame["task_model"], "strategy": frame["strategy"],
         "compile (s)": [_text(r.compile_total_s, ".1f", _outcome(r)) for r in rows],
         "compile vs whole": [_saving(r) for r in rows],
         "latency (ms)": [_text(r.latency_ms_median, ".2f", "") for r in rows],

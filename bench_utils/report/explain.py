@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .tables import sort_cells
+from .tables import model_label, sort_cells
 
 
 def _present(value) -> bool:
@@ -69,7 +69,7 @@ def top_ops_chart(row, width_in: float = 7.0):
     ax.set_yticks(list(y), names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("self time per call (ms)")
-    ax.set_title(f"{row['model']} bs={row['batch_size']}: where the time goes", fontsize=10)
+    ax.set_title(f"{model_label(row['model'])} · batch {row['batch_size']}: where the time goes", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     plt.close(fig)

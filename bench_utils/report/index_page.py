@@ -1,7 +1,7 @@
-"""reports/index.html: one line per profile (hardware, weights, cells ok / failed / missing, best
-speedup) linking its page, and a flag on every profile whose notebook failed. Rebuilt from every
-profile folder present (its results and profile.json), so two commands on one reports folder, at
-once or in turn, both stay listed. No torch."""
+"""reports/index.html: one line per profile (its header: machine, software, date, weights; cells ok /
+failed / missing; the verdict with a labelled bar per model) linking its page, and a flag on every
+profile whose notebook failed. Rebuilt from every profile folder present (its results and
+profile.json), so two commands on one reports folder, at once or in turn, both stay listed. No torch."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..config.registry import display_name
 from ..results.frame import to_dataframe
 from ..results.rows import read_results
+from .display import MISSING, number
+from .header import page_header
 from .page_html import escape, relative_text, write_page
-from .verdict import verdict_short
+from .verdict import COMPILE, DONT, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
 
@@ -49,50 +52,35 @@ def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
     return ok, len(line.frame) - ok, max(line.expected_cells - len(line.frame), 0)
 
 
-def _hardware(rows) -> str:
-    names = sorted({row.env.get("device_name", "") for row in rows if row.env} - {""})
-    return ", ".join(names) or "—"
-
-
-def _weights(rows) -> str:
-    used = sorted({row.weights for row in rows if row.weights})
-    if not used:
-        return "—"
-    text = escape(" + ".join(used))
-    return f'<span class="random">{text}</span>' if "random" in used else text
-
-
-def _speedups(frame) -> str:
-    compiled = frame[(frame["status"] == "ok") & (frame["mode"] != "eager")]
-    values = compiled["speedup"].dropna()
-    values = values[values > 0]
-    if values.empty:
-        return "—"
-    return f"median ×{values.median():.2f}, best ×{values.max():.2f}"
-
-
-CHART_WIDTH_PX, BAR_PX = 180, 9  # the index's per-profile speedup chart
+CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 130  # the index's per-profile speedup chart
 
 
 def speedup_svg(frame) -> str:
-    """A small inline SVG: one bar per successful compiled cell, its speedup against a line at 1x
-    (green: significantly faster, red: significantly slower, grey: not significant). Inline, so the
-    index needs no image files and no network."""
-    cells = frame[(frame["status"] == "ok") & (frame["mode"] != "eager") & (frame["speedup"] > 0)]
-    if cells.empty:
-        return "—"
-    scale = CHART_WIDTH_PX / max(2.0, float(cells["speedup"].max()) * 1.05)  # px per 1x
-    bars = []
-    for i, (_, cell) in enumerate(cells.iterrows()):
-        colour = "#9aa4ae" if not cell["significant"] else "#1a7f37" if cell["speedup"] > 1 else "#b42318"
-        name = f"{cell['model']} bs={cell['batch_size']} {cell['mode']} {cell['variant']}: x{cell['speedup']:.2f}"
-        bars.append(f'<rect x="0" y="{i * (BAR_PX + 2)}" width="{cell["speedup"] * scale:.1f}" height="{BAR_PX}" '
-                    f'fill="{colour}"><title>{escape(name)}</title></rect>')
-    height = len(cells) * (BAR_PX + 2)
-    return (f'<svg class="speedups" width="{CHART_WIDTH_PX}" height="{height}" role="img" '
-            f'aria-label="speedup per compiled cell">{"".join(bars)}'
-            f'<line x1="{scale:.1f}" x2="{scale:.1f}" y1="0" y2="{height}" stroke="#1f2328" stroke-width="1">'
-            f'<title>1x: as fast as eager</title></line></svg>')
+    """A small inline SVG: one labelled bar per model, in the verdict's order and from the verdict's
+    cell, its speedup from 0 with a line at 1× (green: compile, red: don't, grey: can't tell). Inline,
+    so the index needs no image files and no network."""
+    table = verdicts(frame)
+    table = table[table["speedup"].notna()] if not table.empty else table
+    if table.empty:
+        return MISSING
+    scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
+    colours = {COMPILE: "#1a7f37", DONT: "#b42318"}
+    parts = []
+    for i, row in enumerate(table.itertuples()):
+        y = i * (BAR_PX + 4)
+        name = display_name(row.model)
+        parts.append(f'<text x="{NAME_PX - 4}" y="{y + BAR_PX - 2}" text-anchor="end" font-size="11">'
+                     f"{escape(name)}</text>"
+                     f'<rect x="{NAME_PX}" y="{y}" width="{row.speedup * scale:.1f}" height="{BAR_PX}" '
+                     f'fill="{colours.get(row.verdict, "#9aa4ae")}"><title>{escape(row.summary)}</title></rect>'
+                     f'<text x="{NAME_PX + row.speedup * scale + 3:.1f}" y="{y + BAR_PX - 2}" font-size="10">'
+                     f"{number(row.speedup)}×</text>")
+    height = len(table) * (BAR_PX + 4)
+    width = NAME_PX + CHART_WIDTH_PX + 40
+    one = NAME_PX + scale
+    return (f'<svg class="speedups" width="{width}" height="{height}" role="img" aria-label="speedup per model">'
+            f'{"".join(parts)}<line x1="{one:.1f}" x2="{one:.1f}" y1="0" y2="{height}" stroke="#1f2328" '
+            'stroke-width="1"><title>1×: as fast as eager</title></line></svg>')
 
 
 def _row_html(line: ProfileLine) -> str:
@@ -100,11 +88,16 @@ def _row_html(line: ProfileLine) -> str:
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else '<span class="ok">complete</span>' if not failed and not missing
              else f'<span class="failed">{failed} failed, {missing} missing</span>')
+    head = page_header(line.frame, line.label)
+    weights = escape(head.weights)
+    if "random" in head.weights:
+        weights = f'<span class="random">{weights}</span>'
     return (f'<tr><td><a href="{escape(line.page)}">{escape(line.label)}</a><br>'
-            f"<small>{escape(line.params)}</small></td><td>{escape(_hardware(line.rows))}</td>"
-            f"<td>{_weights(line.rows)}</td><td class=num>{ok}</td><td class=num>{failed}</td>"
-            f"<td class=num>{missing}</td><td>{_speedups(line.frame)}<br>{speedup_svg(line.frame)}</td>"
-            f"<td>{escape(verdict_short(line.frame))}</td>"
+            f"<small>{escape(line.params)}</small></td>"
+            f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
+            f"{escape(head.date)}</small><br>{weights}</td>"
+            f"<td class=num>{ok} ok<br>{failed} failed<br>{missing} missing</td>"
+            f"<td>{escape(verdict_short(line.frame))}<br>{speedup_svg(line.frame)}</td>"
             f"<td>{state}</td></tr>")
 
 
@@ -149,6 +142,12 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
     return lines
 
 
+def _title(lines: list[ProfileLine]) -> str:
+    """The index's <title>: each run's header facts."""
+    heads = [page_header(line.frame, line.label) for line in lines]
+    return "torch.compile benchmark: " + " | ".join(h.title for h in heads) if heads else "torch.compile benchmark"
+
+
 def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, summary_error: str = "") -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = "\n".join(_row_html(line) for line in lines)
@@ -157,20 +156,20 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
         flag = f' <span class="failed">(failed: {escape(summary_error)})</span>' if summary_error else ""
         summary = f'<p><a href="{escape(summary_page)}">Compare all runs side by side</a>{flag}</p>'
     page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>torch.compile benchmark reports</title>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(_title(lines))}</title>
 <style>{_STYLE}</style></head><body>
 <h1>torch.compile vs eager: benchmark reports</h1>
-<p>Latency of Hugging Face Transformers vision models in eager mode and under <code>torch.compile</code>,
-one page per hardware profile. Speedup = eager median / compiled median, each mode timed in processes of its own;
-the bars show each compiled cell's speedup against a line at 1× (green: significantly faster, red: significantly
-slower, grey: not significant; hover for the cell).
-Rows built with <span class="random">random</span> weights have the checkpoint's architecture but not its weights.</p>
-<table><thead><tr><th>Profile</th><th>Hardware</th><th>Weights</th><th>OK cells</th><th>Failed</th>
-<th>Missing</th><th>Speedup</th><th>Verdict (see the page)</th><th>State</th></tr></thead><tbody>
+<p>Should you <code>torch.compile</code> these Hugging Face vision models? One page per machine. Each bar is
+a model's speedup (eager latency ÷ compiled latency, 1× = as fast as eager) in the verdict's best compile
+mode: green, compile; red, don't; grey, can't tell (hover for the sentence). Models built with
+<span class="random">random</span> weights have the checkpoint's architecture, not its weights: latency stands,
+predictions do not.</p>
+<table><thead><tr><th>Run</th><th>Machine</th><th>Cells</th><th>Verdict</th><th>State</th></tr></thead><tbody>
 {body}
 </tbody></table>
 {summary}
 <p><small>Generated {stamp} by <code>python -m bench_utils report</code>.</small></p>
 </body></html>
 """
-    return write_page(path, page, path.parent)
+    write_page(path, page, path.parent)
+    return path

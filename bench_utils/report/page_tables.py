@@ -1,6 +1,6 @@
 """How a table appears on a report page: an interactive itables table whose key columns fit a 1280 px
 window, with a "Columns" button that reveals the rest (DataTables' column-visibility button, in the
-library itables embeds offline). The tables themselves are built in tables.py and friends; the key
+library itables embeds offline), every value in words (display.py). The tables themselves are built in tables.py and friends; the key
 columns of each are named here, in one place.
 """
 
@@ -8,13 +8,16 @@ from __future__ import annotations
 
 # table -> the columns shown at first; the others are one click away
 KEY_COLUMNS = {
+    "main": ["task_model", "batch_size", "mode", "eager_ms_median", "compiled_ms_median", "speedup",
+             "compiled_ms_p90", "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb",
+             "compiled_peak_mem_mb"],
     "improvement": ["task_model", "batch_size", "mode", "status", "eager_ms_median", "compiled_ms_median",
                     "improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "improvement_all": ["label", "task_model", "batch_size", "mode", "improvement_pct", "speedup",
                         "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "compile": ["task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s", "speedup",
                 "breakeven_calls", "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
-    "why": ["task_model", "model", "batch_size", "mode", "speedup", "why"],
+    "why": ["model", "batch_size", "mode", "speedup", "why"],
     "placement": ["task_model", "batch_size", "mode", "status", "hostname", "duration_s"],
     "failures": ["task_model", "batch_size", "mode", "status", "error"],
     "best": ["hardware", "task_model", "batch_size", "float32_eager_ms", "best_eager", "best_eager_ms",
@@ -45,7 +48,12 @@ def table_options(frame, table: str, caption: str, **options) -> dict:
 
 
 def show_table(frame, table: str, caption: str, **options) -> None:
-    """Show `frame` on the page as `table` (a KEY_COLUMNS name) with table_options."""
+    """Show `frame` on the page as `table` (a KEY_COLUMNS name) with table_options, in words
+    (display.readable: labels with units, 3 significant figures)."""
     from itables import show
 
-    show(frame, **table_options(frame, table, caption, **options))
+    from .display import page_columns, readable
+
+    columns = page_columns(frame.columns)
+    shown = readable(frame, columns)
+    show(shown, **table_options(frame[columns], table, caption, **options))

@@ -1,11 +1,12 @@
-"""What a run measured, on what, with which weights: the facts table under every page and the weights
-notice at its top (loud when any model ran with random weights). No torch."""
+"""What a run measured, on what, with which weights: the facts table near the end of every page (the
+page's header and its weights caveat are header.py and verdict.page_caveats). No torch."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .tables import MISSING, check_frame, model_label, ordered_models
+from .display import MISSING, cell_text
+from .tables import check_frame, model_label, ordered_models
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
@@ -19,7 +20,7 @@ _ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layo
 
 
 def _joined(values) -> str:
-    texts = sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
+    texts = sorted({cell_text(v) for v in values if v is not None and not pd.isna(v) and str(v) != ""})
     return ", ".join(texts) or MISSING
 
 
@@ -46,7 +47,7 @@ def _weights_summary(run: pd.DataFrame) -> str:
         return "pretrained (hub checkpoints)"
     loaded = used["model"].nunique()
     return f"RANDOM weights, not pretrained, for {len(random_models)} of {loaded} loaded models: " \
-        + ", ".join(random_models)
+        + ", ".join(map(model_label, random_models))
 
 
 def run_facts(df) -> pd.DataFrame:
@@ -59,17 +60,3 @@ def run_facts(df) -> pd.DataFrame:
     table = pd.DataFrame(columns).fillna(MISSING)
     table.index.name = "fact"
     return table
-
-
-def weights_notice(df) -> str:
-    """One Markdown sentence on the weights used, loud when any model ran with random weights."""
-    check_frame(df)
-    summary = _weights_summary(df) if not df.empty else MISSING
-    if summary == MISSING:
-        return "No measured cells yet, so no weights to report."
-    if not summary.startswith("RANDOM"):
-        return "**Pretrained weights**: every model was loaded from its hub checkpoint."
-    return (f"**⚠ {summary}.** These models were built from the shipped config with random weights. "
-            "Latency depends on the architecture and input shape, not on weight values, so the timings "
-            "stand; predictions are meaningless, and near-tied random outputs make the compiled-vs-eager "
-            "task agreement a weaker check.")

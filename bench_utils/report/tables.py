@@ -1,8 +1,8 @@
 """Display tables for the report notebooks, built from the DataFrame of ``frame.to_dataframe``. No torch.
 
 Every function takes that one-row-per-cell DataFrame and returns a new DataFrame to show; the
-notebooks only call these and display what comes back. Models are named by the guide's row labels
-("Image Classification/ViT") and listed in registry order; modes in the order of the mode table (config/modes.py).
+notebooks only call these and display what comes back (through display.readable). Models are named by
+their display name (registry.DISPLAY_NAMES) and listed in registry order; modes in the order of the mode table (config/modes.py).
 """
 
 from __future__ import annotations
@@ -12,19 +12,18 @@ import math
 import pandas as pd
 
 from ..config.modes import MODES
-from ..config.registry import MODEL_NAMES, MODELS
+from ..config.registry import MODEL_NAMES, display_name
 from ..results.stats import breakeven_calls
+from .display import MISSING, number
 
-MISSING = "—"  # a cell the run never measured
 STATS = ("mean", "median")
-MODEL_INDEX_NAME = "Task/Model"  # the guide's first column
+MODEL_INDEX_NAME = "Model"
 _REQUIRED = ("label", "model", "batch_size", "mode", "status")
 
 
 def model_label(name: str) -> str:
-    """The guide's row label for a registry short name; unknown names are shown as they are."""
-    spec = MODELS.get(name)
-    return spec.label if spec else name
+    """A model's one name on every page (registry.display_name); unknown names are shown as they are."""
+    return display_name(name)
 
 
 def ordered_models(names) -> list[str]:
@@ -90,7 +89,7 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
 def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
     """The guide's table for one batch size: Task/Model x "eager (ms)", "<mode> (ms)" ...
 
-    Cells hold the latency formatted to 3 decimals, the status in capitals ("OOM") for failed cells
+    Cells hold the latency to 3 significant figures, the status in capitals ("OOM") for failed cells
     and "—" for cells never measured. numeric=True gives floats instead (NaN for both), for charts.
     `df` must hold one run (one label); the guide reported the mean, hence the default `stat`.
     """
@@ -139,7 +138,7 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
         return math.nan if numeric else str(cell["status"]).upper()
     if numeric:
         return float(cell["latency_ms"])
-    return MISSING if pd.isna(cell["latency_ms"]) else f"{cell['latency_ms']:.3f}"
+    return MISSING if pd.isna(cell["latency_ms"]) else number(cell["latency_ms"])
 
 
 def improvement_table(df) -> pd.DataFrame:
@@ -169,6 +168,48 @@ def improvement_table(df) -> pd.DataFrame:
     table["graph_breaks"] = numeric_column(compiled, "graph_breaks")
     table["break_reasons"] = _reasons(compiled)
     return sort_cells(table)
+
+
+MAIN_COLUMNS = ["model", "batch_size", "mode", "variant", "status", "eager_ms_median", "compiled_ms_median",
+                "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "eager_ms_p90", "compiled_ms_p90",
+                "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb", "compiled_peak_mem_mb"]
+
+
+def main_table(df) -> pd.DataFrame:
+    """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
+    interval, throughput (images/s, from the medians) and peak memory (MB). Failed cells keep their row."""
+    check_frame(df)
+    compiled = df[df["mode"] != "eager"]
+    ok = compiled["status"] == "ok"
+    eager = df[df["mode"] == "eager"].set_index(["label", "model", "batch_size", "variant"])
+    keys = list(zip(compiled["label"], compiled["model"], compiled["batch_size"], compiled["variant"]))
+
+    def eager_value(column: str) -> list:
+        values = numeric_column(eager, column)
+        return [float(values.get(key, math.nan)) if not values.index.duplicated().any() else math.nan for key in keys]
+
+    table = _cell_frame(compiled)
+    table["variant"] = compiled["variant"]
+    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    for column in ("speedup", "speedup_ci95_low", "speedup_ci95_high"):
+        table[column] = numeric_column(compiled, column).where(ok)
+    table["significant"] = compiled["significant"].fillna(False).astype(bool) & ok
+    table["eager_ms_p90"] = pd.Series(eager_value("latency_ms_p90"), index=compiled.index).where(ok)
+    table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
+    images = table["batch_size"].astype(float)
+    table["eager_images_per_s"] = images * 1000.0 / table["eager_ms_median"]
+    table["compiled_images_per_s"] = images * 1000.0 / table["compiled_ms_median"]
+    table["eager_peak_mem_mb"] = pd.Series(eager_value("peak_mem_mb"), index=compiled.index)
+    table["compiled_peak_mem_mb"] = numeric_column(compiled, "peak_mem_mb").where(ok)
+    return sort_cells(table)[["label", "task_model"] + MAIN_COLUMNS]
+
+
+def cells_csv_frame(df) -> pd.DataFrame:
+    """Every cell of the run (eager too) with its scalar columns, for the CSV next to a page."""
+    check_frame(df)
+    scalar = [c for c in df.columns if c not in ("samples_s", "profile_top_ops", "eager_profile_top_ops")]
+    return sort_cells(df[scalar].copy())
 
 
 def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]:

@@ -30,7 +30,8 @@ _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_dif
             "recompiles", "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
-               "hostname": "hostname", "torch_threads": "torch_threads", "compute_capability": "compute_capability"}
+               "hostname": "hostname", "torch_threads": "torch_threads", "compute_capability": "compute_capability",
+               "cpu_count": "cpu_count", "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
 
 
 def _largest(values):

@@ -28,7 +28,7 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
     "peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
     "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
-    "compute_capability", "settings", "started_at", "duration_s", "samples_s"]
+    "compute_capability", "cpu_count", "python", "gpu_memory_gb", "settings", "started_at", "duration_s", "samples_s"]
 
 
 def load_dataframe(*paths, with_samples: bool = False):

@@ -1,0 +1,138 @@
+"""How numbers and names read on a page: the one display layer of the report. No torch.
+
+Tables are built with DataFrame column names (tables.py, verdict.py); just before a page shows one, it
+goes through `readable`: column names become labels in words with their unit, numbers keep 3
+significant figures, counts are integers, a missing value is "—", an infinite one "never". Models are
+named by the registry's display name (registry.DISPLAY_NAMES) and listed in registry order. Everything
+here is plain text: the page's escaping turns it into HTML.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import pandas as pd
+
+from ..config.registry import MODELS, display_name
+
+MISSING = "—"  # a value the run never measured
+NEVER = "never"  # an infinite count: a compiled model that is not faster never pays back
+SIGNIFICANT_DIGITS = 3
+
+# DataFrame column -> label on a page, with the unit
+COLUMN_LABELS = {
+    "label": "Run", "model": "Model", "task_model": "Model", "display_name": "Model", "checkpoint": "Checkpoint", "task": "Task",
+    "hardware": "Hardware", "torch": "torch", "transformers": "transformers",
+    "batch_size": "Batch (images)", "mode": "Compile mode", "variant": "Precision / layout", "status": "Status",
+    "eager_ms_median": "Eager median (ms)", "compiled_ms_median": "Compiled median (ms)",
+    "latency_ms_median": "Median (ms)", "latency_ms_mean": "Mean (ms)", "latency_ms_p90": "p90 (ms)",
+    "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
+    "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
+    "eager_peak_mem_mb": "Eager peak memory (MB)", "compiled_peak_mem_mb": "Compiled peak memory (MB)",
+    "peak_mem_mb": "Peak memory (MB)",
+    "improvement_pct": "Improvement (%)", "speedup": "Speedup (×)", "speedup_ci95_low": "95% low (×)",
+    "speedup_ci95_high": "95% high (×)", "significant": "Sure?", "noisy": "Noisy", "disturbed": "Disturbed",
+    "disturbed_reason": "Why disturbed", "repeats": "Processes", "repeats_ok": "Processes ok",
+    "compile_s": "Cold compile (s)", "compile_warm_s": "Warm compile (s)", "fx_cache_hits": "Cache hits",
+    "breakeven_calls": "Pays back after (calls, cold)", "breakeven_warm_calls": "Pays back after (calls, warm)",
+    "graph_breaks": "Graph breaks", "recompiles": "Recompiles", "break_reasons": "Why the graph broke",
+    "recompile_reasons": "Why it recompiled", "cudagraph_note": "CUDA graphs", "max_abs_diff": "Largest difference",
+    "accuracy_ok": "Matches eager", "task_agreement": "Task agreement", "hostname": "Host",
+    "duration_s": "Process time (s)", "error": "Error", "why": "Why", "verdict": "Answer",
+    "device": "Device", "size": "Model size", "weights": "Weights", "setting": "Setting",
+}
+# columns holding counts: shown as integers whatever their dtype
+COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
+                 "breakeven_calls", "breakeven_warm_calls"}
+
+
+def number(value, integer: bool = False) -> str:
+    """A number as a page shows it: 3 significant figures (thousands grouped), an integer when
+    `integer`, "—" when missing, "never" when infinite, "yes"/"no" for a truth value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return MISSING
+    if isinstance(value, (bool,)) or type(value).__name__ == "bool_":
+        return "yes" if value else "no"
+    if not isinstance(value, numbers.Number):
+        return str(value)
+    if isinstance(value, numbers.Integral):  # a count stored as an integer stays one
+        integer = True
+    value = float(value)
+    if math.isinf(value):
+        return NEVER if value > 0 else "−never"
+    if integer or value == 0:
+        return f"{round(value):,}".replace("-", "−")
+    if abs(value) < 0.01:  # e.g. a largest output difference: no run of zeros (at most 4 decimals)
+        return f"{value:.{SIGNIFICANT_DIGITS - 1}e}".replace("-", "−")
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = SIGNIFICANT_DIGITS - 1 - magnitude
+    rounded = round(value, decimals)
+    if rounded and math.floor(math.log10(abs(rounded))) > magnitude:  # 9.9997 rounds up to 10.0, not 10.00
+        decimals -= 1
+        rounded = round(value, decimals)
+    return f"{rounded:,.{max(decimals, 0)}f}".replace("-", "−")
+
+
+def times(value: float) -> str:
+    """A speedup as read on a page ("2.05×"); beyond 100× either way it is a measurement gone wrong
+    (a disturbed run's interval), not a figure to read: "<0.01×", ">100×"."""
+    if value is None or math.isnan(value):
+        return MISSING
+    if value < 0.01:
+        return "<0.01×"
+    if value > 100:
+        return ">100×"
+    return f"{number(value)}×"
+
+
+def cell_text(value, column: str = "") -> str:
+    """One table cell as text: lists joined, numbers by `number`, empty text as "—"."""
+    if isinstance(value, (list, tuple)):
+        return "; ".join(map(str, value)) or MISSING
+    if isinstance(value, str):
+        return value or MISSING
+    return number(value, integer=column in COUNT_COLUMNS)
+
+
+def model_text(name: str, with_checkpoint: bool = False) -> str:
+    """A model as named on every page: its display name, optionally with the checkpoint it stands for."""
+    shown = display_name(name)
+    spec = MODELS.get(name)
+    return f"{shown} ({spec.checkpoint})" if with_checkpoint and spec else shown
+
+
+def label(column: str) -> str:
+    """A column's label on a page; a column without one is shown in words, never in snake_case."""
+    return COLUMN_LABELS.get(column, column.replace("_", " ").capitalize())
+
+
+def page_columns(columns) -> list[str]:
+    """The columns a page shows: a table holding the display name (task_model) does not repeat the short
+    name (model)."""
+    columns = list(columns)
+    return [c for c in columns if not (c == "model" and "task_model" in columns)]
+
+
+def readable(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """`frame` (or its `columns`) ready for a page: model short names as display names, every value as
+    text (`cell_text`), column labels in words with units (`label`). The index is dropped."""
+    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    shown = pd.DataFrame(index=range(len(frame)))
+    for column in columns:
+        values = frame[column].tolist()
+        if column == "model":
+            values = [model_text(v) for v in values]
+        shown[label(column)] = [cell_text(v, column) for v in values]
+    return shown
+
+
+def write_csv(frame: pd.DataFrame, path, columns: list[str] | None = None) -> None:
+    """The cells behind a page as CSV, for a spreadsheet: the DataFrame's column names (units in the
+    names), numbers unrounded, each model with its checkpoint id."""
+    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    out = frame[columns].copy()
+    if "model" in out.columns and "checkpoint" not in out.columns:
+        out.insert(out.columns.get_loc("model") + 1, "checkpoint",
+                   [MODELS[m].checkpoint if m in MODELS else "" for m in out["model"]])
+    out.to_csv(path, index=False)

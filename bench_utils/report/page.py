@@ -1,0 +1,65 @@
+"""The top of a run's page, in the order a reader needs it: the header (run, machine, software, date,
+weights), the verdict table in words with its legend, the caveats that hold for every model, and
+links to the cells as CSV and to the method. Built from plain text (header.py, verdict.py); `_escape`
+is where that text becomes HTML. No torch.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+from .header import PageHeader, page_header
+from .verdict import LEGEND, page_caveats, verdict_table
+from .page_html import escape
+
+CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
+METHOD_LINK = "../method.md"  # docs/method.md, copied next to reports/index.html by `report`
+
+
+_escape = escape  # page_html's: the one place text becomes HTML
+
+
+def header_html(header: PageHeader) -> str:
+    facts = " · ".join(f"<span>{_escape(fact)}</span>" for fact in header.facts[1:])
+    return (f'<header class="bench-header"><h1>{_escape(header.label)}: torch.compile against eager</h1>'
+            f'<p class="bench-facts">{facts}</p></header>')
+
+
+def verdict_html(df, studies: list[str] = ()) -> str:
+    """The verdict table (pandas escapes its cells), its one-line legend, the page-wide caveats and
+    `studies`' verdict lines (plain text, one per study)."""
+    table = verdict_table(df)
+    if table.empty:
+        body = "<p>No measured cells yet: no verdict.</p>"
+    else:
+        body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
+    notes = [f'<p class="bench-legend">{_escape(LEGEND)}</p>']
+    notes += [f'<p class="bench-caveat">⚠ {_escape(caveat)}</p>' for caveat in page_caveats(df)]
+    notes += [f"<p>{_escape(line)}</p>" for line in studies]
+    return "<h2>Should you compile?</h2>" + body + "".join(notes)
+
+
+def links_html(csv_name: str = CELLS_CSV) -> str:
+    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{_escape(csv_name)}" download>'
+            f'{_escape(csv_name)}</a> · How it is measured and decided: <a href="{_escape(METHOD_LINK)}">'
+            "method</a></p>")
+
+
+def top_of_page(df, label: str = "", studies: list[str] = ()) -> str:
+    """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML."""
+    return header_html(page_header(df, label)) + verdict_html(df, studies) + links_html()
+
+
+def folded_figures(figures: list, summary: str, columns: int = 3) -> str:
+    """Figures as small multiples (a grid of PNGs, `columns` wide) inside a closed <details>: there
+    for whoever asks, not in the way of the rest of the page."""
+    images = []
+    for fig in figures:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=72, bbox_inches="tight")
+        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+        images.append(f'<img alt="" style="width:100%" src="data:image/png;base64,{data}">')
+    grid = (f'<div style="display:grid;grid-template-columns:repeat({columns},1fr);gap:8px">'
+            + "".join(images) + "</div>")
+    return f"<details><summary>{_escape(summary)}</summary>{grid}</details>"

@@ -1,0 +1,26 @@
+"""The page header: run, machine with cores (GPU and its memory on CUDA), versions, date, weights."""
+
+from bench_utils.report.header import page_header
+from bench_utils.results.frame import to_dataframe
+from conftest import FIXTURE_ENV, make_row
+
+
+def test_cpu_header_names_the_machine_its_cores_and_the_versions():
+    head = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0)]))
+    assert head.facts == ["CPU", "Fixture CPU (synthetic rows), 2 cores", "torch 2.fixture · transformers 5.fixture · "
+                          "Python 3.11", "measured 2026-11-23", "random weights"]
+    assert head.title == " · ".join(head.facts)
+
+
+def test_cuda_header_names_the_gpu_and_its_memory():
+    env = FIXTURE_ENV | {"device": "cuda", "device_name": "NVIDIA H100 80GB HBM3", "gpu_memory_gb": 79.1,
+                         "cpu_count": 16}
+    head = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, env=env, device="cuda",
+                                              weights="pretrained")]))
+    assert head.hardware == "NVIDIA H100 80GB HBM3 (79.1 GB), 16 CPU cores"
+    assert head.weights == "pretrained weights"
+
+
+def test_a_run_without_rows_still_has_a_header():
+    head = page_header(to_dataframe([]), "CPU")
+    assert head.label == "CPU" and head.weights == "weights —"
