@@ -41,3 +41,14 @@ def test_csv_keeps_unrounded_numbers_and_adds_the_checkpoint(tmp_path):
     write_csv(pd.DataFrame({"model": ["vit"], "speedup": [1.051326]}), tmp_path / "cells.csv")
     assert (tmp_path / "cells.csv").read_text().splitlines() == ["model,checkpoint,speedup",
                                                                  "vit,google/vit-base-patch16-224,1.051326"]
+
+
+def test_the_csv_shows_formulas_as_text(tmp_path):
+    import pandas as pd
+
+    from bench_utils.report.display import write_csv
+
+    frame = pd.DataFrame({"label": ["=HYPERLINK(\"http://x\")", "CPU"], "error": ["-1+2", ""], "speedup": [-1.5, 2.0]})
+    write_csv(frame, tmp_path / "cells.csv")
+    assert (tmp_path / "cells.csv").read_text().splitlines() == [
+        "label,error,speedup", "\"'=HYPERLINK(\"\"http://x\"\")\",'-1+2,-1.5", "CPU,,2.0"]

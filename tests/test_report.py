@@ -34,7 +34,8 @@ def test_every_parameters_file_is_valid():
 @pytest.mark.parametrize("name", [f"{gpu}.yaml" for gpu in GUIDE_GPUS] + ["gpu.yaml"])
 def test_gpu_profiles_run_the_guides_matrix(name):
     cfg = load_config(PARAMETERS / name)
-    assert cfg.models == MODEL_NAMES and cfg.batch_sizes == (1, 4, 16) and cfg.iterations == 300
+    # the guide timed 300 calls; a cell here times at least 30 calls and 1 s per process, in 3 rounds
+    assert cfg.models == MODEL_NAMES and cfg.batch_sizes == (1, 4, 16) and cfg.iterations * cfg.repeats >= 90
     assert cfg.size == "full" and cfg.device == "cuda" and cfg.dtype == "float32" and cfg.modes[:2] == ("eager", "default")
 
 
@@ -198,7 +199,8 @@ def test_a_report_from_hostile_rows_publishes_no_markup_and_no_local_path(hostil
         text = path.read_text()
         if path.suffix == ".ipynb":  # what Jupyter renders: the outputs (the code shows as code)
             text = json.dumps([cell.get("outputs", []) for cell in json.loads(text)["cells"]])
-        if path.suffix != ".json":  # profile.json is data for the next index, like results.jsonl
+        if path.suffix not in (".json", ".csv"):  # data, like results.jsonl: profile.json for the next index,
+            # cells.csv for a spreadsheet (served as text/csv, no browser runs it; formulas are defused)
             assert not LIVE_MARKUP.search(text), (path.name, LIVE_MARKUP.search(text))
         for local in (str(tmp), str(REPO), str(Path.home())):
             assert local not in path.read_text(), (path.name, local)

@@ -135,4 +135,13 @@ def write_csv(frame: pd.DataFrame, path, columns: list[str] | None = None) -> No
     if "model" in out.columns and "checkpoint" not in out.columns:
         out.insert(out.columns.get_loc("model") + 1, "checkpoint",
                    [MODELS[m].checkpoint if m in MODELS else "" for m in out["model"]])
-    out.to_csv(path, index=False)
+    out.map(defused).to_csv(path, index=False)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+def defused(value):
+    """A text cell a spreadsheet would run as a formula ("=HYPERLINK(...)" from a label or an error
+    text), prefixed with an apostrophe so it is shown as text (OWASP's advice on CSV injection)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
