@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 from .config.bench_config import ConfigError
-from .config.parameters_file import load_config
+from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
-from .config.validation import config_from_dict
 from .messages import use_one_line_warnings
 from .sweep.preflight import check_device_available, check_distinct_folders
 

@@ -5,7 +5,7 @@ import torch
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.cell import error_text, measure_cell
 
-FAST = dict(device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
+FAST = dict(size="tiny", device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
 
 
 def test_eager_cell_row_numbers():

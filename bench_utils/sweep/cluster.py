@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
-from ..config.validation import config_from_dict
+from ..config.parameters_file import config_from_dict
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
 from .runner import SweepSummary, cell_line, failure_row, default_results_path, pending_runs, run_cell_subprocess
