@@ -12,7 +12,6 @@ import math
 
 from ..config.bench_config import variant_name
 from ..config.modes import CUDAGRAPH_MODES
-from ..measure import machine_load
 from .stats import DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes, summarize_runs
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
@@ -26,6 +25,7 @@ _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm
 _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
             "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
+DISTURBED_PCT = 10.0  # others' CPU share or steal (measure/machine_load.py) above this: a disturbed measurement
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads"}
 
@@ -65,9 +65,9 @@ def _disturbance(record: dict) -> str:
     reasons = []
     if (record["process_spread"] or 0) > DISAGREEING_REPEATS:
         reasons.append(f"{record['mode']} processes disagree by {record['process_spread']:.0%}")
-    if (record["others_cpu_pct"] or 0) > machine_load.DISTURBED_PCT:
+    if (record["others_cpu_pct"] or 0) > DISTURBED_PCT:
         reasons.append(f"other processes used {record['others_cpu_pct']:.0f}% of the CPU")
-    if (record["steal_pct"] or 0) > machine_load.DISTURBED_PCT:
+    if (record["steal_pct"] or 0) > DISTURBED_PCT:
         reasons.append(f"hypervisor stole {record['steal_pct']:.0f}%")
     if record["warmup_steady"] is False:
         reasons.append("warm-up did not settle")
