@@ -122,7 +122,7 @@ def oom_check(device: str, folder: Path) -> Check:
 
 def run(device: str = "auto", folder: Path | None = None) -> list[Check]:
     from .measure.environment import resolve_device
-    from .results.frame import load_dataframe
+    from .results.aggregate import load_dataframe
     from .results.rows import read_results
     from .sweep.runner import run_sweep
 

@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import load_dataframe
 from bench_utils.sweep.runner import run_sweep
 
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did

@@ -18,7 +18,7 @@ from bench_utils.measure.faults import ENV_VAR as FAULT
 from bench_utils.results.writer import TORN_WRITE_ENV_VAR as TORN
 from bench_utils.report.index_page import ProfileLine, load_rows, write_index
 from bench_utils.report.tables import failures_table, latency_table, missing_cells
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.runner import signal_name
 from conftest import make_row, rows_by_batch, run_cli, tiny_params

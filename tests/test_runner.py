@@ -8,7 +8,7 @@ import time
 import pytest
 
 from bench_utils.config.parameters_file import load_config
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import load_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.runner import SettingsMismatchError, pending_runs, run_sweep
 from conftest import REPO, run_cli, tiny_params

@@ -21,7 +21,7 @@ def test_selfcheck_on_cpu_passes_every_check():
 
 
 def test_a_wrong_row_fails_its_check_with_the_reason():
-    from bench_utils.results.frame import to_dataframe
+    from bench_utils.results.aggregate import to_dataframe
 
     rows = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0, accuracy_ok=False, max_abs_diff=0.3,
                                                        compile_s=2.0)]

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from .modes import MODES
 from .registry import MODEL_NAMES, SIZES
 from .schema import parameter
-from .validation import ConfigError, check_config  # noqa: F401 - ConfigError: imported from here across the package
+from .validation import ConfigError, check_config
+
+__all__ = ["BenchConfig", "ConfigError", "variant_name", "DTYPE_NAMES", "DEVICES", "WEIGHTS", "DYNAMIC",
+           "COMPILE_STRATEGIES", "STUDY_FIELDS"]  # ConfigError: raised by validation, imported from here
 
 DTYPE_NAMES = ("float32", "float16", "bfloat16")  # measure/models.TORCH_DTYPES maps them to torch dtypes
 DEVICES = ("auto", "cpu", "cuda")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..results.frame import to_dataframe
+from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .verdict import verdict_short
 
@@ -34,7 +34,7 @@ class ProfileLine:
 
     @cached_property
     def frame(self):
-        """The rows as cells (frame.to_dataframe), built once: what the counts, speedups and verdict
+        """The rows as cells (aggregate.to_dataframe), built once: what the counts, speedups and verdict
         speak of."""
         return to_dataframe(self.rows)
 

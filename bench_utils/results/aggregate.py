@@ -1,6 +1,7 @@
 """From process rows to cells: the repeats of a cell combined, and every compiled cell paired with
-its eager cell. The one place a cell's statistics are computed (no torch); `frame.to_dataframe`
-calls it and every table, chart, verdict and comparison reads its columns.
+its eager cell. The one place a cell's statistics are computed and the one place rows become a
+pandas DataFrame (`to_dataframe`, one row per cell): every table, chart, verdict and comparison
+reads its columns. No torch; pandas is imported on use.
 
 One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read
 from the eager cell of the same model, batch size and variant, the very numbers the eager row shows.
@@ -12,6 +13,7 @@ import math
 
 from ..config.bench_config import variant_name
 from ..config.modes import CUDAGRAPH_MODES
+from .rows import read_results
 from .stats import DISAGREEING_REPEATS, LatencySummary, percent_improvement, speedup_over_processes, summarize_runs
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
@@ -163,3 +165,33 @@ def cells(rows) -> list[dict]:
         record["disturbed_reason"] = "; ".join(r for r in reasons if r)
         record["disturbed"] = bool(record["disturbed_reason"])
     return records
+
+
+def to_dataframe(rows, with_samples: bool = False):
+    """The one place a list of rows becomes a pandas DataFrame: one row per cell, its processes
+    combined and compiled cells paired with their eager cell (cells). With `with_samples`,
+    `samples_s` holds one list of raw samples (seconds) per process."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(cells(rows), columns=CELL_COLUMNS)
+    return frame if with_samples else frame.drop(columns=["samples_s"])
+
+
+CELL_COLUMNS = [  # the DataFrame's columns, in order
+    "label", "model", "checkpoint", "task", "size", "batch_size", "mode", "variant", "dtype", "autocast",
+    "channels_last", "fullgraph", "device", "status", "error", "weights", "weights_note", "num_params",
+    "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
+    "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
+    "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
+    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
+    "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
+    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
+    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+    "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
+    "settings", "started_at", "duration_s", "samples_s"]
+
+
+def load_dataframe(*paths, with_samples: bool = False):
+    """Rows of one or more results files as a single DataFrame."""
+    rows = [row for path in paths for row in read_results(path).rows]
+    return to_dataframe(rows, with_samples=with_samples)
