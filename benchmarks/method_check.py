@@ -6,7 +6,7 @@ torch.utils.benchmark, in one run, for full-size ResNet-50 and ViT-B/16 at batch
     python benchmarks/method_check.py --repeats 3 --reference-processes 3   # quicker (~8 min), noisier
 
 Why 8 by default: on a shared 2-core VM one process's median moves by 10-25% with the machine's slow
-spells; with 3 processes a side the engine/reference ratio scattered by about 12% per run (README),
+spells; with 3 processes a side the engine/reference ratio scattered by about 12% per run (benchmarks/README.md),
 so 2 of 8 comparisons missed 15%; with 8 a side both agreed within 6% (run H).
 
 Engine and reference take turns, so both sample the same stretches of a drifting machine: round r

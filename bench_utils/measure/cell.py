@@ -8,7 +8,7 @@ Order of work, all under torch.inference_mode():
    output with eager, then time compiled calls only.
 Each mode is timed alone in its own process: the eager figure of a cell is its eager cell's, the one
 every table, chart and speedup reads (aggregate.to_dataframe pairs them). Why not alternate eager and
-compiled blocks in one process: see the README's "How it measures".
+compiled blocks in one process: see docs/method.md.
 Any failure becomes the row's status; `runner` runs this in a subprocess per cell and repeat.
 """
 
