@@ -20,9 +20,10 @@ def _own_entry(entry) -> tuple[str, str, str]:
     """{name, checkpoint, task} (task optional), or its list form [name, checkpoint, task]."""
     if isinstance(entry, (list, tuple)) and len(entry) == 3:
         entry = dict(zip(("name", "checkpoint", "task"), entry))
-    if not isinstance(entry, dict) or set(entry) - {"name", "checkpoint", "task"} or not {"name", "checkpoint"} <= set(entry):
-        refuse("models", entry, "a registry name or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...} (task optional "
-                               "for a folder)")
+    keys = set(entry) if isinstance(entry, dict) else set()
+    if not isinstance(entry, dict) or keys - {"name", "checkpoint", "task"} or not {"name", "checkpoint"} <= keys:
+        refuse("models", entry, "a registry name or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...} "
+                                "(task optional for a folder)")
     values = (entry["name"], entry["checkpoint"], entry.get("task") or "")
     if not all(isinstance(v, str) for v in values) or not values[0] or not values[1]:
         refuse("models", entry, "name, checkpoint and task as text")

@@ -27,7 +27,8 @@ _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm
 _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "graph_breaks", "graph_count", "recompiles",
             "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
-DISTURBED_PCT = 10.0  # others' CPU share or steal (measure/machine_load.py) above this: a disturbed measurement
+# others' CPU share or steal while timing (measure/machine_load.py), % of the machine: above this, disturbed
+DISTURBED_PCT = 10.0
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads"}
 
@@ -183,12 +184,13 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
     "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
     "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
-    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed", "disturbed_reason",
-    "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady", "iterations",
-    "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses", "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note",
-    "peak_mem_mb", "peak_reserved_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
-    "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
-    "settings", "started_at", "duration_s", "samples_s"]
+    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed",
+    "disturbed_reason", "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady",
+    "iterations", "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses",
+    "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note", "peak_mem_mb", "peak_reserved_mb", "max_abs_diff",
+    "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+    "break_reasons", "recompile_reasons", *PROFILE, *(f"eager_{name}" for name in EAGER_PROFILE), "hardware",
+    "torch", "transformers", "hostname", "torch_threads", "settings", "started_at", "duration_s", "samples_s"]
 
 
 def load_dataframe(*paths, with_samples: bool = False):
