@@ -8,7 +8,7 @@ import signal
 import sys
 
 from .config.bench_config import ConfigError
-from .config.parameters_file import load_config
+from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
 from .messages import use_one_line_warnings
 from .paths import check_inductor_cache_dir

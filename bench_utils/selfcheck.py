@@ -29,7 +29,7 @@ ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostn
 CUDA_ENV_KEYS = ("cuda_build", "cudnn", "gpu_memory_gb", "compute_capability")
 CLOCK_WARMUP_CALLS = 5  # spin calls before the clock check: lazy module loading, idle clocks ramping up
 CLOCK_CALLS = 7  # synchronized host-timed calls whose median is the expected duration
-FAST = dict(size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
+FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
             repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
 
 
@@ -195,7 +195,7 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
     """Every check, in order, as it is made (a generator: main prints each at once). `cells`, if given,
     receives every measured cell's record (the DataFrame's rows) and each environment record."""
     from .measure.environment import resolve_device
-    from .results.frame import load_dataframe
+    from .results.aggregate import load_dataframe
     from .results.rows import read_results
     from .sweep.runner import run_sweep
 

@@ -35,7 +35,7 @@ import dataclasses
 import time
 
 from bench_utils.config.parameters_file import load_config
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import load_dataframe
 from bench_utils.sweep.runner import run_sweep
 
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did

@@ -19,13 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_utils.config.validation import config_from_dict
+from bench_utils.config.parameters_file import config_from_dict
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.cluster import run_sweeps_on_ray
 from bench_utils.sweep.runner import run_sweep
 
 SWEEP = dict(label="scaling", models=["vit", "resnet"], size="tiny", batch_sizes=[1, 2, 4, 8], modes=["eager"],
-             device="cpu", weights="random", warmup=2, iterations=20, timeout_s=600)  # 8 cells
+             device="cpu", weights="random", warmup=2, iterations=20, timeout_s=600, min_time_s=1.0,
+             max_warmup_s=10.0, cold_compile=True)  # 8 cells; the timings of the recorded runs
 
 
 def run_local(cfg, path: Path) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.compare import rerun_agreement
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import load_dataframe
 from bench_utils.sweep.runner import run_sweep
 
 

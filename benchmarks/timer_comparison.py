@@ -25,7 +25,7 @@ from bench_utils.config.bench_config import DEVICES
 from bench_utils.config.registry import MODEL_NAMES, SIZES, get_spec
 from bench_utils.measure.environment import resolve_device
 from bench_utils.measure.inputs import build_inputs
-from bench_utils.measure.models import DTYPES, load_model
+from bench_utils.measure.models import TORCH_DTYPES, load_model
 from bench_utils.measure.timing import time_calls
 from bench_utils.results.stats import summarize
 
@@ -84,7 +84,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--size", default="tiny", choices=SIZES, help="tiny: shrunk config; full: checkpoint's")
     parser.add_argument("--weights", default="auto", choices=("auto", "pretrained", "random"))
     parser.add_argument("--batch-size", type=int, default=1, help="images per forward pass")
-    parser.add_argument("--dtype", default="float32", choices=tuple(DTYPES))
+    parser.add_argument("--dtype", default="float32", choices=tuple(TORCH_DTYPES))
     parser.add_argument("--device", default="cpu", choices=DEVICES)
     parser.add_argument("--iterations", type=int, default=50, help="timed calls per engine per round")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of both engines")
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     spec = get_spec(args.model)
     loaded = load_model(spec, args.size, args.weights, device, args.dtype)
-    inputs = build_inputs(spec, args.size, args.batch_size, device, DTYPES[args.dtype])
+    inputs = build_inputs(spec, args.size, args.batch_size, device, TORCH_DTYPES[args.dtype])
     with torch.inference_mode():
         result = compare(lambda: loaded.model(**inputs), args.iterations, args.rounds, args.warmup, device,
                          args.min_run_time, args.noop_calls)

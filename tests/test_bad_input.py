@@ -12,7 +12,7 @@ import yaml
 
 from bench_utils.config.bench_config import ConfigError
 from bench_utils.config.parameters_file import load_config
-from bench_utils.config.validation import config_from_dict
+from bench_utils.config.parameters_file import config_from_dict
 from bench_utils.results.rows import read_results
 from bench_utils.results.writer import NotAResultsFileError, ResultsLockedError, ResultsWriter
 from conftest import REPO, make_row, one_error_line, run_cli, tiny_params

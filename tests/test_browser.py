@@ -143,9 +143,9 @@ def test_report_page_says_its_answer_in_words_on_the_first_screen(browser, fixtu
     there too, then no stray print, no DataFrame column name and no number with 5+ decimals anywhere."""
     import re
 
-    from bench_utils.results.frame import CELL_COLUMNS
+    from bench_utils.results.aggregate import CELL_COLUMNS
     from bench_utils.report import tables
-    from bench_utils.results.frame import load_dataframe
+    from bench_utils.results.aggregate import load_dataframe
 
     page = _open(browser, fixture_report[1] / "fixture-cpu" / "report.html")
     _rendered(page, "table.dataTable", at_least=4)

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from bench_utils.report import charts, summary_charts  # noqa: E402
-from bench_utils.results.frame import to_dataframe  # noqa: E402
+from bench_utils.results.aggregate import to_dataframe  # noqa: E402
 from conftest import figure_texts, make_row, speedup_rows  # noqa: E402
 
 

@@ -14,7 +14,7 @@ from ray.util import accelerators
 
 from bench_utils.config.bench_config import ConfigError
 from bench_utils.config.parameters_file import load_config
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.sweep.cluster import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
 from bench_utils.sweep.runner import run_sweep

@@ -4,7 +4,7 @@ import pytest
 from conftest import fixture_samples, make_row
 
 from bench_utils.results.compare import compare_runs, comparison_chart
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 
 
 def row(center_ms, model="vit", batch_size=1, mode="default", status="ok", torch="2.4.0", repeat=0, label="H100",

@@ -12,7 +12,7 @@ from bench_utils.results.study_results import CompileCostResult, artifacts_path,
 from bench_utils.sweep.studies import run_studies
 
 # seconds and calls: quick, these tests check behaviour, not speed
-FAST = dict(batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
+FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
             min_time_s=0.05, max_warmup_s=0.2, repeats=1, timeout_s=300)
 
 

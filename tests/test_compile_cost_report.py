@@ -7,7 +7,7 @@ import pytest
 from bench_utils.report.compile_cost_report import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
                                                     compile_cost_table, compile_cost_verdict, eager_medians,
                                                     load_compile_cost_frame)
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.study_results import CompileCostResult, compile_cost_path
 from bench_utils.results.writer import ResultsWriter
 from conftest import figure_texts, make_row

@@ -4,11 +4,12 @@ import pytest
 
 from bench_utils.config.bench_config import BenchConfig, ConfigError
 from bench_utils.config.parameters_file import load_config
-from bench_utils.config.validation import config_from_dict
+from bench_utils.config.parameters_file import config_from_dict
 
 GOOD = """\
 label: CPU test
 models: [vit, resnet]
+size: tiny
 batch_sizes: [1, 4]
 modes: [eager, default]
 iterations: 10
@@ -62,9 +63,9 @@ def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
     as_float = load_config(write(tmp_path, GOOD + "min_time_s: 1.0\nmax_warmup_s: 10.0\n", "q.yaml"))
     assert as_int.min_time_s == 1.0 and type(as_int.max_warmup_s) is float
     assert as_int.settings_fingerprint() == as_float.settings_fingerprint()
-    # so the default CPU profile (max_warmup_s: 10) resumes into files the defaults wrote, and back
-    default_profile = load_config(Path(__file__).resolve().parent.parent / "parameters" / "cpu.yaml")
-    assert default_profile.settings_fingerprint() == BenchConfig().settings_fingerprint()
+    # so the default CPU report (max_warmup_s: 5) resumes into files the notebook's defaults wrote
+    report_profile = load_config(Path(__file__).resolve().parent.parent / "parameters" / "cpu-report.yaml")
+    assert report_profile.settings_fingerprint() == BenchConfig(device="cpu").settings_fingerprint()
 
 
 def test_dynamic_setting_and_studies_from_yaml(tmp_path):
@@ -95,8 +96,8 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     (GOOD + "image: /no/such/file.jpg\n", "image: '/no/such/file.jpg' is not allowed; allowed: an existing image file"),
     (GOOD + "weights: pretrained\n", "weights: 'pretrained' is not allowed; allowed: auto or random with size 'tiny'"),
     (GOOD.replace("[vit, resnet]", "[vit, vit]"), "a list without repeats"),
-    (GOOD + "dynamic: sometimes\n", "dynamic: 'sometimes' is not allowed; allowed: false, true or auto"),
-    (GOOD + "dynamic: 1\n", "dynamic: 1 is not allowed; allowed: false, true or auto"),
+    (GOOD + "dynamic: sometimes\n", "dynamic: 'sometimes' is not allowed; allowed: false, true, auto"),
+    (GOOD + "dynamic: 1\n", "dynamic: 1 is not allowed; allowed: false, true, auto"),
     (GOOD + "profile: yes please\n", "profile: 'yes please' is not allowed; allowed: true or false"),
     (GOOD + "serving_batch_sizes: [4, 4]\n", "serving_batch_sizes: [4, 4] is not allowed; allowed: at least two"),
     (GOOD + "serving_batch_sizes: [1, 0]\n", "serving_batch_sizes: 0 is not allowed; allowed: integers >= 1"),
@@ -161,7 +162,7 @@ def test_precision_and_layout_variant_settings():
     cfg = BenchConfig(dtype="bfloat16", autocast=True, channels_last=True)
     assert cfg.variant() == "bfloat16 autocast, channels_last" and BenchConfig().variant() == "float32"
     assert cfg.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
-    assert BenchConfig(cold_compile=False).settings_fingerprint() != BenchConfig().settings_fingerprint()
+    assert BenchConfig(cold_compile=True).settings_fingerprint() != BenchConfig().settings_fingerprint()
     with pytest.raises(ConfigError, match="^autocast: True is not allowed; allowed: false with dtype float32"):
         BenchConfig(autocast=True)
     for key in ("autocast", "channels_last", "cold_compile"):

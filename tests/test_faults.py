@@ -1,7 +1,7 @@
 """Fault injection end to end: what each fault a cell can meet does to a sweep, through the CLI.
 
-Faults come from the hooks in bench_utils/measure/faults.py (BENCH_UTILS_FAULT, BENCH_UTILS_TORN_WRITE), in
-real worker processes. Already covered elsewhere, not repeated here: a sweep SIGKILLed between rounds
+Faults come from the hooks in bench_utils/measure/faults.py (BENCH_UTILS_FAULT) and results/writer.py
+(BENCH_UTILS_TORN_WRITE), in real worker processes. Already covered elsewhere, not repeated here: a sweep SIGKILLed between rounds
 (test_runner.py), a hung worker interrupted, killed or timed out (test_interrupts.py), the writer's
 lock and a torn last line in-process (test_results.py), config messages in-process (test_config.py).
 Several faults share one sweep to keep this file fast.
@@ -14,10 +14,11 @@ import signal
 import pytest
 
 from bench_utils.config.parameters_file import load_config
-from bench_utils.measure.faults import ENV_VAR as FAULT, TORN_WRITE_ENV_VAR as TORN
+from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.results.writer import TORN_WRITE_ENV_VAR as TORN
 from bench_utils.report.index_page import ProfileLine, load_rows, write_index
 from bench_utils.report.tables import failures_table, latency_table, missing_cells
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.rows import read_results
 from conftest import make_row, rows_by_batch, run_cli, summary_line, tiny_params
 

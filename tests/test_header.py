@@ -1,7 +1,7 @@
 """The page header: run, machine with cores (GPU and its memory on CUDA), versions, date, weights."""
 
 from bench_utils.report.header import page_header
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import FIXTURE_ENV, make_row
 
 

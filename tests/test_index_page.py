@@ -4,7 +4,7 @@ coloured by the verdict, against a line at 1x."""
 import re
 
 from bench_utils.report import index_page
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import speedup_rows
 
 

@@ -7,7 +7,7 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.cell import CellProcess, error_text, measure_cell
 from bench_utils.results.aggregate import cells
 
-FAST = dict(device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
+FAST = dict(target_halfwidth=0.0, size="tiny", device="cpu", weights="random", min_time_s=0.2, max_warmup_s=1.0)  # seconds: a quick cell
 
 
 def test_eager_cell_row_numbers():

@@ -4,7 +4,7 @@ measured and reported like them; bad entries stop with one line before any model
 import pytest
 import yaml
 
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import load_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.report.verdict import verdicts
 from conftest import run_cli, tiny_params

@@ -2,7 +2,7 @@
 from plain text (escaped)."""
 
 from bench_utils.report.page import CELLS_CSV, folded_figures, top_of_page
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import make_row, speedup_rows
 
 

@@ -56,7 +56,8 @@ def test_estimate_covers_every_process_and_flags_those_near_the_timeout():
 def test_plan_command_prints_the_total_per_model_and_warnings(tmp_path):
     params = tmp_path / "a100.yaml"
     params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, max-autotune]\n"
-                      "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\n")
+                      "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\niterations: 30\nmax_warmup_s: 10\n"
+                      "min_time_s: 1.0\ncold_compile: true\n")
     proc = run_cli("plan", params, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

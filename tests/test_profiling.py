@@ -9,7 +9,8 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure import profiling
 from bench_utils.measure.cell import measure_cell
 
-FAST = dict(models=("resnet",), batch_sizes=(1,), modes=("eager", "default"), warmup=1, iterations=2,
+FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", batch_sizes=(1,),
+            modes=("eager", "default"), warmup=1, iterations=2,
             min_time_s=0.0, max_warmup_s=0.0, repeats=1, cold_compile=False, profile=True)
 
 

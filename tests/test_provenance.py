@@ -1,5 +1,5 @@
 from bench_utils.report.provenance import run_facts
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import make_row
 
 VIT = "ViT-B/16"

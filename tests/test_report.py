@@ -12,7 +12,7 @@ import pytest
 from bench_utils.config.bench_config import ConfigError
 from bench_utils.config.parameters_file import load_config
 from bench_utils.config.registry import MODEL_NAMES
-from bench_utils.config.validation import FIELD_TYPES
+from bench_utils.config.parameters_file import PARAMETER_NAMES
 from bench_utils.report import build as report
 from conftest import REPO, one_error_line, run_cli, tiny_params
 
@@ -51,14 +51,16 @@ def _notebook_defaults(notebook: Path) -> dict:
     return {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(notebook)).items()}
 
 
-def test_one_source_of_defaults_config_notebook_and_cpu_yaml_agree():
+def test_notebook_defaults_are_the_default_cpu_report_on_any_device():
     from bench_utils.config.bench_config import BenchConfig
 
     defaults = _notebook_defaults(NOTEBOOK)
-    assert set(defaults) == set(FIELD_TYPES) | {"results_path", "measure"}
+    assert set(defaults) == set(PARAMETER_NAMES) | {"results_path", "measure"}
     config_defaults = BenchConfig().to_dict()
     assert {k: defaults[k] for k in config_defaults} == config_defaults  # the notebook's defaults are BenchConfig's
-    assert load_config(PARAMETERS / "cpu.yaml").to_dict() == config_defaults  # and so is the default CPU profile
+    # "Run all" measures what `make report` measures without a GPU, on the GPU when there is one
+    report_profile = load_config(PARAMETERS / "cpu-report.yaml").to_dict()
+    assert report_profile | {"device": "auto"} == config_defaults
 
 
 def test_a_key_the_notebook_lacks_is_refused(tmp_path):

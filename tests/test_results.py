@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import make_row as fixture_row
 
-from bench_utils.results.frame import load_dataframe, to_dataframe
+from bench_utils.results.aggregate import load_dataframe, to_dataframe
 from bench_utils.results.rows import read_results
 from bench_utils.results.writer import ResultsLockedError, ResultsWriter
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.row_schema import row_problem
 from bench_utils.results.rows import BenchResult, _FIELD_TYPES, read_results
 from conftest import make_row

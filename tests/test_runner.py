@@ -13,8 +13,7 @@ import pytest
 import bench_utils.sweep.runner as runner
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.parameters_file import load_config
-from bench_utils.results.aggregate import cells
-from bench_utils.results.frame import load_dataframe
+from bench_utils.results.aggregate import cells, load_dataframe
 from bench_utils.results.rows import BenchResult, cell_fields, read_results
 from bench_utils.results.stats import block_medians_ms
 from bench_utils.sweep.jobs import Round, read_cell_rows

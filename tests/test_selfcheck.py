@@ -33,7 +33,7 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
 
 
 def test_a_wrong_row_fails_its_check_with_the_reason():
-    from bench_utils.results.frame import to_dataframe
+    from bench_utils.results.aggregate import to_dataframe
 
     rows = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0, accuracy_ok=False, max_abs_diff=0.3,
                                                        compile_s=2.0)]
@@ -68,7 +68,7 @@ def test_bfloat16_is_skipped_below_capability_8_not_passed_at_x1(capability, ski
 
 
 def _cuda_rows(mode: str, **fields):
-    from bench_utils.results.frame import to_dataframe
+    from bench_utils.results.aggregate import to_dataframe
 
     env = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.x", "compute_capability": "7.5"}
     cuda = dict(device="cuda", env=env, peak_mem_mb=100.0, peak_reserved_mb=150.0, cudagraph_pool_mb=20.0,
@@ -103,7 +103,7 @@ def test_environment_check_does_not_require_the_driver_version():
 
 
 def test_the_json_file_holds_checks_and_cells_with_nan_as_null(tmp_path):
-    from bench_utils.results.frame import to_dataframe
+    from bench_utils.results.aggregate import to_dataframe
 
     cells = to_dataframe([make_row("vit", 1, "eager", 2.0)]).to_dict("records")
     assert math.isnan(cells[0]["speedup_ci95_low"]) is False and cells[0]["speedup"] == 1.0

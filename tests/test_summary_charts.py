@@ -7,7 +7,7 @@ matplotlib.use("Agg")  # tests only: no display
 import pytest  # noqa: E402
 
 from bench_utils.report import summary_charts  # noqa: E402
-from bench_utils.results.frame import to_dataframe  # noqa: E402
+from bench_utils.results.aggregate import to_dataframe  # noqa: E402
 from conftest import figure_texts, speedup_rows  # noqa: E402
 
 

@@ -2,7 +2,7 @@
 
 from bench_utils.report.summary_page import guide_comparison, run_headers
 from bench_utils.results import reference
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import speedup_rows
 
 

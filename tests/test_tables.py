@@ -6,7 +6,7 @@ import pytest
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.report.tables import (MISSING, compile_table, failures_table, improvement_table, latency_cells,
                                        latency_table, missing_cells)
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from conftest import make_row
 
 VIT, RESNET = "ViT-B/16", "ResNet-50"

@@ -5,7 +5,7 @@ import math
 import pytest
 from conftest import make_row
 
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.report.variants import best_configuration
 
 

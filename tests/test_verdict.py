@@ -2,7 +2,7 @@
 
 import pytest
 
-from bench_utils.results.frame import to_dataframe
+from bench_utils.results.aggregate import to_dataframe
 from bench_utils.report.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, LEGEND, page_caveats, verdict_table, verdict_text, verdicts
 from conftest import make_row
 

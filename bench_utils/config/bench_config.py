@@ -1,5 +1,6 @@
-"""Benchmark configuration: one frozen dataclass, the one source of the defaults and of the allowed
-values. Every instance is validated on creation (validation.py), before any model loads.
+"""Benchmark configuration: one frozen dataclass whose fields declare every parameter of a run, with
+its default, unit, allowed values and help (schema.Parameter in each field's metadata). Every
+instance is validated on creation (validation.py reads those declarations), before any model loads.
 
 No torch import: a bad parameters file must fail in a fraction of a second.
 """
@@ -10,9 +11,17 @@ import dataclasses
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-DTYPES = ("float32", "float16", "bfloat16")
+from .modes import MODES
+from .registry import MODEL_NAMES, SIZES
+from .schema import parameter
+from .validation import ConfigError, check_config
+
+__all__ = ["BenchConfig", "ConfigError", "variant_name", "DTYPE_NAMES", "DEVICES", "WEIGHTS", "DYNAMIC",
+           "COMPILE_STRATEGIES", "STUDY_FIELDS"]  # ConfigError: raised by validation, imported from here
+
+DTYPE_NAMES = ("float32", "float16", "bfloat16")  # measure/models.TORCH_DTYPES maps them to torch dtypes
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
 # torch.compile(dynamic=...): false = static shapes (a recompile per new shape), true = symbolic shapes
@@ -22,56 +31,91 @@ DYNAMIC = (False, True, "auto")
 COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
 STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
-
-
-class ConfigError(ValueError):
-    """A parameters file or value is invalid; the message is one line for the user."""
+MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
+MAX_REPEATS = 100  # rounds (a fresh process per mode) per cell
+MAX_BLOCKS = 1000  # timed blocks per process
+MAX_MINUTES = 7 * 24 * 60.0  # a sweep's budget: a week
+MAX_SECONDS = 7 * 24 * 3600.0  # any duration parameter: a week
 
 
 @dataclass(frozen=True)
 class BenchConfig:
-    """Every parameter of a run. These defaults are the one source: the notebook's parameters cell and
-    parameters/cpu.yaml (the default CPU profile) are held equal to them by tests."""
+    """Every parameter of a run, each declared once with its help, unit and allowed values (schema.py).
+    The defaults are the default CPU report's (parameters/cpu-report.yaml) with device "auto" and a
+    label of their own, so a notebook run with them writes its own folder, whatever the device."""
 
-    label: str = "CPU"  # hardware label shown in the report, e.g. "A100"
-    models: tuple[str, ...] = ("vit", "resnet")  # short names from the registry
-    size: str = "tiny"  # "full" = the checkpoint's architecture, "tiny" = shrunk config for smoke runs
-    batch_sizes: tuple[int, ...] = (1, 4)  # images per forward pass
-    modes: tuple[str, ...] = ("eager", "default")  # "eager" (required: the baseline) and torch.compile modes
-    fullgraph: bool = False  # torch.compile(fullgraph=...): a graph break becomes an error
-    dtype: str = "float32"  # model and input dtype (with autocast: the autocast dtype, weights stay float32)
-    autocast: bool = False  # run under torch.autocast(dtype) with float32 weights; needs float16/bfloat16
-    channels_last: bool = False  # model and 4-D inputs in channels_last memory format (convolutional models)
-    device: str = "cpu"  # "auto" picks cuda when available
-    weights: str = "random"  # "pretrained" (hub/cache), "random" (shipped config), "auto" (try, fall back)
-    warmup: int = 3  # at least this many untimed calls; warm-up then goes on until steady (timing.py)
-    max_warmup_s: float = 10.0  # warm-up stops here even if the latency has not settled, seconds per process
-    iterations: int = 30  # at least this many timed calls per process (the guide used 300)
-    min_time_s: float = 1.0  # and at least this long timing, seconds per process (more samples for fast models)
-    repeats: int = 3  # rounds per cell at least: a round is one fresh process per mode, taking turns timing
-    blocks: int = 4  # timed blocks per process in a round, alternating with the other modes' (ABBA order)
-    settle_s: float = 0.25  # idle seconds before each block: the previous process's OpenMP threads stop spinning
-    target_halfwidth: float = 0.0  # stop adding rounds to a cell once its speedup interval is this tight
-    # (relative half-width, e.g. 0.08 = +-8%); 0 = exactly `repeats` rounds
-    budget_min: float = 0.0  # minutes of sweep after which no extra round starts (0 = no extra rounds)
-    max_repeats: int = 12  # rounds per cell at most (extra rounds only with target_halfwidth and budget_min)
-    timeout_s: float = 600.0  # wall-clock limit per cell process, seconds
-    cold_compile: bool = True  # compile first with an empty compiler cache, then again with it filled
-    image: str | None = None  # image path; None = the shipped 640x480 photograph (the guide's geometry)
-    tags: tuple[str, ...] = field(default=())  # free-form labels for the report, e.g. ("nightly",)
-    # your own checkpoints, named in `models` like registry models: (name, folder or hub id, task or "")
-    checkpoints: tuple[tuple[str, str, str], ...] = field(default=())
-    dynamic: bool | str = False  # torch.compile(dynamic=...) of the sweep: false, true or "auto" (DYNAMIC)
-    # --- studies (explain, serve, cut compile time): off by default, none changes the sweep's numbers ---
-    profile: bool = True  # after timing, torch.profiler over a few calls of each cell's first process (why a speedup)
-    serving_batch_sizes: tuple[int, ...] = field(default=())  # a server's request sequence, e.g. [1, 4, 16, 3, 7]
-    compile_strategies: tuple[str, ...] = field(default=())  # regional, cache-artifacts (beside whole-model)
+    label: str = parameter("This machine", "label shown in the report and naming its folder, e.g. A100 (the "
+                           "page names the hardware itself)", "text")
+    models: tuple[str, ...] = parameter(("resnet", "vit", "segformer", "deeplabv3-mobilenet"),
+                                        "registry short names (python -m bench_utils models), or your own "
+                                        "checkpoints", "models", allowed=MODEL_NAMES)
+    size: str = parameter("full", "full: the checkpoint's architecture; tiny: a shrunk config for smoke runs",
+                          "choice", allowed=SIZES)
+    batch_sizes: tuple[int, ...] = parameter((1,), "images per forward pass (the guide: 1, 4, 16)", "list",
+                                             item=int, low=1)
+    modes: tuple[str, ...] = parameter(("eager", "default"), "eager (required: the baseline) and torch.compile "
+                                       "modes", "list", item=str, allowed=MODES)
+    fullgraph: bool = parameter(False, "torch.compile(fullgraph=...): true turns a graph break into an error",
+                                "flag")
+    dtype: str = parameter("float32", "model and input dtype (with autocast: the autocast dtype)", "choice",
+                           allowed=DTYPE_NAMES)
+    autocast: bool = parameter(False, "true: float32 weights run under torch.autocast(dtype); needs dtype "
+                               "float16 or bfloat16", "flag")
+    channels_last: bool = parameter(False, "true: model and image inputs in channels_last memory format "
+                                    "(convolutional models)", "flag")
+    device: str = parameter("auto", "auto: cuda when available, else cpu", "choice", allowed=DEVICES)
+    weights: str = parameter("auto", "pretrained: from the hub or its cache; random: the shipped config; "
+                             "auto: pretrained if available, else random", "choice", allowed=WEIGHTS)
+    warmup: int = parameter(3, "untimed calls before timing, at least (then on until the latency is steady)",
+                            "count", unit="calls per process", low=0, high=MAX_CALLS)
+    max_warmup_s: float = parameter(5.0, "warm-up stops here even if the latency has not settled", "seconds",
+                                    unit="seconds per process", low=0.0, high=MAX_SECONDS)
+    iterations: int = parameter(10, "timed calls, at least (two at least: a spread needs two samples)",
+                                "count", unit="calls per process", low=2, high=MAX_CALLS)
+    min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
+                                  "seconds", unit="seconds per process", low=0.0, high=MAX_SECONDS)
+    repeats: int = parameter(3, "rounds per cell at least (a round: a fresh process per mode, taking turns "
+                             "timing); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
+    blocks: int = parameter(4, "timed blocks per process in a round, the modes taking turns in ABBA order "
+                            "(iterations and min_time_s are split over them)", "count", unit="blocks per process",
+                            low=1, high=MAX_BLOCKS)
+    settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
+                                "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
+    target_halfwidth: float = parameter(0.08, "after `repeats` rounds, add rounds where the speedup's 95% "
+                                        "interval is widest until it is within +-this (0: never)", "number",
+                                        unit="fraction of the speedup", low=0.0, high=0.99)
+    budget_min: float = parameter(7.0, "no extra round starts if it would end after this much sweep (0: no "
+                                  "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
+    max_repeats: int = parameter(10, "rounds per cell at most, extra rounds included", "count", unit="rounds",
+                                 low=1, high=MAX_REPEATS)
+    timeout_s: float = parameter(900.0, "wall-clock limit of one cell process", "seconds",
+                                 unit="seconds per process", low=0.0, high=MAX_SECONDS, positive=True)
+    cold_compile: bool = parameter(False, "true: compile first with an empty compiler cache, then again with "
+                                   "it filled (compile_s and compile_warm_s)", "flag")
+    image: str | None = parameter(None, "input image file; null: the 640x480 photograph shipped in "
+                                  "bench_utils/data (the guide's geometry)", "image")
+    tags: tuple[str, ...] = parameter((), "free-form labels for the report, e.g. [nightly]", "list", item=str,
+                                      may_be_empty=True)
+    checkpoints: tuple[tuple[str, str, str], ...] = parameter(
+        (), "your own models, each also named in models: [{name: my-vit, checkpoint: /folder/or/org/id, "
+            "task: image-classification}]", "checkpoints")
+    dynamic: bool | str = parameter(False, "torch.compile(dynamic=...) of the sweep: false (static shapes), "
+                                    "true (symbolic), auto (static until a shape changes)", "choice",
+                                    allowed=DYNAMIC)
+    # --- studies: none changes the sweep's numbers (STUDY_FIELDS) ---
+    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of each cell's first "
+                              "process: why a speedup (ops, kernels, overhead)", "flag")
+    serving_batch_sizes: tuple[int, ...] = parameter(
+        (), "a server's sequence of request batch sizes, e.g. [1, 4, 16, 3, 7]: the dynamic-shapes study "
+            "([]: none)", "list", item=int, low=1, may_be_empty=True, repeats_ok=True)
+    compile_strategies: tuple[str, ...] = parameter(
+        (), "ways to cut compile time, measured beside whole-model compile ([]: none)", "list", item=str,
+        allowed=COMPILE_STRATEGIES, may_be_empty=True)
 
     def __post_init__(self) -> None:
-        from .validation import check_config  # it reads this module's allowed values: imported on use
-
         check_config(self)
-        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min"):  # `10` and `10.0` s: one setting, one fingerprint
+        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min"):
+            # `10` and `10.0`: one setting, one fingerprint
             object.__setattr__(self, name, float(getattr(self, name)))
 
     def cells(self) -> list[tuple[str, int, str]]:

@@ -1,15 +1,60 @@
-"""Read a parameters YAML file into a BenchConfig: duplicate keys refused, required keys checked,
-every error one line naming the file. No torch.
+"""Parameters from outside into a BenchConfig: a mapping (papermill's parameters, the worker's JSON)
+or a YAML file (duplicate keys refused, required keys checked). Every error is one line naming the
+key, and the file when there is one. No torch.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .bench_config import BenchConfig, ConfigError
-from .validation import config_from_dict
+from .bench_config import BenchConfig
+from .schema import parameters
+from .validation import ConfigError, refuse
 
 REQUIRED_KEYS = ("label", "models", "batch_sizes", "modes")
+PARAMETER_NAMES = tuple(p.name for p in parameters(BenchConfig))  # the keys a file or notebook may set
+_LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models")}
+
+
+def _own_entry(entry) -> tuple[str, str, str]:
+    """{name, checkpoint, task} (task optional), or its list form [name, checkpoint, task]."""
+    if isinstance(entry, (list, tuple)) and len(entry) == 3:
+        entry = dict(zip(("name", "checkpoint", "task"), entry))
+    keys = set(entry) if isinstance(entry, dict) else set()
+    if not isinstance(entry, dict) or keys - {"name", "checkpoint", "task"} or not {"name", "checkpoint"} <= keys:
+        refuse("models", entry, "a registry name or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...} "
+                                "(task optional for a folder)")
+    values = (entry["name"], entry["checkpoint"], entry.get("task") or "")
+    if not all(isinstance(v, str) for v in values) or not values[0] or not values[1]:
+        refuse("models", entry, "name, checkpoint and task as text")
+    return values
+
+
+
+def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
+    """Validate a mapping (from YAML or papermill parameters) into a BenchConfig."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: expected a mapping of key: value, got {type(values).__name__}")
+    unknown = sorted(set(values) - set(PARAMETER_NAMES))
+    if unknown:
+        refuse(unknown[0], values[unknown[0]], "keys " + ", ".join(PARAMETER_NAMES))
+    kwargs = {}
+    values = dict(values)
+    own = [_own_entry(entry) for entry in values.pop("checkpoints", None) or []]
+    if isinstance(values.get("models"), list):  # {name, checkpoint, task} entries: your own checkpoints
+        own += [_own_entry(entry) for entry in values["models"] if not isinstance(entry, str)]
+        values["models"] = [entry if isinstance(entry, str) else entry["name"] for entry in values["models"]]
+    if own:
+        kwargs["checkpoints"] = tuple(own)
+    for key, value in values.items():
+        if key in _LIST_ITEM:
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                value = [value]  # a lone value is a one-item list
+            if not isinstance(value, list):
+                refuse(key, value, f"a list of {_LIST_ITEM[key].__name__}")
+            value = tuple(value)
+        kwargs[key] = value
+    return BenchConfig(**kwargs)
 
 
 class DuplicateKeyError(ValueError):

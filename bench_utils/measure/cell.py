@@ -33,7 +33,7 @@ from . import accuracy, environment, faults, machine_load, profiling, schedule
 from .compiler_cache import compiler_cache
 from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
-from .models import DTYPES, load_model
+from .models import TORCH_DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
 
 
@@ -90,7 +90,7 @@ def precision_context(cfg: BenchConfig, device: str):
     """torch.autocast around every call when the config asks for it, else nothing."""
     if not cfg.autocast:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device, dtype=DTYPES[cfg.dtype])
+    return torch.autocast(device_type=device, dtype=TORCH_DTYPES[cfg.dtype])
 
 
 def to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
@@ -138,7 +138,7 @@ def load_for_process(cfg: BenchConfig, model_name: str, device: str, fields: dic
 
 def process_inputs(cfg: BenchConfig, spec, model, batch_size: int, device: str) -> dict:
     """A batch of `batch_size` for `model`, in the weights' dtype, channels_last when asked for."""
-    inputs = build_inputs(spec, cfg.size, batch_size, device, DTYPES[weights_dtype(cfg)], cfg.image)
+    inputs = build_inputs(spec, cfg.size, batch_size, device, TORCH_DTYPES[weights_dtype(cfg)], cfg.image)
     return to_channels_last(model, inputs) if cfg.channels_last else inputs
 
 

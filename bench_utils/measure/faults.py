@@ -2,6 +2,7 @@
 
 Set BENCH_UTILS_FAULT to a ';'-separated list of ``MODEL/BATCH/MODE=KIND`` (``*`` matches any
 part), e.g. ``vit/1/default=compile-error``. Unset in normal use, where this module does nothing.
+(The torn-write hook, BENCH_UTILS_TORN_WRITE, lives with the results writer it tears.)
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import signal
 import time
 
 ENV_VAR = "BENCH_UTILS_FAULT"
-# "N": the results writer writes half of the N-th row it appends, flushes, then SIGKILLs its process.
-TORN_WRITE_ENV_VAR = "BENCH_UTILS_TORN_WRITE"
 # "segfault-at-exit": the process measures and sends its row, then dies of SIGSEGV while it shuts
 # down, as CUPTI teardown after CUDA-graph replays can (pytorch#75504).
 KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill", "segfault-at-exit")
@@ -60,11 +59,3 @@ def maybe_inject(stage: str, kind: str | None) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
 
 
-def torn_write_cut(rows_appended: int, line: str) -> int | None:
-    """Where to cut the line being appended (half of it) if a torn write is planned for it."""
-    planned = os.environ.get(TORN_WRITE_ENV_VAR, "")
-    return len(line) // 2 if planned.isdigit() and int(planned) == rows_appended + 1 else None
-
-
-def kill_self() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)

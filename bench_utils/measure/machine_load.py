@@ -14,8 +14,6 @@ import resource
 import time
 from dataclasses import dataclass
 
-DISTURBED_PCT = 10.0  # others' CPU share (or steal) above this while timing: a disturbed measurement
-
 
 @dataclass(frozen=True)
 class Snapshot:

@@ -14,7 +14,7 @@ import torch
 
 from ..config.registry import ModelSpec
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HUB_PROBE_TIMEOUT_S = 3.0  # seconds `weights: auto` and own hub ids wait for the hub to answer before going without it
 # Checkpoints whose config asks timm for ImageNet backbone weights: the checkpoint has them already.
 _NO_BACKBONE_DOWNLOAD = {"use_pretrained_backbone": False}
@@ -185,7 +185,7 @@ def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str
     if size == "tiny" and weights == "pretrained" and not spec.own:
         raise ValueError("weights: 'pretrained' is not allowed with size 'tiny' (no tiny checkpoints)")
     model, used, note = _build_own(spec, weights) if spec.own else _choose_and_build(spec, size, weights)
-    model = model.to(device=device, dtype=DTYPES[dtype]).eval()
+    model = model.to(device=device, dtype=TORCH_DTYPES[dtype]).eval()
     return LoadedModel(model, used, note, count_params(model))
 
 

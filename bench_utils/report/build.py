@@ -216,7 +216,7 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
 
 def page_title(results: Path, label: str) -> str:
     """The page's <title>: its header facts (run, machine, versions, date, weights)."""
-    from ..results.frame import load_dataframe
+    from ..results.aggregate import load_dataframe
     from .header import page_header
 
     return page_header(load_dataframe(results), label).title if results.exists() else label
@@ -233,7 +233,7 @@ def copy_method(out_dir: Path) -> None:
 
 def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     """Every profile's verdict as plain text, for the terminal."""
-    from ..results.frame import load_dataframe
+    from ..results.aggregate import load_dataframe
     from .verdict import verdict_text
 
     blocks = []

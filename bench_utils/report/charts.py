@@ -1,5 +1,5 @@
 """Charts of one profile's page (benchmark notebook): each function takes the DataFrame of
-``frame.to_dataframe`` for one label and returns a matplotlib Figure. No torch.
+``aggregate.to_dataframe`` for one label and returns a matplotlib Figure. No torch.
 
 Figures are built with ``matplotlib.figure.Figure``, not pyplot, so nothing is registered globally:
 a notebook shows exactly the figures it displays and tests leak none. Seaborn styles are applied

@@ -32,7 +32,7 @@ NOT_APPLICABLE = "N/A"
 
 
 def eager_medians(sweep_frame) -> dict[tuple[str, int], float]:
-    """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (frame.to_dataframe)
+    """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (aggregate.to_dataframe)
     of one run; cells that did not end ok are left out."""
     labels = set(sweep_frame["label"])
     if len(labels) > 1:

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..config.registry import display_name
-from ..results.frame import to_dataframe
+from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
@@ -42,7 +42,7 @@ class ProfileLine:
 
     @cached_property
     def frame(self):
-        """The rows as cells (frame.to_dataframe), built once: what the counts, speedups and verdict
+        """The rows as cells (aggregate.to_dataframe), built once: what the counts, speedups and verdict
         speak of."""
         return to_dataframe(self.rows)
 

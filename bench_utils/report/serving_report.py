@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ..measure.machine_load import DISTURBED_PCT
+from ..results.aggregate import DISTURBED_PCT
 from ..results.stats import breakeven_calls
 from ..results.study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, read_rows, serving_path
 from .grouped_bars import Bars, empty_figure, figure, grouped_barh, legend, status_notes

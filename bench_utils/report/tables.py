@@ -1,4 +1,4 @@
-"""Display tables for the report notebooks, built from the DataFrame of ``frame.to_dataframe``. No torch.
+"""Display tables for the report notebooks, built from the DataFrame of ``aggregate.to_dataframe``. No torch.
 
 Every function takes that one-row-per-cell DataFrame and returns a new DataFrame to show; the
 notebooks only call these and display what comes back (through display.readable). Models are named by
@@ -39,10 +39,10 @@ def ordered_modes(modes) -> list[str]:
 
 def check_frame(df) -> None:
     if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"df: expected the DataFrame of frame.to_dataframe, got {type(df).__name__}")
+        raise ValueError(f"df: expected the DataFrame of aggregate.to_dataframe, got {type(df).__name__}")
     absent = [c for c in _REQUIRED if c not in df.columns]
     if absent:
-        raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with frame.to_dataframe")
+        raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with aggregate.to_dataframe")
 
 
 def _check_stat(stat: str) -> None:

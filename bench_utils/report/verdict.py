@@ -1,5 +1,5 @@
 """The answer first: per model, compile or not, with which mode and variant, how sure, at what cost.
-Reads the DataFrame of ``frame.to_dataframe`` (one label); computes nothing the cells do not hold
+Reads the DataFrame of ``aggregate.to_dataframe`` (one label); computes nothing the cells do not hold
 except the pay-back count (stats.breakeven_calls). No torch.
 
 Rules, per model over its successful compiled cells (every mode, batch size and variant of the run):

@@ -1,6 +1,7 @@
 """From process rows to cells: the repeats of a cell combined, and every compiled cell paired with
-its eager cell. The one place a cell's statistics are computed (no torch); `frame.to_dataframe`
-calls it and every table, chart, verdict and comparison reads its columns.
+its eager cell. The one place a cell's statistics are computed and the one place rows become a
+pandas DataFrame (`to_dataframe`, one row per cell): every table, chart, verdict and comparison
+reads its columns. No torch; pandas is imported on use.
 
 One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read
 from the eager cell of the same model, batch size and variant, the very numbers the eager row shows.
@@ -12,9 +13,9 @@ import math
 
 from ..config.bench_config import variant_name
 from ..config.modes import CUDAGRAPH_MODES
-from ..measure import machine_load
 import numpy as np
 
+from .rows import read_results
 from .stats import (LatencySummary, block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement,
                     relative_halfwidth, speedup_over_processes, speedup_over_rounds, summarize_runs)
 
@@ -29,6 +30,8 @@ _FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm
 _LARGEST = ("peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_diff", "graph_breaks", "graph_count",
             "recompiles", "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
 _LISTS = ("break_reasons", "recompile_reasons")
+# others' CPU share or steal while timing (measure/machine_load.py), % of the machine: above this, disturbed
+DISTURBED_PCT = 10.0
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads", "compute_capability": "compute_capability",
                "cpu_count": "cpu_count", "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
@@ -71,9 +74,9 @@ def _latency(summary: LatencySummary | None) -> dict:
 def _disturbance(record: dict) -> str:
     """Why a cell's numbers may not be the machine's own: "" when nothing says so."""
     reasons = []
-    if (record["others_cpu_pct"] or 0) > machine_load.DISTURBED_PCT:
+    if (record["others_cpu_pct"] or 0) > DISTURBED_PCT:
         reasons.append(f"other processes used {record['others_cpu_pct']:.0f}% of the CPU")
-    if (record["steal_pct"] or 0) > machine_load.DISTURBED_PCT:
+    if (record["steal_pct"] or 0) > DISTURBED_PCT:
         reasons.append(f"hypervisor stole {record['steal_pct']:.0f}%")
     return "; ".join(reasons)
 
@@ -264,3 +267,37 @@ def cells(rows) -> list[dict]:
         record["disturbed"] = bool(record["disturbed_reason"])
         record["precision_note"] = precision_note(record)
     return records
+
+
+def to_dataframe(rows, with_samples: bool = False):
+    """The one place a list of rows becomes a pandas DataFrame: one row per cell, its processes
+    combined and compiled cells paired with their eager cell (cells). With `with_samples`,
+    `samples_s` holds one list of raw samples (seconds) per process."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(cells(rows), columns=CELL_COLUMNS)
+    return frame if with_samples else frame.drop(columns=["samples_s"])
+
+
+CELL_COLUMNS = [  # the DataFrame's columns, in order
+    "label", "model", "checkpoint", "task", "size", "batch_size", "mode", "variant", "dtype", "autocast",
+    "channels_last", "fullgraph", "device", "status", "error", "weights", "weights_note", "num_params",
+    "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
+    "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
+    "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
+    "speedup_halfwidth", "paired_rounds", "outlying_rounds", "target_halfwidth", "precision_note",
+    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed",
+    "disturbed_reason", "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady",
+    "iterations", "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses",
+    "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note", "peak_mem_mb", "peak_reserved_mb",
+    "cudagraph_pool_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks",
+    "graph_count", "recompiles", "break_reasons", "recompile_reasons", *PROFILE,
+    *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
+    "compute_capability", "cpu_count", "python", "gpu_memory_gb", "settings", "started_at", "duration_s",
+    "samples_s"]
+
+
+def load_dataframe(*paths, with_samples: bool = False):
+    """Rows of one or more results files as a single DataFrame."""
+    rows = [row for path in paths for row in read_results(path).rows]
+    return to_dataframe(rows, with_samples=with_samples)

@@ -1,6 +1,6 @@
 """Two runs of the same cells side by side (e.g. two torch versions on one GPU). No torch.
 
-Both frames come from ``frame.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
+Both frames come from ``aggregate.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
 process let each cell's change carry the 95% CI of the ratio of medians that speedups use
 (stats.speedup_over_processes: between processes when both runs have repeats), so a change is
 called significant only when that interval excludes "no change".
@@ -18,14 +18,14 @@ from .stats import speedup_over_processes
 # channels_last, fullgraph) are compared cell by cell, and `before_variant`/`after_variant` say which.
 KEY = ["model", "size", "batch_size", "mode"]
 STATS = ("median", "mean")
-CELL_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
+COMPARISON_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
                       "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
                       "before_torch", "after_torch", "before_variant", "after_variant"]
 
 
 @dataclass(frozen=True)
 class RunComparison:
-    cells: object  # DataFrame, one row per cell ok in both runs (CELL_COLUMNS)
+    cells: object  # DataFrame, one row per cell ok in both runs (COMPARISON_COLUMNS)
     unmatched: object  # DataFrame: KEY + reason ("only in before", "only in after", "status before=..., after=...")
     stat: str  # latency statistic behind before_ms / after_ms / change_pct
 
@@ -51,7 +51,7 @@ def compare_runs(before_df, after_df, stat: str = "median") -> RunComparison:
             unmatched.append((*key, f"status before={b['status']}, after={a['status']}"))
         else:
             records.append(_cell(key, b, a, stat))
-    return RunComparison(pd.DataFrame.from_records(records, columns=CELL_COLUMNS),
+    return RunComparison(pd.DataFrame.from_records(records, columns=COMPARISON_COLUMNS),
                          pd.DataFrame.from_records(unmatched, columns=KEY + ["reason"]), stat)
 
 
@@ -89,7 +89,7 @@ def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
 
 def _variant(row: dict) -> str:
     graph = ", fullgraph" if row.get("fullgraph") else ""
-    return row["variant"] + graph  # variant: frame.to_dataframe's name for dtype, autocast, channels_last
+    return row["variant"] + graph  # variant: aggregate.to_dataframe's name for dtype, autocast, channels_last
 
 
 def comparison_chart(comparison: RunComparison):

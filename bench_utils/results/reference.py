@@ -18,8 +18,7 @@ from pathlib import Path
 from .stats import percent_improvement
 
 GPUS = ("A100", "V100", "T4")
-STUDIES = ("torch 2.0.1", "nightly 2.1.0dev", "nightly 2.1.0dev reduce-overhead")
-# The study each of our compile modes is compared with when no study is named.
+# The guide's study each of our compile modes is compared with.
 STUDY_FOR_MODE = {"default": "torch 2.0.1", "reduce-overhead": "nightly 2.1.0dev reduce-overhead"}
 CELL = ["model", "batch_size", "mode"]
 OURS = ["label", "hardware", "torch", "size", "dtype", "fullgraph", "eager_ms_median", "latency_ms_median",
@@ -43,34 +42,19 @@ def load_reference(path: str | Path | None = None):
     return df
 
 
-def reference_speedups(study: str = "torch 2.0.1"):
-    """One study's rows with the guide's speedup (eager_ms / compiled_ms, of means) and % improvement."""
-    if study not in STUDIES:
-        raise ValueError(f"study: {study!r} is not allowed; allowed: {', '.join(STUDIES)}")
-    df = load_reference()
-    df = df[df["study"] == study].reset_index(drop=True)
-    df["speedup"] = df["eager_ms"] / df["compiled_ms"]
-    df["improvement_pct"] = percent_improvement(df["eager_ms"], df["compiled_ms"])
-    return df
-
-
-def compare_with_reference(df, gpu: str | None = None, study: str | None = None):
+def compare_with_reference(df):
     """Our compiled cells beside the guide's published numbers, one row per our cell and guide GPU.
 
-    `df` comes from frame.to_dataframe; only compiled cells with status ok are used. Our `speedup`
+    `df` comes from aggregate.to_dataframe; only compiled cells with status ok are used. Our `speedup`
     (with its 95% CI) is the eager cell's median / the compiled cell's median; `ref_speedup` is
-    the guide's eager mean / compiled mean. `gpu` keeps one of the guide's GPUs (default: all three).
-    `study` names one guide study for every mode; by default mode "default" is compared with the
-    torch 2.0.1 tables and "reduce-overhead" with the nightly reduce-overhead tables. Cells the guide
-    did not publish (other modes, OwlViT at batch 4/16, ...) keep NaN in the ref_ columns.
+    the guide's eager mean / compiled mean, for each of the guide's GPUs. Mode "default" is compared
+    with the torch 2.0.1 tables and "reduce-overhead" with the nightly reduce-overhead tables (the
+    STUDY_FOR_MODE). Cells the guide did not publish (other modes, OwlViT at batch 4/16, ...) keep NaN
+    in the ref_ columns.
     """
-    if gpu is not None and gpu not in GPUS:
-        raise ValueError(f"gpu: {gpu!r} is not allowed; allowed: {', '.join(GPUS)}")
-    if study is not None and study not in STUDIES:
-        raise ValueError(f"study: {study!r} is not allowed; allowed: {', '.join(STUDIES)}")
     ours = df[(df["mode"] != "eager") & (df["status"] == "ok")][CELL + OURS].copy()
-    ours["study"] = study if study else ours["mode"].map(STUDY_FOR_MODE)
-    ref = _reference_for_merge(gpu)
+    ours["study"] = ours["mode"].map(STUDY_FOR_MODE)
+    ref = _reference_for_merge()
     merged = ours.merge(ref, on=["study"] + CELL, how="left")
     merged["speedup_vs_ref"] = merged["speedup"] / merged["ref_speedup"]
     order = CELL + ["gpu", "study", "speedup", "speedup_ci95_low", "speedup_ci95_high", "ref_speedup",
@@ -80,11 +64,8 @@ def compare_with_reference(df, gpu: str | None = None, study: str | None = None)
     return merged[order + rest].sort_values(CELL + ["gpu"], ignore_index=True)
 
 
-def _reference_for_merge(gpu: str | None):
-    ref = load_reference()
-    if gpu is not None:
-        ref = ref[ref["gpu"] == gpu]
-    ref = ref.rename(columns={"eager_ms": "ref_eager_ms", "compiled_ms": "ref_compiled_ms",
+def _reference_for_merge():
+    ref = load_reference().rename(columns={"eager_ms": "ref_eager_ms", "compiled_ms": "ref_compiled_ms",
                               "status": "ref_status", "note": "ref_note"})
     ref["ref_speedup"] = ref["ref_eager_ms"] / ref["ref_compiled_ms"]
     ref["ref_improvement_pct"] = percent_improvement(ref["ref_eager_ms"], ref["ref_compiled_ms"])

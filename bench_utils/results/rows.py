@@ -1,5 +1,5 @@
 """Benchmark results: one frozen row per process of a cell, its key, and a results file read back in
-one place (writer.py appends rows; frame.py makes the DataFrame). No torch.
+one place (writer.py appends rows; aggregate.py makes the DataFrame). No torch.
 """
 
 from __future__ import annotations

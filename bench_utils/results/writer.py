@@ -8,10 +8,20 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 from pathlib import Path
 
-from ..measure import faults
 from .rows import BenchResult
+
+# Test-only: "N" makes the writer write half of the N-th row it appends, then SIGKILL its own process
+# (the fault suite's torn write). Unset in normal use.
+TORN_WRITE_ENV_VAR = "BENCH_UTILS_TORN_WRITE"
+
+
+def torn_write_cut(rows_appended: int, line: str) -> int | None:
+    """Where to cut the line being appended (half of it) if a torn write is planned for it."""
+    planned = os.environ.get(TORN_WRITE_ENV_VAR, "")
+    return len(line) // 2 if planned.isdigit() and int(planned) == rows_appended + 1 else None
 
 
 class ResultsLockedError(RuntimeError):
@@ -85,7 +95,7 @@ class ResultsWriter:
 
     def append(self, row: BenchResult) -> None:
         line = row.to_json() + "\n"
-        cut = faults.torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
+        cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -101,7 +111,7 @@ class ResultsWriter:
         finally:
             os.close(fd)
         if cut is not None:
-            faults.kill_self()
+            os.kill(os.getpid(), signal.SIGKILL)  # the torn write's kill: the row stays half written
         self._appended += 1
 
     def close(self) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
-from ..config.validation import config_from_dict
+from ..config.parameters_file import config_from_dict
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
 from .jobs import Round, done_keys, first_rounds, read_cell_rows, round_pending
