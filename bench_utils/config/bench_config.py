@@ -103,8 +103,8 @@ class BenchConfig:
                                     "true (symbolic), auto (static until a shape changes)", "choice",
                                     allowed=DYNAMIC)
     # --- studies: none changes the sweep's numbers (STUDY_FIELDS) ---
-    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of each cell's first "
-                              "process: why a speedup (ops, kernels, overhead)", "flag")
+    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of round 0 at each model's "
+                              "smallest batch size: why a speedup (ops, kernels, overhead)", "flag")
     serving_batch_sizes: tuple[int, ...] = parameter(
         (), "a server's sequence of request batch sizes, e.g. [1, 4, 16, 3, 7]: the dynamic-shapes study "
             "([]: none)", "list", item=int, low=1, may_be_empty=True, repeats_ok=True)
@@ -129,6 +129,11 @@ class BenchConfig:
         over minutes, while both sides of a speedup still see the same moments of it."""
         return [(m, b, mode, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
                 for mode in self.modes]
+
+    def profiled(self, batch_size: int, repeat: int) -> bool:
+        """Does this process get the profiler's pass? With `profile`, round 0 at each model's smallest
+        batch size: one pass explains a model's speedup; the others would repeat it at minutes of cost."""
+        return self.profile and repeat == 0 and batch_size == min(self.batch_sizes)
 
     def block_s(self) -> float:
         """Seconds of timed calls in one block, at least: `min_time_s` per process over its `blocks`."""

@@ -337,7 +337,7 @@ def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, 
     for _ in range(cfg.blocks):
         process.time_block()
     row = process.finish()
-    if cfg.profile and repeat == 0 and row.status == "ok":
+    if cfg.profiled(batch_size, repeat) and row.status == "ok":
         row = dataclasses.replace(row, **process.profile())
     process.close()
     return row

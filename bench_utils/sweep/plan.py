@@ -120,7 +120,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
     handoffs = cfg.blocks * len(round_.modes) - (cfg.blocks - 1) if len(round_.modes) > 1 else 1
     estimate.seconds["settle"] = handoffs * cfg.settle_s
-    if cfg.profile and round_.repeat == 0:
+    if cfg.profiled(round_.batch_size, round_.repeat):
         estimate.seconds["profiler"] = PROFILE_S * len(round_.modes)
     return estimate
 

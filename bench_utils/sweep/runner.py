@@ -136,7 +136,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchR
             if job not in rows:
                 ask(job, "finish")
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
-            if cfg.profile and round_.repeat == 0 and rows[job].status == "ok":
+            if cfg.profiled(round_.batch_size, round_.repeat) and rows[job].status == "ok":
                 rows[job] = _with_profile(rows[job], workers[job])
     finally:
         for worker in workers.values():
