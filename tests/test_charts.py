@@ -86,8 +86,10 @@ def test_every_chart_says_so_when_nothing_succeeded(chart, all_failed):
 
 
 def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
-    one_process = to_dataframe(speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=30.0)))
-    assert any("cold_compile" in text for text in figure_texts(charts.compile_cache_chart(one_process)))
+    single = to_dataframe(speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=2.0)))  # one round each
+    assert any("cold_compile" in text for text in figure_texts(charts.compile_cache_chart(single)))  # no warm compile yet
+    # vit bs 2 has three rounds: round 0's compile is the cold bar, the later rounds' (their median) the warm one
+    assert sorted(p.get_width() for p in charts.compile_cache_chart(df).axes[0].patches) == [2.5, 2.5]
     rows = [*speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=30.0, compile_warm_s=2.0)),
             *speedup_rows("resnet", 4, 10.0, 8.0, compiled=dict(compile_s=40.0, compile_warm_s=3.0))]
     ax = charts.compile_cache_chart(to_dataframe(rows)).axes[0]

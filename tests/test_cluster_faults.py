@@ -1,9 +1,11 @@
-"""Ray dispatch when workers die: a worker killed mid-cell is retried and each cell written once, a
-worker lost for good becomes one crashed row that --retry-failed redoes, a node removed mid-cell has
-its cell measured again on another node. Same two-node local cluster as test_cluster.py (conftest.py).
+"""Ray dispatch when Ray workers die: one killed mid-round (its measuring worker dies with it) is
+retried and each cell written once, one lost for good becomes one crashed row that --retry-failed
+redoes, a node removed mid-round has its round measured again on another node. Same two-node local
+cluster as test_cluster.py (conftest.py).
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -32,18 +34,20 @@ def _descends_from(pid: int, ancestor: int) -> bool:
     return False
 
 
-def _running_cell(under: int | None = None) -> tuple[int, int] | None:
-    """(pid of the Ray worker, batch size) of a cell process this test's cluster (or the Ray process
-    `under`) is running."""
+def _running_cell(folder: Path, under: int | None = None) -> tuple[int, int] | None:
+    """(pid of the Ray worker, batch size) of a cell this test's cluster (or the Ray process `under`)
+    is measuring: a measuring worker whose output goes to a cell's log under `folder`, forked by the
+    fork server of a Ray worker."""
     for entry in Path("/proc").iterdir():
         try:
-            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
-            if args[1:4] != [b"-m", b"bench_utils", b"cell"]:
+            log = os.readlink(entry / "fd" / "1") if entry.name.isdigit() else ""
+            match = re.fullmatch(rf"{re.escape(str(folder))}/logs/.+-bs(\d+)-.+-r\d+\.log", log)
+            if not match:
                 continue
-            worker = _parent(int(entry.name))
+            worker = _parent(_parent(int(entry.name)))  # measuring worker <- fork server <- Ray worker
             is_ray_worker = Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::")
             if is_ray_worker and _descends_from(worker, under or os.getpid()):
-                return worker, int(args[args.index(b"--batch-size") + 1])
+                return worker, int(match.group(1))
         except (OSError, IndexError, ValueError):  # a process that ended while we looked
             continue
     return None
@@ -55,14 +59,14 @@ def _kill_worker_of_a_running_cell(results: Path, after_rows: int = 0, timeout_s
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         rows = results.read_text().splitlines() if results.exists() else []
-        found = _running_cell() if len(rows) >= after_rows else None
+        found = _running_cell(results.parent) if len(rows) >= after_rows else None
         if found:
             time.sleep(0.5)  # the cell is under way, not just spawned
             rows = results.read_text().splitlines() if results.exists() else []
             os.kill(found[0], signal.SIGKILL)
             return (*found, rows)
         time.sleep(0.1)
-    raise AssertionError("no cell process of a Ray worker appeared")
+    raise AssertionError("no measuring worker of a Ray worker appeared")
 
 
 @pytest.mark.cluster
@@ -80,7 +84,7 @@ def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, t
     retried = next(r for r in rows if r.batch_size == batch_size)
     assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
     assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
-    assert "2 cell processes: 0 already done, 2 ok" in log.read_text()
+    assert "2 jobs: 0 already done, 2 ok" in log.read_text()
 
 
 @pytest.mark.cluster
@@ -125,7 +129,7 @@ def test_node_removed_mid_cell_its_cell_is_measured_again_on_another_node(cluste
         summaries=run_sweeps_on_ray([cfg], cluster.address, [results], progress=False)))
     thread.start()
     deadline = time.time() + 180
-    while time.time() < deadline and not (found := _running_cell(under=raylet)):
+    while time.time() < deadline and not (found := _running_cell(tmp_path, under=raylet)):
         time.sleep(0.1)
     assert found, "no cell ran on the spare A100 node"
     time.sleep(0.5)

@@ -1,5 +1,5 @@
 """The compile-time study: repeated blocks found in real models, each strategy measured in a fresh
-process through studies.run_studies (empty compiler cache each), failures as rows."""
+process through the runner's run_studies (a worker and an empty compiler cache each), failures as rows."""
 
 import pytest
 from transformers import ResNetConfig, ResNetForImageClassification
@@ -9,7 +9,7 @@ from bench_utils.config.registry import get_spec
 from bench_utils.measure.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
 from bench_utils.measure.models import load_model
 from bench_utils.results.study_results import CompileCostResult, artifacts_path, compile_cost_path, read_rows
-from bench_utils.sweep.studies import run_studies
+from bench_utils.sweep.runner import run_studies
 
 # seconds and calls: quick, these tests check behaviour, not speed
 FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
@@ -69,14 +69,15 @@ def vit_study(tmp_path_factory):
         # C++ kernels built in the study process: on a 2-core machine tiny ViT compiles in ~20 s that
         # way, ~35 s with Inductor's pool of compile workers (their start-up costs more than it saves)
         env.setenv("TORCHINDUCTOR_COMPILE_THREADS", "1")
-        line = run_studies(cfg, results, progress=False)
+        line = run_studies(cfg, results, progress=False).line()
     rows = {row.strategy: row for row in read_rows(compile_cost_path(results), CompileCostResult)}
     return cfg, results, line, rows
 
 
 def test_whole_compiles_cold_and_saves_its_artifacts(vit_study):
     cfg, results, line, rows = vit_study
-    assert line == "3 study processes: 0 already done, 3 ok"
+    assert line == f"3 jobs: 0 already done, 3 ok -> {results}"
+    assert all((results.parent / "logs" / f"compile-cost-vit-{s}.log").is_file() for s in rows)
     whole = rows["whole"]
     assert whole.status == "ok", whole.error
     assert whole.fx_cache_hits == 0 and whole.fx_cache_misses >= 1 and whole.graph_count == 1  # a cold compile
@@ -112,4 +113,4 @@ def test_cache_artifacts_in_a_fresh_process_hit_the_cache(vit_study):
 
 def test_a_second_run_measures_nothing_again(vit_study):
     cfg, results, _, _ = vit_study
-    assert run_studies(cfg, results, progress=False) == "3 study processes: 3 already done, nothing new"
+    assert run_studies(cfg, results, progress=False).line() == f"3 jobs: 3 already done, nothing new -> {results}"

@@ -1,18 +1,18 @@
 """The serving study on a real tiny ResNet and real torch.compile on CPU: which requests compile, why,
-what the row holds; failures as rows; the whole study through run_studies' subprocesses."""
+what the row holds; failures as rows; the whole study through the runner's workers."""
 
 import pytest
 import torch
 
 import bench_utils.measure.cell as measure
 import bench_utils.measure.serving as serving
-import bench_utils.sweep.studies as studies
+import bench_utils.sweep.jobs as jobs
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.models import LoadedModel
 from bench_utils.measure.serving import STEADY_COMPILED_NOTE, measure_serving
 from bench_utils.results.stats import summarize
 from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, read_rows, serving_path
-from bench_utils.sweep.studies import run_studies
+from bench_utils.sweep.runner import run_studies
 
 SEQUENCE = (2, 3, 2)  # a size seen again; no 1: dynamo specializes size 1 even with dynamic=True
 FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", iterations=2, min_time_s=0.0, warmup=0,
@@ -128,13 +128,13 @@ def test_a_bad_setting_is_refused():
 
 
 @pytest.mark.slow
-def test_run_studies_runs_each_setting_in_its_own_process(tmp_path, monkeypatch):
+def test_run_studies_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch):
     # two of the four settings: each study process compiles from an empty compiler cache (~30-60 s
     # here), and the behaviour of every setting is checked in-process above
-    monkeypatch.setattr(studies, "SERVING_SETTINGS", ("eager", "dynamic"))
+    monkeypatch.setattr(jobs, "SERVING_SETTINGS", ("eager", "dynamic"))
     cfg = serving_config(serving_batch_sizes=(2, 3))
     results = tmp_path / "results.jsonl"
-    assert run_studies(cfg, results, progress=False) == "2 study processes: 0 already done, 2 ok"
+    assert run_studies(cfg, results, progress=False).line() == f"2 jobs: 0 already done, 2 ok -> {results}"
     rows = {row.setting: row for row in read_rows(serving_path(results), ServingResult)}
     assert sorted(rows) == ["dynamic", "eager"]
     assert all(row.status == "ok" and row.sequence == [2, 3] and sorted(row.steady_ms) == ["2", "3"]
@@ -142,4 +142,4 @@ def test_run_studies_runs_each_setting_in_its_own_process(tmp_path, monkeypatch)
     assert rows["dynamic"].step_compiled == [True, False] and rows["dynamic"].compiles == 1
     assert rows["eager"].compiles == 0 and rows["dynamic"].settings == cfg.settings_fingerprint()
     assert (tmp_path / "logs" / "serving-resnet-dynamic.log").is_file()
-    assert run_studies(cfg, results, progress=False) == "2 study processes: 2 already done, nothing new"
+    assert run_studies(cfg, results, progress=False).line() == f"2 jobs: 2 already done, nothing new -> {results}"
