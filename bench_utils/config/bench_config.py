@@ -68,9 +68,9 @@ class BenchConfig:
                              "auto: pretrained if available, else random", "choice", allowed=WEIGHTS)
     warmup: int = parameter(3, "untimed calls before timing, at least (then on until the latency is steady)",
                             "count", unit="calls per process", low=0, high=MAX_CALLS)
-    max_warmup_s: float = parameter(5.0, "warm-up stops here even if the latency has not settled", "seconds",
+    max_warmup_s: float = parameter(2.0, "warm-up stops here even if the latency has not settled", "seconds",
                                     unit="seconds per process", low=0.0, high=MAX_SECONDS)
-    iterations: int = parameter(10, "timed calls, at least (two at least: a spread needs two samples)",
+    iterations: int = parameter(8, "timed calls, at least (two at least: a spread needs two samples)",
                                 "count", unit="calls per process", low=2, high=MAX_CALLS)
     min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
                                   "seconds", unit="seconds per process", low=0.0, high=MAX_SECONDS)
