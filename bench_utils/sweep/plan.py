@@ -25,6 +25,10 @@ from .jobs import Round, done_keys, first_rounds, read_cell_rows, round_pending
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
 # .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
 TINY_SHARE = 0.1  # tiny configs compile in about a tenth of a full-size model's time
+# Inductor's C++ backend on this project's 2-core CPU, full-size models of the default report, default
+# mode (seconds, cold and warm): 24-41 s and 4-5 s measured here (benchmarks/README.md); the mode
+# table's constants are for GPUs
+CPU_COMPILE_S = (35.0, 4.5)
 PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
 PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
@@ -87,11 +91,12 @@ def measured(rows: list) -> dict[tuple, Measured]:
     return out
 
 
-def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None) -> float:
+def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None, device: str) -> float:
     if mode == "eager":
         return 0.0
     table = MODE_BY_NAME[mode]
-    constant = (table.cold_compile_s if cold else table.warm_compile_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0)
+    cold_s, warm_s = CPU_COMPILE_S if device == "cpu" else (table.cold_compile_s, table.warm_compile_s)
+    constant = (cold_s if cold else warm_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0)
     seconds = (known.cold_s if cold else known.warm_s) if known else None
     return seconds if seconds is not None else constant
 
@@ -108,7 +113,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         cold = round_.repeat == 0
-        compile_s = _compile_s(cfg, mode, cold, cell)
+        compile_s = _compile_s(cfg, mode, cold, cell, device)
         warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
         parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s, "warm-up": warmup_s}
         prepare[mode] = parts
