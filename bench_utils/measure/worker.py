@@ -28,7 +28,7 @@ from pathlib import Path
 import torch  # noqa: F401 - imported once in the fork server: what makes a worker cheap to start
 import transformers  # noqa: F401
 
-from ..config.validation import config_from_dict
+from ..config.parameters_file import config_from_dict
 
 
 def _detach(log_path: str) -> None:
