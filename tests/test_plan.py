@@ -1,8 +1,11 @@
 """The plan: how long a profile will run, from the guide's latencies, before anything runs."""
 
+import dataclasses
+
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
+from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.sweep import plan
 from conftest import REPO, run_cli
 
@@ -18,71 +21,82 @@ def test_guide_latency_of_a_published_cell_and_none_elsewhere():
     assert plan.guide_gpu("T4 (nightly)") == "T4" and plan.guide_gpu("H100") is None
 
 
-def test_process_seconds_add_start_warmup_timing_and_compile():
-    cfg = BenchConfig(**GPU)
-    # eager, 9.325 ms: warm-up max(10 calls, 0.5 s) = 0.5 s; timing max(300 calls = 2.7975 s, 1 s)
-    assert plan.process_seconds(cfg, "eager", 0, 9.325) == pytest.approx(plan.START_S + 0.5 + 2.7975)
-    # compiled: a cold compile in the first process (60 s), a warm one (8 s, its own constant) in the next
-    first = plan.process_seconds(cfg, "default", 0, 7.584)
-    assert first == pytest.approx(plan.START_S + 0.5 + 300 * 0.007584 + 60.0)
-    assert plan.process_seconds(cfg, "default", 1, 7.584) == pytest.approx(first - 60.0 + 8.0)
-    # cold_compile compiles twice in the first process, cold then warm; tiny models take a tenth
-    cold = BenchConfig(**(GPU | {"cold_compile": True, "size": "tiny"}))
-    assert plan.process_seconds(cold, "default", 0, None) == pytest.approx(plan.START_S + 0.5 + 1.0 + 6.0 + 0.8)
+def _round(cfg, repeat=0, known=None):
+    from bench_utils.sweep.jobs import Round
+
+    return plan.round_estimate(cfg, Round("vit", 1, repeat, cfg.modes), "cuda", known or {}, "A100")
+
+
+def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
+    cfg = BenchConfig(**GPU)  # 300 calls per process in 4 blocks of 75, 0.25 s each at least
+    first = _round(cfg)
+    # eager 9.325 ms, default 7.584 ms (the guide's A100 table); the compiled worker's preparation is the
+    # slowest: start 4 s, a cold default compile 60 s (the mode table), warm-up max(10 calls, 2 blocks) 0.5 s
+    assert first.seconds["start"] == 4.0 and first.seconds["cold compile"] == 60.0 and first.seconds["warm-up"] == 0.5
+    assert first.seconds["timing"] == pytest.approx(4 * 75 * 0.009325 + 4 * 75 * 0.007584)
+    assert first.seconds["settle"] == pytest.approx(5 * 0.25)  # E C C E E C C E: five turns begin
+    assert first.seconds["profiler"] == 2 * plan.PROFILE_S  # round 0 at the smallest batch size, both modes
+    assert first.total == pytest.approx(64.5 + 5.0727 + 1.25 + 10.0)
+    later = _round(cfg, repeat=1)
+    assert later.seconds["warm compile"] == 8.0 and "cold compile" not in later.seconds and "profiler" not in later.seconds
+    assert later.total == pytest.approx(12.5 + 5.0727 + 1.25)
 
 
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
-    """FastVideo#1445: a max-autotune start takes 4 s warm against +419 s cold; the warm price is the
-    mode table's own constant, not 25% of the cold one (which would be 120 s)."""
-    from bench_utils.config.modes import COLD_COMPILE_S, WARM_COMPILE_S
-
     cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
-    cold = plan.process_seconds(cfg, "max-autotune", 0, None)
-    warm = plan.process_seconds(cfg, "max-autotune", 1, None)
-    assert cold - warm == pytest.approx(COLD_COMPILE_S["max-autotune"] - WARM_COMPILE_S["max-autotune"])
-    assert WARM_COMPILE_S["max-autotune"] <= 15 and COLD_COMPILE_S["max-autotune"] >= 60 + 419
-    assert plan.process_seconds(cfg, "eager", 0, None) == plan.process_seconds(cfg, "eager", 1, None)
+    assert _round(cfg).seconds["cold compile"] == 480.0  # default's 60 s + FastVideo's 419 s of autotuning
+    assert _round(cfg, repeat=1).seconds["warm compile"] == 10.0  # the cache holds the autotuned kernels
 
 
-def test_estimate_covers_every_process_and_flags_those_near_the_timeout():
-    cfg = BenchConfig(**(GPU | {"timeout_s": 100.0}))
-    estimates = plan.estimate(cfg)
-    assert [(e.mode, e.repeat) for e in estimates] == [("eager", 0), ("default", 0), ("eager", 1), ("default", 1)]
-    assert [e.latency_ms for e in estimates] == [9.325, 7.584, 9.325, 7.584]
-    risky = plan.too_long(cfg, estimates)  # 80 s for the cold compiled process: 1.5 x 80 > 100 s
-    assert [(e.mode, e.repeat) for e in risky] == [("default", 0)]
+def test_what_the_results_file_measured_comes_before_the_constants():
+    cfg = BenchConfig(**GPU)
+    known = {("vit", 1, "eager"): plan.Measured(latency_ms=20.0), ("vit", 1, "default"): plan.Measured(10.0, 30.0, 3.0)}
+    first, later = _round(cfg, 0, known), _round(cfg, 1, known)
+    assert first.seconds["cold compile"] == 30.0 and later.seconds["warm compile"] == 3.0
+    assert first.seconds["timing"] == pytest.approx(4 * 75 * 0.020 + 4 * 75 * 0.010)
 
 
-def test_plan_command_prints_the_total_per_model_and_warnings(tmp_path):
+def test_plan_flags_workers_near_the_timeout_and_suggests_trims_past_an_hour():
+    cfg = BenchConfig(**(GPU | {"timeout_s": 60.0}))
+    estimates, done = plan.estimate(cfg)
+    assert [e.round.repeat for e in estimates] == [0, 1] and done == 0
+    risky = plan.too_long(cfg, estimates)  # the cold compiled worker: 1.5 x (64.5 + 2.3) s > 60 s
+    assert [(e.round.repeat, mode) for e, mode, _ in risky] == [(0, "default")]
+    big = BenchConfig(**(GPU | {"models": MODEL_NAMES, "batch_sizes": (1, 4, 16),
+                                "modes": ("eager", "default", "reduce-overhead"), "repeats": 3}))
+    text = plan.plan_text(big, "big.yaml")
+    assert "over an hour; to trim: drop batch size" in text and "drop mode reduce-overhead" in text
+
+
+def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
     params = tmp_path / "a100.yaml"
-    params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, max-autotune]\n"
-                      "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\niterations: 30\nmax_warmup_s: 10\n"
-                      "min_time_s: 1.0\ncold_compile: true\n")
+    params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, default]\n"
+                      "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\niterations: 30\nmin_time_s: 1\n")
     proc = run_cli("plan", params, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].endswith("A100: 12 processes (4 cells x 3 repeats)")
-    assert "the guide's A100 tables for 12 of 12 processes" in lines[1]  # its default mode stands in for all
-    assert [line.split()[0] for line in lines[2:4]] == ["vit", "resnet"]
-    assert any(line.startswith("  warning: vit bs=1 max-autotune #0") and "raise timeout_s" in line for line in lines)
+    assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch sizes x 3 repeats; a worker per mode in each)")
+    assert lines[1].startswith("  estimated ") and "at least" not in lines[1]  # the guide has both models' latencies
+    assert lines[2].startswith("  where it goes: start ") and "cold compile" in lines[2] and "timing" in lines[2]
+    assert [line.split()[0] for line in lines if line.startswith("    ")] == ["vit", "resnet"]
 
 
 def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
-    from bench_utils.results.writer import ResultsWriter
     from bench_utils.results.rows import cell_fields
+    from bench_utils.results.writer import ResultsWriter
     from conftest import make_row
 
     cfg = BenchConfig(**GPU)
     results = tmp_path / "results.jsonl"
-    with ResultsWriter(results) as writer:  # the first pass: eager and compiled, repeat 0
+    with ResultsWriter(results) as writer:  # round 0: eager and compiled
         for mode in ("eager", "default"):
-            writer.append(make_row(**cell_fields(cfg, "vit", 1, mode, "cuda", 0)))
-    left = plan.remaining(cfg, plan.estimate(cfg), results)
-    assert [(e.mode, e.repeat) for e in left] == [("eager", 1), ("default", 1)]
+            writer.append(make_row(n=300, **cell_fields(cfg, "vit", 1, mode, "cuda", 0) | {"compile_s": 42.0}))
+    estimates, done = plan.estimate(cfg, results)
+    assert [e.round.repeat for e in estimates] == [1] and done == 1
     text = plan.plan_text(cfg, "a100.yaml", results)
-    assert text.splitlines()[0] == f"a100.yaml: A100: 4 processes (2 cells x 2 repeats); 2 already measured in {results}"
-    total = sum(e.seconds for e in left)
-    assert text.splitlines()[1].startswith(f"  estimated {total:.0f} s ")
+    assert text.splitlines()[0].endswith(f"; 1 already measured in {results}")
+    finished = plan.plan_text(dataclasses.replace(cfg, repeats=1), "a100.yaml", results)
+    assert "nothing left to measure" in finished
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "parameters").glob("*.yaml")))
@@ -91,7 +105,8 @@ def test_every_shipped_profile_has_a_plan(name, tmp_path):
 
     cfg = load_config(REPO / "parameters" / name)
     text = plan.plan_text(cfg, name, tmp_path / "none.jsonl")
-    assert text.startswith(f"{name}: {cfg.label}: {len(cfg.runs())} processes") and "estimated" in text
+    rounds = len(cfg.models) * len(cfg.batch_sizes) * cfg.repeats
+    assert text.startswith(f"{name}: {cfg.label}: {rounds} rounds") and "estimated" in text and "where it goes" in text
 
 
 def test_a_reader_that_goes_away_is_no_error():

@@ -174,8 +174,8 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     total = sum(e.total for e in estimates)
     lower = any(not e.latency_known for e in estimates)
     held = f"; {done} already measured in {results_path}" if done else ""
-    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.cells())} cells x {cfg.repeats} "
-             f"repeats, a worker per mode and round){held}"]
+    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.models)} models x "
+             f"{len(cfg.batch_sizes)} batch sizes x {cfg.repeats} repeats; a worker per mode in each){held}"]
     if not estimates:
         lines.append("  nothing left to measure: every round is in the results file")
         return "\n".join(lines)
