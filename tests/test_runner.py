@@ -185,7 +185,7 @@ class FakeWorker:
 
     def __init__(self, events: list, plan: dict, cfg: BenchConfig):
         self.events, self.plan, self.cfg = events, plan, cfg
-        self.seconds, self.mode, self.blocks = 1.5, None, 0
+        self.seconds, self.mode, self.blocks, self.exit_code = 1.5, None, 0, 0
 
     def send(self, command, payload=None):
         if command == "cell":
