@@ -123,3 +123,12 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
     finally:
         measure.load_model = real_load
     assert row.status == "ok" and seen["weights_dtype"] == torch.float32
+
+
+def test_no_minimum_time_still_warms_up_and_times_its_calls():
+    # min_time_s 0: blocks of `iterations` calls only; warm-up windows keep their floor (schedule.MIN_WINDOW_S)
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=4, warmup=1, blocks=2, profile=False,
+                      device="cpu", weights="random", min_time_s=0.0, max_warmup_s=0.5)
+    row = measure_cell(cfg, "resnet", 1, "eager")
+    assert row.status == "ok", row.error
+    assert row.block_lengths == [2, 2] and len(row.samples_s) == 4 and row.warmup_calls >= 1
