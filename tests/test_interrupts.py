@@ -100,7 +100,8 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     results, log = tmp / "results.jsonl", tmp / "logs" / "vit-bs1-eager-r0.log"
     # TMPDIR: whatever temporary folder the sweep or its workers make lands under `tmp`
     env = {FAULT: "vit/*/eager=hang", "TMPDIR": str(tmp)}
-    temporary = lambda: sorted(p.name for p in tmp.iterdir() if p.name.startswith(("tmp", "bench-", "inductor-", "pymp-")))  # noqa: E731
+    prefixes = ("tmp", "bench-", "inductor-", "pymp-")  # tempfile's, ours, Inductor's, multiprocessing's
+    temporary = lambda: sorted(p.name for p in tmp.iterdir() if p.name.startswith(prefixes))  # noqa: E731
     hung = lambda: log.exists() and "injected fault: hang" in log.read_text()  # noqa: E731
     outcome = {"tmp": tmp, "results": results}
 

@@ -151,3 +151,12 @@ def test_the_timed_phase_reads_its_peak_memory_before_anything_after_it():
     cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=3, warmup=1, **FAST)
     fields = timed_phase(lambda: torch.ones(64, 64).sum(), cfg, "cpu")
     assert len(fields["samples_s"]) >= 3 and fields["peak_mem_mb"] > 100  # the process's RSS peak, MiB
+
+
+def test_no_minimum_time_still_warms_up_and_times_its_calls():
+    # min_time_s 0: blocks of `iterations` calls only; warm-up windows keep their floor (schedule.MIN_WINDOW_S)
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=4, warmup=1, blocks=2, profile=False, size="tiny",
+                      device="cpu", weights="random", min_time_s=0.0, max_warmup_s=0.5)
+    row = measure_cell(cfg, "resnet", 1, "eager")
+    assert row.status == "ok", row.error
+    assert row.block_lengths == [2, 2] and len(row.samples_s) == 4 and row.warmup_calls >= 1

@@ -76,6 +76,12 @@ def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: floa
     return {"warmup_calls": warmup.calls, "warmup_s": warmup.seconds, "warmup_steady": warmup.steady}
 
 
+def block_window_s(cfg: BenchConfig) -> float:
+    """A cell's warm-up window, seconds: as long as one timed block, at least schedule.MIN_WINDOW_S
+    (min_time_s may be 0)."""
+    return max(schedule.MIN_WINDOW_S, cfg.block_s())
+
+
 def _reset_peak_memory(device: str) -> None:
     """CUDA: the next peak counts from here (the compiled peak must not include eager's). Cached free
     blocks (compile and autotune scratch, the float64 reference's) are released first, so the reserved
@@ -195,7 +201,7 @@ class CellProcess:
         faults.maybe_inject("eager", self.fault)
         if self.mode == "eager":
             self.call = eager
-            self.fields.update(warm_up(eager, cfg, device, 0, cfg.block_s()))
+            self.fields.update(warm_up(eager, cfg, device, 0, block_window_s(cfg)))
         else:
             self.call = self._compile(loaded.model, inputs, spec.task)
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
@@ -221,7 +227,7 @@ class CellProcess:
         fields["compile_s"] = time_once(compiled, device)
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
         frames_after_first_call = int(counters["frames"]["total"])
-        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[self.mode], cfg.block_s()))
+        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[self.mode], block_window_s(cfg)))
         output = accuracy.to_host(compiled())  # copy now: CUDA-graph outputs are overwritten by the next replay
         fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
         if fp64_reference is not None:
