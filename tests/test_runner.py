@@ -66,8 +66,10 @@ def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
     for row in rows:
         text = (logs / f"{row.model}-bs1-{row.mode}-r{row.repeat}.log").read_text()
         commands = [line for line in text.splitlines() if line.startswith("worker: ")]
-        # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row
-        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", "worker: exit"]
+        # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row, and
+        # in round 0 (profile: true) the profiler's pass once the row is safe with the runner
+        profiled = ["worker: profile"] if row.repeat == 0 else []
+        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", *profiled, "worker: exit"]
 
 
 def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
