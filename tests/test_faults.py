@@ -118,7 +118,7 @@ def test_report_counts_failed_and_missing_cells_of_a_partial_run(fault_sweep, tm
     line = ProfileLine("test", "test/report.html", "params.yaml", "", len(cfg.cells()), rows)
     page = write_index([line, ProfileLine("gone", "g.html", "g.yaml", "", 3, load_rows(tmp_path / "none"))],
                        tmp_path / "index.html", None).read_text()
-    assert "<td class=num>1</td><td class=num>3</td><td class=num>1</td>" in page  # ok, failed, missing
+    assert "<td class=num>1 ok<br>3 failed<br>1 missing</td>" in page  # ok, failed, missing
     assert "3 failed, 1 missing" in page
     assert "<td class=num>0</td><td class=num>0</td><td class=num>3</td>" in page  # no results file yet
     df = to_dataframe(rows)

@@ -59,9 +59,10 @@ def test_notebook_defaults_are_the_default_cpu_report_on_any_device():
     assert set(defaults) == set(PARAMETER_NAMES) | {"results_path", "measure"}
     config_defaults = BenchConfig().to_dict()
     assert {k: defaults[k] for k in config_defaults} == config_defaults  # the notebook's defaults are BenchConfig's
-    # "Run all" measures what `make report` measures without a GPU, on the GPU when there is one
+    # "Run all" measures what `make report` measures without a GPU, on the GPU when there is one, into a
+    # folder of its own ("This machine"): the report's rows (device cpu) are another setting
     report_profile = load_config(PARAMETERS / "cpu-report.yaml").to_dict()
-    assert report_profile | {"device": "auto"} == config_defaults
+    assert report_profile | {"device": "auto", "label": "This machine"} == config_defaults
 
 
 def test_a_key_the_notebook_lacks_is_refused(tmp_path):

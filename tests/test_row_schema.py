@@ -73,7 +73,7 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
     from bench_utils.report.verdict import verdict_short
     from conftest import speedup_rows
 
-    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))).startswith("vit: compile ×2.00")
+    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))).startswith("ViT-B/16: compile 2.00×")
 
 
 def test_every_field_annotation_has_a_check():
