@@ -166,6 +166,25 @@ def test_on_ray_a_later_round_starts_after_round_zero_and_compiles_warm(tmp_path
     assert first.fx_cache_misses >= 1 and later.fx_cache_hits >= 1 and later.fx_cache_misses == 0
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_on_ray_a_profiles_studies_run_after_its_rounds_and_resume(tmp_path, monkeypatch):
+    """`run --ray`: the serving study runs like the local one (a worker per setting) and is not run twice."""
+    from bench_utils.results.study_results import ServingResult, read_rows, serving_path
+    from bench_utils.sweep import jobs
+
+    monkeypatch.setattr(jobs, "SERVING_SETTINGS", ("eager", "dynamic"))  # two of the four: each compiles cold
+    cfg = load_config(tiny_params(tmp_path, models=["resnet"], serving_batch_sizes=[2, 3], iterations=3))
+    path = tmp_path / "r.jsonl"
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    sweep, studies = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
+    assert sweep.statuses == {"ok": 1} and studies.statuses == {"ok": 2}
+    rows = {row.setting: row for row in read_rows(serving_path(path), ServingResult)}
+    assert sorted(rows) == ["dynamic", "eager"] and rows["dynamic"].step_compiled == [True, False]
+    again = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
+    assert [summary.skipped for summary in again] == [1, 2] and all(not s.statuses for s in again)
+
+
 # --- on a two-node cluster ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
