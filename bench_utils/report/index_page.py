@@ -52,7 +52,7 @@ def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
     return ok, len(line.frame) - ok, max(line.expected_cells - len(line.frame), 0)
 
 
-CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 130  # the index's per-profile speedup chart
+CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 150  # the index's per-profile speedup chart
 
 
 def speedup_svg(frame) -> str:
