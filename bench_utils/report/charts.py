@@ -131,7 +131,7 @@ def compile_cache_chart(df) -> Figure:
     ok = _ok_compiled(df)
     ok = ok[ok["compile_warm_s"].notna()]
     if ok.empty:
-        return empty_figure("no cell measured a warm compile (set cold_compile: true)")
+        return empty_figure("no cell measured a warm compile (a warm compile is a later round's: set repeats above 1)")
     names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in zip(ok["model"], ok["mode"], ok["batch_size"])]
     cold, warm = sns.color_palette("colorblind", 5)[3:5]
     series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold, [""] * len(ok)),

@@ -23,7 +23,6 @@ import numpy as np
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 NOISY_SPREAD = 0.10  # (p90 - p10) / median above this flags a noisy cell
 OUTLIER_MEAN = 0.10  # a mean more than this above the median: a few slow calls pull the mean up
-DISAGREEING_REPEATS = 0.10  # process medians whose max / min - 1 exceeds this: a disturbed cell
 
 
 @dataclass(frozen=True)
