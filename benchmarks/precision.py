@@ -20,7 +20,7 @@ from pathlib import Path
 from bench_utils.results.aggregate import cells
 from bench_utils.results.rows import read_results
 from bench_utils.results.stats import relative_halfwidth, SpeedupEstimate
-from bench_utils.sweep.adaptive import seconds_spent
+from bench_utils.sweep.adaptive import round_durations
 
 
 def _projected(round_logs: list[float], factor: int) -> float:
@@ -55,11 +55,8 @@ def report(path: Path, projection: bool) -> None:
         if projection and len(logs) > 1:
             line += f"; projected 2x rounds +-{_projected(logs, 2):.1%}, 4x +-{_projected(logs, 4):.1%}"
         print(line)
-    rounds = {}
-    for row in rows:
-        key = (row.model, row.batch_size, row.repeat)
-        rounds[key] = max(rounds.get(key, 0.0), row.duration_s or 0.0)
-    sweep_s = seconds_spent(rows)
+    rounds = round_durations(rows)
+    sweep_s = sum(rounds.values())
     timed_s = sum(sum(row.samples_s) for row in rows)
     cold_s = sum(row.compile_s or 0.0 for row in rows if row.repeat == 0)
     print(f"\n{len(records)} compiled cells: half-width median +-{statistics.median(widths):.1%}, "

@@ -17,23 +17,26 @@ from ..results.aggregate import cells
 from .jobs import Round, cell_groups
 
 
-def seconds_spent(rows: list) -> float:
-    """Wall time the rounds in `rows` took, seconds: a round's processes run side by side, so each
-    round counts its longest process."""
-    rounds: dict[tuple, float] = {}
+def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
+    """(model, batch size, round) -> the round's wall time, seconds: its processes run side by side,
+    so a round lasts as long as its longest process."""
+    rounds: dict[tuple[str, int, int], float] = {}
     for row in rows:
         key = (row.model, row.batch_size, row.repeat)
         rounds[key] = max(rounds.get(key, 0.0), row.duration_s or 0.0)
-    return sum(rounds.values())
+    return rounds
+
+
+def seconds_spent(rows: list) -> float:
+    """Wall time the rounds in `rows` took, seconds (rounds run one after another)."""
+    return sum(round_durations(rows).values())
 
 
 def round_seconds(rows: list, group: tuple[str, int]) -> float:
     """What the group's next round will take, seconds: the median of its rounds after the first (the
     first may compile cold), else the first's."""
-    per_round: dict[int, float] = {}
-    for row in rows:
-        if (row.model, row.batch_size) == group:
-            per_round[row.repeat] = max(per_round.get(row.repeat, 0.0), row.duration_s or 0.0)
+    per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(rows).items()
+                 if (model, batch_size) == group}
     later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
     return statistics.median(later) if later else max(per_round.values(), default=0.0)
 
