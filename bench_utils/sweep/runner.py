@@ -106,23 +106,21 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchR
             return False
         return True
 
-    def ask(job: Job, command: str) -> bool:
+    def answered(job: Job, answer) -> bool:
+        """`answer()` (the worker's reply) through `reply`; a lost worker is its row."""
         try:
-            return reply(job, workers[job].ask(command))
+            return reply(job, answer())
         except WorkerLost as lost:
             rows[job] = failure_row(cfg, job, lost.status, lost.error, workers[job].seconds)
             return False
 
+    def ask(job: Job, command: str) -> bool:
+        return answered(job, lambda: workers[job].ask(command))
+
     try:
         for job in jobs:  # prepared at once: building and compiling are not timed
             workers[job].send("cell", _cell_payload(cfg, job, results_dir))
-        live = []
-        for job in jobs:
-            try:
-                if reply(job, workers[job].receive()):
-                    live.append(job)
-            except WorkerLost as lost:
-                rows[job] = failure_row(cfg, job, lost.status, lost.error, workers[job].seconds)
+        live = [job for job in jobs if answered(job, workers[job].receive)]
         previous = None
         for block in range(cfg.blocks):
             for job in (live if block % 2 == 0 else live[::-1]):  # ABBA: drift cancels in each pair
