@@ -33,27 +33,32 @@ def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
     # eager 9.325 ms, default 7.584 ms (the guide's A100 table); the compiled worker's preparation is the
     # slowest: start 4 s, a cold default compile 60 s (the mode table), warm-up max(10 calls, 2 blocks) 0.5 s
     assert first.seconds["start"] == 4.0 and first.seconds["cold compile"] == 60.0 and first.seconds["warm-up"] == 0.5
-    assert first.seconds["timing"] == pytest.approx(4 * 75 * 0.009325 + 4 * 75 * 0.007584)
+    timing = 4 * 76 * 0.009325 + 4 * 76 * 0.007584  # 4 blocks of 75 timed calls and the block's untimed one
+    assert first.seconds["timing"] == pytest.approx(timing)
     assert first.seconds["settle"] == pytest.approx(5 * 0.25)  # E C C E E C C E: five turns begin
     assert first.seconds["profiler"] == 2 * plan.PROFILE_S  # round 0 at the smallest batch size, both modes
-    assert first.total == pytest.approx(64.5 + 5.0727 + 1.25 + 10.0)
+    assert first.total == pytest.approx(64.5 + timing + 1.25 + 10.0)
+    # round 1 in the workers round 0 prepared (rounds_per_process 4): its blocks only
     later = _round(cfg, repeat=1)
-    assert later.seconds["warm compile"] == 8.0 and "cold compile" not in later.seconds and "profiler" not in later.seconds
-    assert later.total == pytest.approx(12.5 + 5.0727 + 1.25)
+    assert set(later.seconds) == {"timing", "settle"} and later.total == pytest.approx(timing + 1.25)
+    # fresh workers every round: each later round starts and compiles warm
+    fresh = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
+    assert fresh.seconds["warm compile"] == 8.0 and "cold compile" not in fresh.seconds and "profiler" not in fresh.seconds
+    assert fresh.total == pytest.approx(12.5 + timing + 1.25)
 
 
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
     cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
     assert _round(cfg).seconds["cold compile"] == 480.0  # default's 60 s + FastVideo's 419 s of autotuning
-    assert _round(cfg, repeat=1).seconds["warm compile"] == 10.0  # the cache holds the autotuned kernels
+    assert _round(cfg, repeat=4).seconds["warm compile"] == 10.0  # the cache holds the autotuned kernels
 
 
 def test_what_the_results_file_measured_comes_before_the_constants():
     cfg = BenchConfig(**GPU)
     known = {("vit", 1, "eager"): plan.Measured(latency_ms=20.0), ("vit", 1, "default"): plan.Measured(10.0, 30.0, 3.0)}
-    first, later = _round(cfg, 0, known), _round(cfg, 1, known)
+    first, later = _round(cfg, 0, known), _round(cfg, 4, known)
     assert first.seconds["cold compile"] == 30.0 and later.seconds["warm compile"] == 3.0
-    assert first.seconds["timing"] == pytest.approx(4 * 75 * 0.020 + 4 * 75 * 0.010)
+    assert first.seconds["timing"] == pytest.approx(4 * 76 * 0.020 + 4 * 76 * 0.010)
 
 
 def test_plan_flags_workers_near_the_timeout_and_suggests_trims_past_an_hour():

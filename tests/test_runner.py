@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import bench_utils.sweep.runner as runner
+import bench_utils.sweep.sessions as sessions_module
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.aggregate import cells, load_dataframe
@@ -51,7 +52,7 @@ def test_every_process_yields_a_complete_row_in_round_order(sweep):
         assert min(row.block_lengths) >= 4 and len(row.samples_s) >= 8
         assert all(s > 0 for s in row.samples_s) and sum(row.samples_s) >= 0.09
         assert row.latency_ms_mean == pytest.approx(sum(row.samples_s) / len(row.samples_s) * 1000)
-        assert row.warmup_calls >= 1 and row.warmup_s > 0
+        assert row.repeat > 0 or (row.warmup_calls >= 1 and row.warmup_s > 0)  # later rounds: warm already
         assert row.peak_mem_mb > 100  # the worker's peak RSS: torch alone is more than this
         assert row.num_params > 1000
 
@@ -64,12 +65,15 @@ def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
         assert eager.started_at == compiled.started_at or abs(eager.duration_s - compiled.duration_s) < 5
     logs = results.parent / "logs"
     for row in rows:
-        text = (logs / f"{row.model}-bs1-{row.mode}-r{row.repeat}.log").read_text()
+        # both rounds in the worker that round 0 started (rounds_per_process 4 by default)
+        assert row.process_round == 0
+        text = (logs / f"{row.model}-bs1-{row.mode}-r0.log").read_text()
         commands = [line for line in text.splitlines() if line.startswith("worker: ")]
         # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row, and
-        # in round 0 (profile: true) the profiler's pass once the row is safe with the runner
-        profiled = ["worker: profile"] if row.repeat == 0 else []
-        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", *profiled, "worker: exit"]
+        # in round 0 (profile: true) the profiler's pass once the row is safe with the runner; round 1 in
+        # the same process, its blocks only; then the worker is asked to exit
+        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", "worker: profile",
+                            "worker: round", *["worker: block"] * BLOCKS, "worker: finish", "worker: exit"]
 
 
 def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
@@ -101,10 +105,15 @@ def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
     compiled = [r for r in read_results(results).rows if r.mode == "default"]
     assert len(compiled) == 4
     for row in compiled:
-        assert row.compile_s > 0.1  # tracing + code generation + the first call, seconds
-        assert row.fx_cache_hits + row.fx_cache_misses >= 1  # Inductor's cache was asked for the graph
+        # what describes the process's compiled model holds for each of its rounds
         assert row.accuracy_ok and row.max_abs_diff < 1e-3 and row.task_agreement == 1.0
         assert row.graph_breaks == 0 and row.graph_count >= 1 and row.recompiles == 0
+        if row.repeat == 0:  # the round that compiled
+            assert row.compile_s > 0.1  # tracing + code generation + the first call, seconds
+            assert row.fx_cache_hits + row.fx_cache_misses >= 1  # Inductor's cache was asked for the graph
+            assert row.warmup_calls >= 1
+        else:  # a later round of the same process: neither compiled nor warmed up again
+            assert row.compile_s is None and row.fx_cache_hits is None and row.warmup_calls is None
 
 
 def test_progress_and_one_line_per_process(sweep):
@@ -112,7 +121,8 @@ def test_progress_and_one_line_per_process(sweep):
     assert "%|" in proc.stderr and "round/s" in proc.stderr  # the progress bar, by round
     lines = [line for line in proc.stdout.splitlines() if " ms median of " in line]
     assert len(lines) == 8
-    assert any(line.startswith("vit bs=1 default #1: ") and "compile" in line for line in lines)
+    assert any(line.startswith("vit bs=1 default #0: ") and "compile" in line for line in lines)
+    assert any(line.startswith("vit bs=1 default #1: ") and "compile" not in line for line in lines)
     last = proc.stdout.strip().splitlines()[-1]
     assert summary_line(last, "4 jobs: 0 already done, 8 ok", results), last
 
@@ -187,13 +197,18 @@ class FakeWorker:
 
     def __init__(self, events: list, plan: dict, cfg: BenchConfig):
         self.events, self.plan, self.cfg = events, plan, cfg
-        self.seconds, self.mode, self.blocks, self.exit_code = 1.5, None, 0, 0
+        self.seconds, self.mode, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
 
     def send(self, command, payload=None):
         if command == "cell":
-            self.mode = payload["mode"]
-            assert payload["model"] == "vit" and payload["repeat"] == 3 and payload["config"] == self.cfg.to_dict()
+            self.mode, self.repeat = payload["mode"], payload["repeat"]
+            assert payload["model"] == "vit" and payload["config"] == self.cfg.to_dict()
+        if command == "round":
+            self.repeat = payload["repeat"]
         self.events.append((self.mode, "send " + command))
+
+    def new_deadline(self):
+        self.events.append((self.mode, "new deadline"))
 
     def receive(self):
         self.events.append((self.mode, "receive"))
@@ -214,13 +229,14 @@ class FakeWorker:
         self.events.append((self.mode, "close"))
 
     def _row(self, status, error):
-        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.mode, "cpu", 3), status=status, error=error).to_json()
+        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.mode, "cpu", self.repeat), status=status,
+                           error=error).to_json()
 
 
 def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3):
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5)
     events = []
-    monkeypatch.setattr(runner, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    monkeypatch.setattr(sessions_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
     monkeypatch.setattr(runner.time, "sleep", lambda s: events.append((None, f"settle {s}")))
     rows = runner.run_round(cfg, Round("vit", 1, 3, modes), tmp_path)
     return rows, events
@@ -273,3 +289,66 @@ def test_a_profile_runs_its_cells_then_its_studies(monkeypatch, tmp_path):
     studies = BenchConfig(serving_batch_sizes=(1, 4))
     assert run_profile(studies, str(results), progress=False) == [1, 2]
     assert calls == [("sweep", results), ("studies", results)]  # the cells first, in the same results folder
+
+
+def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0, rounds_per_process=2)
+    events, started = [], []
+
+    def worker(log_path, timeout_s):
+        started.append(log_path.name)
+        return FakeWorker(events, {}, cfg)
+
+    monkeypatch.setattr(sessions_module, "Worker", worker)
+    with sessions_module.Sessions(cfg, tmp_path) as live:
+        rows = [runner.run_round(cfg, Round("vit", 1, repeat, cfg.modes), tmp_path, live, keep=True)
+                for repeat in range(3)]
+    # rounds 0 and 1 in the workers round 0 started, round 2 in fresh ones (named after their first job)
+    assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r2.log",
+                       "vit-bs1-default-r2.log"]
+    assert [what for mode, what in events if mode == "eager" and what.startswith(("send", "new", "close"))] == [
+        "send cell", "new deadline", "send round", "close", "send cell", "close"]
+    assert [[row.repeat for row in round_rows] for round_rows in rows] == [[0, 0], [1, 1], [2, 2]]
+    # the workers that ended after a round give that round's rows their exit status; rows of a round
+    # after which they went on have none
+    assert [rows[i][0].exit_code for i in range(3)] == [None, 0, None]
+
+
+def test_a_failed_round_ends_its_workers_and_the_next_round_starts_fresh(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0)
+    events = []
+    plan = {"default": "crashes in block 2"}  # the fake counts blocks over its life: round 1's block
+    monkeypatch.setattr(sessions_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    with sessions_module.Sessions(cfg, tmp_path) as live:
+        first = runner.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path, live, keep=True)
+        second = runner.run_round(cfg, Round("vit", 1, 1, cfg.modes), tmp_path, live, keep=True)
+        assert not live.live  # a failure in a round ends its group's workers
+        third = runner.run_round(cfg, Round("vit", 1, 2, cfg.modes), tmp_path, live, keep=True)
+    assert [r.status for r in first + second + third] == ["ok", "ok", "ok", "crashed", "ok", "ok"]
+    assert [what for mode, what in events if mode == "eager" and what.startswith("send c")] == [
+        "send cell", "send cell"]  # round 2: fresh workers
+
+
+def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit", "resnet", "segformer"), batch_sizes=(1,), modes=("eager",),
+                      live_groups=2, repeats=2)
+    closed = []
+
+    class Counted(FakeWorker):
+        def close(self):
+            closed.append(self.repeat)
+
+    monkeypatch.setattr(sessions_module, "Worker", lambda log_path, timeout_s: Counted([], {}, cfg))
+    live = sessions_module.Sessions(cfg, tmp_path)
+    for model in cfg.models:
+        session, fresh = live.open(Round(model, 1, 0, cfg.modes))
+        session.workers["eager"].repeat = model
+    assert fresh and list(live.live) == [("resnet", 1), ("segformer", 1)] and closed == ["vit"]  # least recent
+    live.close_all()
+    assert closed == ["vit", "resnet", "segformer"]
+    # and the sweep's order follows: chunks of live_groups groups, round-major within a chunk
+    from bench_utils.sweep.jobs import first_rounds
+    assert [(r.model, r.repeat) for r in first_rounds(cfg)] == [
+        ("vit", 0), ("resnet", 0), ("vit", 1), ("resnet", 1), ("segformer", 0), ("segformer", 1)]

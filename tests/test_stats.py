@@ -166,3 +166,40 @@ def test_relative_halfwidth_on_the_log_scale():
     assert relative_halfwidth(SpeedupEstimate(2.0, 2.0, 2.0)) == 0.0
     assert relative_halfwidth(SpeedupEstimate(2.0, 1.9, 2.1)) == pytest.approx(math.sqrt(2.1 / 1.9) - 1)
     assert math.isinf(relative_halfwidth(SpeedupEstimate(2.0, 0.0, math.inf)))  # one block pair: no interval
+
+
+def test_design_effect_of_rounds_measured_in_pairs_of_processes():
+    from bench_utils.results.stats import design_effect
+
+    # two pairs of processes, each pair's rounds agreeing exactly but the pairs apart: rho 1, m 2
+    assert design_effect(np.array([0.0, 0.0, 1.0, 1.0]), ["a", "a", "b", "b"]) == pytest.approx(2.0)
+    # the pairs agree on average: the spread is within pairs, rho 0
+    assert design_effect(np.array([0.0, 1.0, 0.0, 1.0]), ["a", "a", "b", "b"]) == 1.0
+    # every round its own processes (rows from before sessions), or one pair for all: nothing to estimate
+    assert design_effect(np.array([0.0, 1.0, 2.0]), ["a", "b", "c"]) == 1.0
+    assert design_effect(np.array([0.0, 1.0, 2.0]), ["a", "a", "a"]) == 1.0
+    # unbalanced: sizes 3 and 1; one-way ANOVA by hand: grand mean 0.25, MSB = (3 * 0.25^2 + 0.75^2) / 1
+    # = 0.75, MSW = (0.1^2 + 0 + 0.1^2) / 2 = 0.01, n0 = (4 - 10 / 4) / 1 = 1.5, var_b = 0.74 / 1.5
+    logs = np.array([-0.1, 0.0, 0.1, 1.0])
+    var_b = (0.75 - 0.01) / 1.5
+    rho = var_b / (var_b + 0.01)
+    assert design_effect(logs, ["a", "a", "a", "b"]) == pytest.approx(1 + (10 / 4 - 1) * rho)
+
+
+def test_an_interval_over_clustered_rounds_is_widened_by_the_design_effect():
+    from scipy.stats import t
+
+    from bench_utils.results.stats import speedup_over_rounds
+
+    rounds = [np.array([v]) for v in (0.0, 0.0, 1.0, 1.0)]
+    plain = speedup_over_rounds(rounds)  # every round its own processes
+    clustered = speedup_over_rounds(rounds, ["a", "a", "b", "b"])
+    sd = np.std([0.0, 0.0, 1.0, 1.0], ddof=1)
+    assert math.log(plain.ci95_high) - 0.5 == pytest.approx(t.ppf(0.975, 3) * sd / 2)
+    # deff 2: variance doubled, and the degrees of freedom of 4 / 2 rounds (at least clusters - 1 = 1)
+    assert math.log(clustered.ci95_high) - 0.5 == pytest.approx(t.ppf(0.975, 1) * sd * math.sqrt(2 / 4))
+    assert clustered.between_process and plain.speedup == clustered.speedup == pytest.approx(math.exp(0.5))
+    # all rounds in one pair: the rounds are the stretches; the interval says it saw one pair of processes
+    one_pair = speedup_over_rounds(rounds, ["a"] * 4)
+    assert (one_pair.ci95_low, one_pair.ci95_high) == (plain.ci95_low, plain.ci95_high)
+    assert not one_pair.between_process

@@ -32,7 +32,7 @@ COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
 STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
-MAX_REPEATS = 100  # rounds (a fresh process per mode) per cell
+MAX_REPEATS = 100  # rounds per cell
 MAX_BLOCKS = 1000  # timed blocks per process
 MAX_MINUTES = 7 * 24 * 60.0  # a sweep's budget: a week
 MAX_SECONDS = 7 * 24 * 3600.0  # any duration parameter: a week
@@ -74,13 +74,20 @@ class BenchConfig:
                                 "count", unit="calls per process", low=2, high=MAX_CALLS)
     min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
                                   "seconds", unit="seconds per process", low=0.0, high=MAX_SECONDS)
-    repeats: int = parameter(3, "rounds per cell at least (a round: a fresh process per mode, taking turns "
-                             "timing); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
+    repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
+                             "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
     blocks: int = parameter(4, "timed blocks per process in a round, the modes taking turns in ABBA order "
                             "(iterations and min_time_s are split over them)", "count", unit="blocks per process",
                             low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
+    rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
+                                        "them (later rounds cost only their blocks; fresh processes let the "
+                                        "interval see process-to-process variation)", "count",
+                                        unit="rounds per process", low=1, high=MAX_REPEATS)
+    live_groups: int = parameter(4, "model x batch-size groups whose workers stay alive together, taking "
+                                 "turns round by round (GPU memory: one CUDA context per worker)", "count",
+                                 unit="groups", low=1, high=MAX_REPEATS)
     target_halfwidth: float = parameter(0.08, "after `repeats` rounds, add rounds where the speedup's 95% "
                                         "interval is widest until it is within +-this (0: never)", "number",
                                         unit="fraction of the speedup", low=0.0, high=0.99)
@@ -88,8 +95,8 @@ class BenchConfig:
                                   "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
     max_repeats: int = parameter(10, "rounds per cell at most, extra rounds included", "count", unit="rounds",
                                  low=1, high=MAX_REPEATS)
-    timeout_s: float = parameter(900.0, "wall-clock limit of one cell process", "seconds",
-                                 unit="seconds per process", low=0.0, high=MAX_SECONDS, positive=True)
+    timeout_s: float = parameter(900.0, "wall-clock limit of one worker's round (its first: build and compile "
+                                 "included)", "seconds", unit="seconds per round", low=0.0, high=MAX_SECONDS, positive=True)
     cold_compile: bool = parameter(False, "true: compile first with an empty compiler cache, then again with "
                                    "it filled (compile_s and compile_warm_s)", "flag")
     image: str | None = parameter(None, "input image file; null: the 640x480 photograph shipped in "
@@ -149,7 +156,7 @@ class BenchConfig:
         Resuming into a results file written with other settings would mix incomparable rows.
         """
         skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", "target_halfwidth",
-                "budget_min", "max_repeats", *STUDY_FIELDS)
+                "budget_min", "max_repeats", "rounds_per_process", "live_groups", *STUDY_FIELDS)
         keep = {k: v for k, v in self.to_dict().items() if k not in skip}
         if keep["dynamic"] is False:
             del keep["dynamic"]  # static shapes, as before the setting existed: the fingerprint stays

@@ -1,7 +1,8 @@
 """Measure one process of a cell (model, batch size, mode, round) and return its row.
 
-A `CellProcess` lives in a worker process that never runs another mode (the runner's round starts
-one per mode of the cell, and they take turns timing blocks; see sweep/runner.py). Order of work,
+A `CellProcess` lives in a worker process that never runs another mode (the runner starts one per mode
+of a cell group, they take turns timing blocks, and measure up to `rounds_per_process` rounds; see
+sweep/runner.py). Order of work,
 all under torch.inference_mode():
 1. build the model and the batch;
 2. mode "eager": warm up until steady; a compile mode: one eager call as the accuracy reference,
@@ -162,7 +163,7 @@ class CellProcess:
         self.device = environment.resolve_device(cfg.device)
         self.identity = cell_fields(cfg, model_name, batch_size, mode, self.device, repeat)
         self.fault = faults.planned_fault(model_name, batch_size, mode)
-        self.fields: dict = {"samples_s": [], "block_lengths": []}
+        self.fields: dict = {"samples_s": [], "block_lengths": [], "process_round": repeat}
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
         self.started = dt.datetime.now(dt.timezone.utc)
         self.clock = time.perf_counter()
@@ -256,6 +257,22 @@ class CellProcess:
         self.fields["samples_s"] += samples
         self.fields["block_lengths"].append(len(samples))
 
+    def next_round(self, repeat: int) -> None:
+        """Measure round `repeat` in this process too: a new row, the same built, compiled and warm
+        model. What describes the process (its weights, compiled graphs and their accuracy) carries
+        over; what the first round did once (compile, warm-up) does not: a later round's row has no
+        compile_s, so a cell's warm compile comes from fresh processes only."""
+        if self.failed:
+            raise RuntimeError("a failed cell process measures no further round")
+        self.repeat = repeat
+        self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.mode, self.device, repeat)
+        self.fields = {"samples_s": [], "block_lengths": []} | {
+            name: value for name, value in self.fields.items() if name in PROCESS_FIELDS}
+        self._loads = []
+        self.started = dt.datetime.now(dt.timezone.utc)
+        self.clock = time.perf_counter()
+        _reset_peak_memory(self.device)
+
     def finish(self) -> BenchResult:
         """The row: latency and peak memory of the timed blocks; a failure at any step before is the
         row's status. The profiler's pass (`profile`) comes after."""
@@ -285,6 +302,11 @@ class CellProcess:
             self.fields["others_cpu_pct"] = sum(load.others_cpu_pct for load in loads) / len(loads)
             self.fields["steal_pct"] = sum(load.steal_pct for load in loads) / len(loads)
 
+
+# a process's fields that hold for every round it measures (next_round keeps them)
+PROCESS_FIELDS = ("process_round", "weights", "weights_note", "num_params", "max_abs_diff", "accuracy_ok",
+                  "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
+                  "break_reasons", "recompile_reasons", "cudagraph_skips", "cudagraphs_recorded")
 
 OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
 

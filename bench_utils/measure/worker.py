@@ -3,11 +3,12 @@
 The runner (sweep/runner.py) forks workers from a server that imported torch and transformers once
 (multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
 seconds. A worker runs one job at a time and may run several in turn when the runner asks; the sweep
-gives every cell process a worker of its own, so no process ever runs two modes.
+keeps a cell's workers for several rounds of that cell, and no process ever runs two modes.
 
 Messages, runner -> worker, each answered by one reply:
 - ("cell", {config, model, batch_size, mode, repeat, trace}) -> ("ready", None) or ("failed", row):
   build, compile and warm up (measure/cell.py's CellProcess.prepare);
+- ("round", {repeat}) -> ("ready", None): the prepared cell measures another round (a new row);
 - ("block", None) -> ("timed", None) or ("failed", row): one timed block of the prepared cell;
 - ("finish", None) -> ("row", row): the cell's row;
 - ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
@@ -106,6 +107,10 @@ def serve(conn, log_path: str) -> None:
             process = _cell(payload)
             process.prepare()
             conn.send(("failed", process.finish().to_json()) if process.failed else ("ready", None))
+        elif command == "round":
+            process.next_round(payload["repeat"])
+            process.trace_path = Path(payload["trace"]) if payload.get("trace") else None
+            conn.send(("ready", None))
         elif command == "block":
             process.time_block()
             conn.send(("failed", process.finish().to_json()) if process.failed else ("timed", None))

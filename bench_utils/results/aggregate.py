@@ -177,6 +177,7 @@ def combine(rows: list) -> dict:
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths or [len(row.samples_s)])
                                  for row in ok}
     record["blocked"] = bool(ok) and all(row.block_lengths for row in ok)
+    record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
     record["target_halfwidth"] = first.target_halfwidth
     summary = summarize_runs(record["samples_s"]) if ok else None
     record |= _latency(summary)
@@ -234,7 +235,9 @@ def _speedup(eager: dict, record: dict):
         return speedup_over_processes(eager["samples_s"], record["samples_s"]), 0, []
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
     outliers = [common[i] for i in outlying_rounds(np.array([r.mean() for r in rounds]))]
-    return speedup_over_rounds(rounds), len(common), outliers
+    processes = [(eager["round_process"].get(r), record["round_process"].get(r)) for r in common]
+    processes = [None if None in pair else pair for pair in processes]
+    return speedup_over_rounds(rounds, processes), len(common), outliers
 
 
 def precision_note(record: dict) -> str:

@@ -25,7 +25,7 @@ class BenchResult:
     size: str  # "full" or "tiny"
     batch_size: int
     mode: str  # "eager" or a torch.compile mode
-    repeat: int  # which process of the cell (0 .. repeats - 1)
+    repeat: int  # which round of the cell (0 .. repeats - 1, then extra rounds)
     fullgraph: bool
     dtype: str  # model dtype, or the autocast dtype when autocast is true
     device: str  # resolved device: "cpu" or "cuda"
@@ -101,7 +101,12 @@ class BenchResult:
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC
     duration_s: float | None = None  # wall time of the whole cell
-    exit_code: int | None = None  # the cell process's exit status (-N: killed by signal N); None in-process
+    exit_code: int | None = None  # the worker's exit status (-N: killed by signal N) when it ended after this
+    # round; None while it went on to later rounds, or measured in-process
+    # the round this row's worker process started in (built, compiled, warmed up): `repeat` for a fresh
+    # process, smaller when the process measured earlier rounds too (rounds_per_process); None in rows
+    # from before workers measured several rounds (each round then had processes of its own)
+    process_round: int | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

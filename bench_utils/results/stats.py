@@ -209,31 +209,68 @@ def paired_log_ratios(baseline_blocks_ms: np.ndarray, candidate_blocks_ms: np.nd
     return np.log(baseline_blocks_ms[:pairs]) - np.log(candidate_blocks_ms[:pairs])
 
 
-def _t_interval(logs: np.ndarray, between_process: bool) -> SpeedupEstimate:
+def _t_interval(logs: np.ndarray, between_process: bool, deff: float = 1.0, clusters: int = 0) -> SpeedupEstimate:
+    """The mean of `logs` and its 95% t-interval, exponentiated; with a design effect `deff` > 1 the
+    variance is scaled by it and the degrees of freedom are those of n / deff rounds (at least
+    clusters - 1, at most n - 1)."""
     from scipy.stats import t
 
     point = float(logs.mean())
-    spread = float(logs.std(ddof=1)) if logs.size > 1 else 0.0
-    half = float(t.ppf(0.975, logs.size - 1)) * spread / math.sqrt(logs.size) if logs.size > 1 else math.inf
+    if logs.size < 2:
+        half = math.inf
+    else:
+        dof = min(logs.size - 1.0, max(logs.size / deff - 1.0, clusters - 1.0, 1.0))
+        half = float(t.ppf(0.975, dof)) * float(logs.std(ddof=1)) * math.sqrt(deff / logs.size)
     if half == 0.0:
         return SpeedupEstimate(math.exp(point), math.exp(point), math.exp(point), between_process)
     return SpeedupEstimate(math.exp(point), math.exp(point - half), math.exp(point + half), between_process)
 
 
-def speedup_over_rounds(rounds: list[np.ndarray]) -> SpeedupEstimate:
+def design_effect(logs: np.ndarray, clusters) -> float:
+    """Kish's design effect of rounds measured in clusters (the rounds of one pair of worker
+    processes): 1 + (m - 1) * rho, where rho is the intra-class correlation from a one-way analysis of
+    variance (clipped at 0) and m the clusters' size weighted by size (sum n_g^2 / N). 1 when no cluster
+    holds two rounds (every round its own processes) or when there is only one cluster (rho unknown:
+    the caller must not pretend the rounds are independent then; see speedup_over_rounds)."""
+    logs = np.asarray(logs, dtype=float)
+    labels = list(clusters)
+    groups = [logs[[i for i, label in enumerate(labels) if label == g]] for g in dict.fromkeys(labels)]
+    n, k = logs.size, len(groups)
+    if k < 2 or k == n:
+        return 1.0
+    sizes = np.array([g.size for g in groups], dtype=float)
+    grand = logs.mean()
+    between = float(sum(g.size * (g.mean() - grand) ** 2 for g in groups)) / (k - 1)
+    within = float(sum(((g - g.mean()) ** 2).sum() for g in groups)) / (n - k)
+    n0 = (n - float((sizes ** 2).sum()) / n) / (k - 1)  # the clusters' effective size (unbalanced ANOVA)
+    var_between = max(0.0, (between - within) / n0)
+    if var_between + within == 0.0:
+        return 1.0
+    rho = var_between / (var_between + within)
+    return 1.0 + (float((sizes ** 2).sum()) / n - 1.0) * rho
+
+
+def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEstimate:
     """Speedup of a candidate over a baseline from paired rounds: each round's paired_log_ratios.
 
     A round's estimate is the mean of its block pairs' log ratios; two or more rounds: a t-interval
-    over the rounds (each a fresh pair of processes at another time of the run, so the variation of
-    the machine's state between stretches and between processes is inside it). One round: a
-    t-interval over its block pairs, which sees only the variation within that stretch
-    (between_process False says so)."""
-    rounds = [np.asarray(r, dtype=float) for r in rounds if np.size(r)]
-    if not rounds:
+    over the rounds (each at another time of the run, so the variation of the machine's state between
+    stretches is inside it). `processes` labels each round with the worker pair that measured it
+    (rows' process_round): rounds of one pair are a cluster, the interval's variance is scaled by the
+    design effect (design_effect) and its degrees of freedom are the effective rounds' (n / deff - 1, at
+    least clusters - 1), so variation between processes widens it as much as it showed. With all rounds
+    in one pair the rounds count as independent stretches of that pair (between_process False says the
+    interval saw one pair of processes). One round: a t-interval over its block pairs, which sees only
+    the variation within that stretch."""
+    kept = [(np.asarray(r, dtype=float), p) for r, p in zip(rounds, processes or [None] * len(rounds)) if np.size(r)]
+    if not kept:
         raise ValueError("rounds: at least one round with a block pair is needed")
-    if len(rounds) == 1:
-        return _t_interval(rounds[0], between_process=False)
-    return _t_interval(np.array([r.mean() for r in rounds]), between_process=True)
+    if len(kept) == 1:
+        return _t_interval(kept[0][0], between_process=False)
+    logs = np.array([r.mean() for r, _ in kept])
+    labels = [p if p is not None else f"round {i}" for i, (_, p) in enumerate(kept)]  # rows before sessions
+    clusters = len(set(labels))
+    return _t_interval(logs, between_process=clusters > 1, deff=design_effect(logs, labels), clusters=clusters)
 
 
 def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int]:

@@ -32,13 +32,28 @@ def seconds_spent(rows: list) -> float:
     return sum(round_durations(rows).values())
 
 
-def round_seconds(rows: list, group: tuple[str, int]) -> float:
-    """What the group's next round will take, seconds: the median of its rounds after the first (the
-    first may compile cold), else the first's."""
+def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> float:
+    """What the group's next round will take, seconds: the median of its earlier rounds of the same
+    kind after the first (the first may compile cold): rounds that started fresh workers (`fresh`:
+    build and warm compile) or rounds of workers already prepared; else of any round after the first,
+    else the first's."""
     per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(rows).items()
                  if (model, batch_size) == group}
+    started = {row.repeat: row.process_round in (None, row.repeat) for row in rows
+               if (row.model, row.batch_size) == group}
     later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
-    return statistics.median(later) if later else max(per_round.values(), default=0.0)
+    alike = [seconds for repeat, seconds in per_round.items() if repeat > 0 and started.get(repeat) == fresh]
+    return statistics.median(alike or later) if later else max(per_round.values(), default=0.0)
+
+
+def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
+    """Will the group's next round need fresh workers? When its last round's workers have measured
+    `rounds_per_process` rounds, or that round failed (the runner then ends them)."""
+    mine = [row for row in rows if (row.model, row.batch_size) == group]
+    last = max(row.repeat for row in mine)
+    last_rows = [row for row in mine if row.repeat == last]
+    first = min((row.process_round for row in last_rows if row.process_round is not None), default=last)
+    return any(row.status != "ok" for row in last_rows) or last + 1 - first >= cfg.rounds_per_process
 
 
 def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:
@@ -55,8 +70,10 @@ def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:
     return widest
 
 
-def next_round(cfg: BenchConfig, rows: list, elapsed_s: float) -> Round | None:
-    """The extra round to measure next, or None: precision reached, `max_repeats`, or no budget."""
+def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, int] | None = None) -> Round | None:
+    """The extra round to measure next, or None: precision reached, `max_repeats`, or no budget. The
+    group `last` measured goes after the others that want a round: two rounds of a group back to back
+    would see one stretch of the machine twice."""
     if cfg.target_halfwidth <= 0 or cfg.budget_min <= 0:
         return None
     rounds = {}
@@ -66,7 +83,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float) -> Round | None:
     widths = halfwidths(cfg, rows)
     wanted = [(width, group) for group, width in widths.items()
               if group in cell_groups(cfg) and width > cfg.target_halfwidth and rounds[group] + 1 < cfg.max_repeats]
-    for width, group in sorted(wanted, reverse=True):
-        if elapsed_s + round_seconds(rows, group) <= cfg.budget_min * 60.0:
+    for width, group in sorted(wanted, key=lambda item: (item[1] == last, -item[0])):
+        if elapsed_s + round_seconds(rows, group, next_is_fresh(cfg, rows, group)) <= cfg.budget_min * 60.0:
             return Round(group[0], group[1], rounds[group] + 1, cfg.modes)
     return None

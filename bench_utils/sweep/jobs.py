@@ -3,6 +3,7 @@
 A job is one measuring process's work: a cell's mode in one round ("cell"), or one process of a study
 ("serving", "compile-cost"). The cell jobs of one round (one per mode of a model and batch size) run
 together, each in a worker of its own, taking turns timing blocks (runner.run_round): a `Round`.
+A worker measures up to `rounds_per_process` rounds of its cell (sweep/sessions.py).
 Adding a kind of measurement means a kind here, its measure module, and its branch in the worker.
 """
 
@@ -70,10 +71,13 @@ def cell_groups(cfg: BenchConfig) -> list[tuple[str, int]]:
 
 
 def first_rounds(cfg: BenchConfig) -> list[Round]:
-    """The rounds every cell gets (`repeats`), round-major: round r of every cell before round r + 1,
-    so a cell's rounds are spread over the whole run and their disagreement includes its drift."""
-    return [Round(model, batch_size, repeat, cfg.modes) for repeat in range(cfg.repeats)
-            for model, batch_size in cell_groups(cfg)]
+    """The rounds every cell gets (`repeats`), in chunks of `live_groups` cell groups (whose workers
+    live together), round-major within a chunk: round r of every group of the chunk before round
+    r + 1, so a cell's rounds are spread over minutes and their disagreement includes the drift."""
+    groups = cell_groups(cfg)
+    chunks = [groups[i:i + cfg.live_groups] for i in range(0, len(groups), cfg.live_groups)]
+    return [Round(model, batch_size, repeat, cfg.modes) for chunk in chunks for repeat in range(cfg.repeats)
+            for model, batch_size in chunk]
 
 
 def study_jobs(cfg: BenchConfig) -> list[Job]:

@@ -1,9 +1,10 @@
 """How long will a profile take, and where does the time go? An estimate per round before anything
 runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
-A round (runner.py) prepares one worker per mode side by side (start: fork and model load; compile:
-cold in a cell's round 0, warm, from the cache, after; warm-up), then times `blocks` blocks per mode
-in turn with `settle_s` at each handoff, then the profiler's pass in round 0 (`profile`). Per call,
+A round (runner.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
+profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
+workers side by side (start: fork and model load; compile: cold in a cell's round 0, warm, from the
+cache, after; warm-up), the rounds between reuse them (sessions.py). Per call,
 the latency is, in this order: what the results file measured for the cell, the guide's published
 mean for the label's GPU, else unknown (timing is then counted at its minimum, min_time_s, and the
 estimate is a lower bound). Compile times come from the mode table (config/modes.py, each constant
@@ -101,6 +102,11 @@ def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None, 
     return seconds if seconds is not None else constant
 
 
+def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
+    """Does this round of the first pass start fresh workers? Every `rounds_per_process` rounds."""
+    return round_.repeat % cfg.rounds_per_process == 0
+
+
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:
     """The wall time of one round, by part: preparation side by side (the slowest worker counts),
     then every mode's blocks in turn."""
@@ -113,11 +119,15 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         cold = round_.repeat == 0
-        compile_s = _compile_s(cfg, mode, cold, cell, device)
-        warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
-        parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s, "warm-up": warmup_s}
+        if fresh_workers(cfg, round_):
+            compile_s = _compile_s(cfg, mode, cold, cell, device)
+            warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
+            parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
+                     "warm-up": warmup_s}
+        else:  # the group's workers are prepared already (sessions.py)
+            parts = {}
         prepare[mode] = parts
-        timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s())
+        timing_s = cfg.blocks * (max(cfg.block_calls() * call_s, cfg.block_s()) + call_s)  # + the block's untimed call
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
     slowest = max(prepare.values(), key=lambda parts: sum(parts.values()))

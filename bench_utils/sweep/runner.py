@@ -1,11 +1,12 @@
 """Run a profile: its cells in rounds, then its studies, every job in a measuring process of its own,
 each row appended the moment it exists. No torch import here.
 
-A round measures one model and batch size once per mode: one fresh worker per mode (none ever runs
-another mode), all prepared at once (built, compiled, warmed up: nothing is timed then), then taking
-turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...) with `settle_s` of quiet
-before each handoff, so each mode's block i is timed moments from the others'. Rounds are spread
-over the run (round r of every cell before round r + 1), and a cell's interval is taken over its
+A round measures one model and batch size once per mode: a worker per mode (none ever runs another
+mode), prepared at once in the group's first round (built, compiled, warmed up: nothing is timed
+then) and kept for `rounds_per_process` rounds (sessions.py), taking turns timing blocks in ABBA
+order (eager, compiled, compiled, eager, ...) with `settle_s` of quiet before each handoff, so each
+mode's block i is timed moments from the others'. Rounds are spread over the run (round r of every
+group of a chunk of `live_groups` groups before round r + 1), and a cell's interval is taken over its
 rounds (results/stats.py): the change of the machine's state between stretches stays inside it.
 
 With `target_halfwidth` and `budget_min`, after the first `repeats` rounds the sweep keeps adding a
@@ -31,6 +32,7 @@ from ..results.writer import ResultsWriter
 from . import adaptive
 from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, pending_study_jobs,
                    read_cell_rows, round_pending, study_jobs)
+from .sessions import Sessions, log_path
 from .workers import Worker, WorkerLost
 
 __all__ = ["SettingsMismatchError", "run_profile", "run_sweep", "run_round", "default_results_path"]
@@ -75,11 +77,6 @@ def trace_path(results_dir: Path, job: Job) -> Path:
     return inside(results_dir / TRACES_DIR / f"{job.name}.json", results_dir / TRACES_DIR)
 
 
-def log_path(results_dir: Path, job: Job) -> Path:
-    """Where a worker's output goes: logs/<job name>.log in the results folder."""
-    return inside(results_dir / "logs" / f"{job.name}.log", results_dir / "logs")
-
-
 def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> BenchResult:
     return BenchResult(
         **cell_fields(cfg, job.model, job.batch_size, job.option, cfg.device, job.repeat), status=status,
@@ -92,10 +89,16 @@ def _cell_payload(cfg: BenchConfig, job: Job, results_dir: Path) -> dict:
             "repeat": job.repeat, "trace": str(trace_path(results_dir, job)), "environ": dict(os.environ)}
 
 
-def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchResult]:
-    """Measure one round; a row per mode, always (a failure or a lost worker is its row's status)."""
+def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sessions | None = None,
+              keep: bool = False) -> list[BenchResult]:
+    """Measure one round; a row per mode, always (a failure or a lost worker is its row's status).
+    With `sessions` and `keep`, the group's workers stay alive for its next round (sessions.py);
+    without, the round's workers are its own and end with it."""
+    own = sessions is None
+    sessions = Sessions(cfg, results_dir) if own else sessions
+    session, fresh = sessions.open(round_)
     jobs = round_.jobs
-    workers = {job: Worker(log_path(results_dir, job), cfg.timeout_s) for job in jobs}
+    workers = {job: session.workers[job.option] for job in jobs}
     rows: dict[Job, BenchResult] = {}
 
     def reply(job: Job, answer: tuple) -> bool:
@@ -119,7 +122,10 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchR
 
     try:
         for job in jobs:  # prepared at once: building and compiling are not timed
-            workers[job].send("cell", _cell_payload(cfg, job, results_dir))
+            if fresh:
+                workers[job].send("cell", _cell_payload(cfg, job, results_dir))
+            else:
+                workers[job].send("round", {"repeat": job.repeat, "trace": str(trace_path(results_dir, job))})
         live = [job for job in jobs if answered(job, workers[job].receive)]
         previous = None
         for block in range(cfg.blocks):
@@ -136,12 +142,16 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path) -> list[BenchR
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
             if cfg.profiled(round_.batch_size, round_.repeat) and rows[job].status == "ok":
                 rows[job] = _with_profile(rows[job], workers[job])
-    finally:
-        for worker in workers.values():
-            worker.close()
-    # a worker that replied, then died (e.g. at teardown: CUDA graphs replayed under CUPTI,
-    # pytorch#75504) keeps its measured row; the row says how the process ended
-    return [dataclasses.replace(rows[job], exit_code=workers[job].exit_code) for job in jobs]
+    except BaseException:
+        sessions.close(round_.group)
+        raise
+    session.rounds += 1
+    measured = [rows[job] for job in jobs]
+    if own or not keep or session.rounds >= cfg.rounds_per_process or any(r.status != "ok" for r in measured):
+        sessions.close(round_.group)
+        return [dataclasses.replace(row, exit_code=session.workers[row.mode].exit_code) for row in measured]
+    session.last_rows = measured
+    return measured
 
 
 def _with_profile(row: BenchResult, worker: Worker) -> BenchResult:
@@ -181,7 +191,7 @@ def cell_line(row: BenchResult) -> str:
     if row.status != "ok":
         return f"{name}: {row.status.upper()} {row.error[:160]}"
     text = f"{name}: {row.latency_ms_median:.2f} ms median of {len(row.samples_s)} calls"
-    if row.mode != "eager":
+    if row.mode != "eager" and row.compile_s is not None:
         text += f" (compile {row.compile_s:.1f} s)"
     return text
 
@@ -199,31 +209,44 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         summary = SweepSummary(results_path, total=len(first_rounds(cfg)), skipped=len(first_rounds(cfg)) - len(todo))
         spent_before_s = adaptive.seconds_spent(rows)
         bar = progress_bar(len(todo), progress, "round")
+        later = {}  # group -> its rounds still to come in the first pass
+        for round_ in todo:
+            later[round_.group] = later.get(round_.group, 0) + 1
+        extra_possible = cfg.target_halfwidth > 0 and cfg.budget_min > 0
+        last = [None]  # the group of the round measured last
 
-        def measure(round_: Round) -> None:
-            if bar is not None:
-                bar.set_description(round_.name)
-            new = run_round(cfg, round_, results_path.parent)
+        def write(new: list) -> None:
             for row in new:
                 writer.append(row)
-                if bar is not None:
-                    bar.write(cell_line(row))
             rows[:] = [row for row in rows if row.key not in {r.key for r in new}] + new
+
+        def measure(round_: Round, sessions: Sessions) -> None:
+            if bar is not None:
+                bar.set_description(round_.name)
+            later[round_.group] = later.get(round_.group, 1) - 1
+            last[0] = round_.group
+            new = run_round(cfg, round_, results_path.parent, sessions,
+                            keep=later[round_.group] > 0 or extra_possible)
+            write(new + sessions.take_ended_rows())
             summary.count(new)
             if bar is not None:
+                for row in new:
+                    bar.write(cell_line(row))
                 bar.update(1)
 
-        for round_ in todo:
-            measure(round_)
-        while True:
-            elapsed_s = spent_before_s + time.perf_counter() - started
-            round_ = adaptive.next_round(cfg, rows, elapsed_s)
-            if round_ is None:
-                break
-            if bar is not None:
-                bar.total += 1
-            summary.extra_rounds += 1
-            measure(round_)
+        with Sessions(cfg, results_path.parent) as sessions:
+            for round_ in todo:
+                measure(round_, sessions)
+            while True:
+                elapsed_s = spent_before_s + time.perf_counter() - started
+                round_ = adaptive.next_round(cfg, rows, elapsed_s, last=last[0])
+                if round_ is None:
+                    break
+                if bar is not None:
+                    bar.total += 1
+                summary.extra_rounds += 1
+                measure(round_, sessions)
+        write(sessions.take_ended_rows())  # workers that died when they were closed at the end
         if bar is not None:
             bar.close()
     summary.seconds = time.perf_counter() - started

@@ -70,8 +70,8 @@ def log_tail(log_path: Path) -> str:
 
 
 class Worker:
-    """One measuring process with a deadline: `timeout_s` seconds from its start for everything it
-    is asked (the cell's limit, as `timeout_s` of the parameters says)."""
+    """One measuring process with a deadline: `timeout_s` seconds from its start, or from the start of
+    the round it measures now (`new_deadline`), for everything it is asked in that round."""
 
     def __init__(self, log_path: Path, timeout_s: float):
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +83,10 @@ class Worker:
         child.close()
         self.started = time.perf_counter()
         self.deadline = self.started + timeout_s
+
+    def new_deadline(self) -> None:
+        """A later round of the same process: `timeout_s` from now."""
+        self.deadline = time.perf_counter() + self.timeout_s
 
     def send(self, command: str, payload=None) -> None:
         try:
