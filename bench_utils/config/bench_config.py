@@ -76,12 +76,12 @@ class BenchConfig:
                                   "seconds", unit="seconds per process", low=0.0, high=MAX_SECONDS)
     repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
-    blocks: int = parameter(4, "timed blocks per process in a round, the modes taking turns in ABBA order "
+    blocks: int = parameter(2, "timed blocks per process in a round, the modes taking turns in ABBA order "
                             "(iterations and min_time_s are split over them)", "count", unit="blocks per process",
                             low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
-    rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
+    rounds_per_process: int = parameter(2, "rounds a cell's worker processes measure before fresh ones replace "
                                         "them (later rounds cost only their blocks; fresh processes let the "
                                         "interval see process-to-process variation)", "count",
                                         unit="rounds per process", low=1, high=MAX_REPEATS)
@@ -91,9 +91,9 @@ class BenchConfig:
     target_halfwidth: float = parameter(0.08, "after `repeats` rounds, add rounds where the speedup's 95% "
                                         "interval is widest until it is within +-this (0: never)", "number",
                                         unit="fraction of the speedup", low=0.0, high=0.99)
-    budget_min: float = parameter(7.0, "no extra round starts if it would end after this much sweep (0: no "
+    budget_min: float = parameter(8.0, "no extra round starts if it would end after this much sweep (0: no "
                                   "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
-    max_repeats: int = parameter(10, "rounds per cell at most, extra rounds included", "count", unit="rounds",
+    max_repeats: int = parameter(12, "rounds per cell at most, extra rounds included", "count", unit="rounds",
                                  low=1, high=MAX_REPEATS)
     timeout_s: float = parameter(900.0, "wall-clock limit of one worker's round (its first: build and compile "
                                  "included)", "seconds", unit="seconds per round", low=0.0, high=MAX_SECONDS, positive=True)
