@@ -84,3 +84,23 @@ def test_the_fork_server_restarts_when_an_import_time_variable_changes(tmp_path,
     other = Worker(tmp_path / "c.log", timeout_s=60.0)
     other.close()
     assert forkserver._forkserver._forkserver_pid != server  # torch reads OMP_NUM_THREADS once, at import
+
+
+def test_the_server_environment_holds_the_compilers_import_time_variables_but_not_cache_folders():
+    from bench_utils.sweep.workers import server_environment
+
+    base = {"PATH": "/bin", "TORCHINDUCTOR_CACHE_DIR": "/a", "TRITON_CACHE_DIR": "/b"}
+    changed = base | {"TORCHINDUCTOR_CACHE_DIR": "/c", "PATH": "/usr/bin"}
+    assert server_environment(base) == server_environment(changed)  # read on use: no new server
+    # read once, when the server imports torch._inductor / torch._dynamo: a new server
+    for name in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHDYNAMO_VERBOSE", "TORCH_LOGS", "OMP_NUM_THREADS"):
+        assert server_environment(base | {name: "1"}) != server_environment(base), name
+
+
+def test_a_fresh_worker_finds_the_compiler_and_model_classes_imported():
+    """The fork server imported them once (measure/worker.py): a worker pays none of it."""
+    import sys as _sys
+    from bench_utils.measure import worker  # what the server preloads
+
+    assert "torch._dynamo" in _sys.modules and "torch._inductor.compile_fx" in _sys.modules
+    assert "transformers.models.vit.modeling_vit" in _sys.modules and worker.MODELS

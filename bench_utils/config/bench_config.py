@@ -81,7 +81,7 @@ class BenchConfig:
                             low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
-    rounds_per_process: int = parameter(2, "rounds a cell's worker processes measure before fresh ones replace "
+    rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
                                         "them (later rounds cost only their blocks; fresh processes let the "
                                         "interval see process-to-process variation)", "count",
                                         unit="rounds per process", low=1, high=MAX_REPEATS)

@@ -27,9 +27,26 @@ import sys
 from pathlib import Path
 
 import torch  # noqa: F401 - imported once in the fork server: what makes a worker cheap to start
-import transformers  # noqa: F401
+import torch._dynamo  # noqa: F401 - and the compiler, imported at a process's first torch.compile
+import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on this project's 2-core CPU)
+import transformers
 
 from ..config.parameters_file import config_from_dict
+from ..config.registry import MODELS
+
+
+def _preload_architectures() -> None:
+    """Import the registry's model classes in the fork server: transformers imports a class's modeling
+    code (and modeling_utils, 1.6 s here) at its first use, which every fresh worker would pay again.
+    A class this transformers lacks is left to fail where it is used, with its own message."""
+    for spec in MODELS.values():
+        try:
+            getattr(transformers, spec.model_class)
+        except (ImportError, AttributeError, RuntimeError):
+            pass
+
+
+_preload_architectures()
 
 
 def _detach(log_path: str) -> None:

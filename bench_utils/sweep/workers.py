@@ -1,7 +1,7 @@
 """Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here.
 
-Workers are forked from multiprocessing's fork server, which imports torch and transformers once
-(measure/worker.py is its preloaded module): a worker is a fresh process (its own allocator, dynamo
+Workers are forked from multiprocessing's fork server, which imports torch, its compiler and
+transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh process (its own allocator, dynamo
 caches, CUDA context) that starts in milliseconds instead of paying a second or more of imports.
 Importing torch does not start OpenMP threads or initialize CUDA, so forking from that server is safe
 on CPU and GPU. A worker gets the runner's environment with every job (the server was started with
@@ -23,6 +23,10 @@ LOG_TAIL_CHARS = 2000  # how much of a crashed worker's log goes into its row's 
 # read once, when torch (and its OpenMP and MKL runtimes) is imported in the fork server
 IMPORT_TIME_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
                          "KMP_BLOCKTIME", "CUDA_VISIBLE_DEVICES", "PYTHONPATH", "LD_PRELOAD")
+# ... and by torch._inductor.config and torch._dynamo.config, which the server imports: their
+# variables, except the cache folders, which Inductor and Triton read on every use
+IMPORT_TIME_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TORCH_LOGS")
+RUNTIME_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed
 
 _server_environment: dict | None = None
@@ -39,13 +43,20 @@ class WorkerLost(RuntimeError):
 def _context():
     """The fork-server context, restarted when an import-time variable changed since it started."""
     global _server_environment
-    wanted = {name: os.environ.get(name) for name in IMPORT_TIME_VARIABLES}
+    wanted = server_environment(os.environ)
     if _server_environment is not None and wanted != _server_environment:
         forkserver._forkserver._stop()  # the next start launches a server with today's environment
     _server_environment = wanted
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([WORKER_MODULE])
     return context
+
+
+def server_environment(environ) -> dict:
+    """The variables a fork server reads once, at its start, with their values in `environ`."""
+    fixed = {name: environ.get(name) for name in IMPORT_TIME_VARIABLES}
+    return fixed | {name: value for name, value in environ.items()
+                    if name.startswith(IMPORT_TIME_PREFIXES) and name not in RUNTIME_VARIABLES}
 
 
 def _worker_main(conn, log_path: str) -> None:
