@@ -1,16 +1,16 @@
 """Is the engine's speedup right? The engine (the real sweep, with the default CPU report's settings:
-rounds of fresh eager and compiled workers taking turns, extra rounds for precision within its
+rounds of eager and compiled workers taking turns, extra rounds for precision within its
 budget) beside an independent measurement with torch.utils.benchmark, in one run, for full-size
 ResNet-50 and ViT-B/16 at batch 1 on the CPU.
 
     python benchmarks/method_check.py                      # resnet and vit, cpu-report.yaml's settings
     python benchmarks/method_check.py --params parameters/cpu-report.yaml --reference-processes 4
 
-Engine and reference take turns, so both sample the same stretches of a drifting machine: for each
-of the profile's first `repeats` rounds, the engine measures that round of every cell (`run_sweep`
-resumes, so a config with r + 1 repeats measures only round r), then one reference process per
-model; then the engine's extra rounds (its target and budget), then the remaining reference
-processes.
+Engine and reference take turns, so both sample the same stretches of a drifting machine: one sweep
+with the profile's settings (its workers kept across rounds, as in a report), and after round r of
+every cell of its first pass (`repeats` rounds) one reference process per model (run_sweep's
+after_round; their time is not charged to the engine's budget); then the engine's extra rounds (its
+target and budget), then the remaining reference processes.
 
 The reference: `--reference-processes` fresh processes per model (default 4, models alternating),
 each building the same model and inputs (bench_utils.measure.models and inputs) and timing, with
@@ -105,17 +105,22 @@ def main() -> None:
     refs: dict[str, list[dict]] = {model: [] for model in args.models}
     cfg = engine_config(args.params, args.models)
     started = time.perf_counter()
-    engine_s = 0.0
+
+    def reference_pass() -> None:
+        for model in args.models:
+            refs[model].append(run_reference(model, args.min_run_time))
+
+    def after_round(round_) -> None:
+        """After round r of every cell of the first pass: one reference process per model."""
+        last_group = (cfg.models[-1], cfg.batch_sizes[-1])
+        if round_.group == last_group and round_.repeat < cfg.repeats and len(refs[args.models[0]]) < args.reference_processes:
+            reference_pass()
+
     with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
         path = Path(tmp) / "engine.jsonl"
-        for round_index in range(max(cfg.repeats + 1, args.reference_processes)):
-            if round_index <= cfg.repeats:  # round r of every cell; after the first pass, the extra rounds
-                first_pass = round_index < cfg.repeats
-                step = dataclasses.replace(cfg, repeats=round_index + 1, target_halfwidth=0.0) if first_pass else cfg
-                engine_s += run_sweep(step, path, progress=False).seconds
-            if round_index < args.reference_processes:
-                for model in args.models:
-                    refs[model].append(run_reference(model, args.min_run_time))
+        engine_s = run_sweep(cfg, path, progress=False, after_round=after_round).seconds
+        while len(refs[args.models[0]]) < args.reference_processes:  # the rest, after the extra rounds
+            reference_pass()
         df = load_dataframe(path).set_index(["model", "mode"])
     print(f"method check with {args.params.name}'s settings: engine {engine_s:.0f} s, "
           f"whole run {time.perf_counter() - started:.0f} s")

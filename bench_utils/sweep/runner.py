@@ -197,9 +197,11 @@ def cell_line(row: BenchResult) -> str:
 
 
 def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
-              progress: bool = True) -> SweepSummary:
+              progress: bool = True, after_round=None) -> SweepSummary:
     """Measure every pending round of `cfg` (then extra rounds for precision, within the budget),
-    appending each row to `results_path` as its round ends."""
+    appending each row to `results_path` as its round ends. `after_round(round_)`, if given, runs
+    after each round, its time left out of the budget (benchmarks/method_check.py interleaves an
+    independent measurement with the rounds)."""
     results_path = Path(results_path) if results_path else default_results_path(cfg)
     started = time.perf_counter()
     with ResultsWriter(results_path) as writer:
@@ -214,6 +216,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             later[round_.group] = later.get(round_.group, 0) + 1
         extra_possible = cfg.target_halfwidth > 0 and cfg.budget_min > 0
         last = [None]  # the group of the round measured last
+        outside = [0.0]  # seconds spent in after_round: not the sweep's
 
         def write(new: list) -> None:
             for row in new:
@@ -229,6 +232,10 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                             keep=later[round_.group] > 0 or extra_possible)
             write(new + sessions.take_ended_rows())
             summary.count(new)
+            if after_round is not None:
+                aside = time.perf_counter()
+                after_round(round_)
+                outside[0] += time.perf_counter() - aside
             if bar is not None:
                 for row in new:
                     bar.write(cell_line(row))
@@ -238,7 +245,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             for round_ in todo:
                 measure(round_, sessions)
             while True:
-                elapsed_s = spent_before_s + time.perf_counter() - started
+                elapsed_s = spent_before_s + time.perf_counter() - started - outside[0]
                 round_ = adaptive.next_round(cfg, rows, elapsed_s, last=last[0])
                 if round_ is None:
                     break
@@ -249,7 +256,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         write(sessions.take_ended_rows())  # workers that died when they were closed at the end
         if bar is not None:
             bar.close()
-    summary.seconds = time.perf_counter() - started
+    summary.seconds = time.perf_counter() - started - outside[0]
     return summary
 
 
