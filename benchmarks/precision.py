@@ -4,10 +4,9 @@ file: the median and largest half-width, the sweep's wall time and the timed sha
 
     python benchmarks/precision.py reports/cpu-full-size/results.jsonl
 
-With --projection it adds, per cell, the half-width a t-interval over 2x and 4x as many rounds
-would have if the rounds' speedups kept the spread measured here (t quantile for the larger count,
-same standard deviation): a projection from measured numbers, not a measurement, and what those
-rounds would cost at this run's median round length.
+With --projection it adds, per cell, the half-width 2x and 4x as many rounds would give if they kept
+the spread and the design effect measured here (rounds in pairs of workers of the same size, the
+interval's own rule): a projection from measured numbers, not a measurement.
 """
 
 from __future__ import annotations
@@ -17,25 +16,30 @@ import math
 import statistics
 from pathlib import Path
 
+import numpy as np
+
 from bench_utils.results.aggregate import cells
 from bench_utils.results.rows import read_results
 from bench_utils.results.stats import relative_halfwidth, SpeedupEstimate
 from bench_utils.sweep.adaptive import round_durations
 
 
-def _projected(round_logs: list[float], factor: int) -> float:
+def _projected(round_logs: list[float], processes: list, factor: int) -> float:
+    """The half-width `factor` times as many rounds would give, in pairs of workers of the same size,
+    if the rounds kept this spread and this design effect (stats.speedup_over_rounds' rule)."""
     from scipy.stats import t
 
-    n = len(round_logs) * factor
-    sd = statistics.stdev(round_logs)
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    from bench_utils.results.stats import design_effect
+
+    deff = design_effect(np.array(round_logs), processes)
+    n, pairs = len(round_logs) * factor, len(set(processes)) * factor
+    dof = min(n - 1.0, max(n / deff - 1.0, pairs - 1.0, 1.0))
+    half = float(t.ppf(0.975, dof)) * statistics.stdev(round_logs) * math.sqrt(deff / n)
     mean = statistics.fmean(round_logs)
     return relative_halfwidth(SpeedupEstimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half)))
 
 
 def report(path: Path, projection: bool) -> None:
-    import numpy as np
-
     from bench_utils.results.stats import paired_log_ratios
 
     rows = read_results(path).rows
@@ -53,7 +57,10 @@ def report(path: Path, projection: bool) -> None:
                 f"[{record['speedup_ci95_low']:.3f}, {record['speedup_ci95_high']:.3f}]  +-{width:.1%}  "
                 f"{len(common)} rounds, round speedups sd {statistics.stdev(logs):.3f} (log)" if len(logs) > 1 else "")
         if projection and len(logs) > 1:
-            line += f"; projected 2x rounds +-{_projected(logs, 2):.1%}, 4x +-{_projected(logs, 4):.1%}"
+            processes = [(base["round_process"].get(r), record["round_process"].get(r)) for r in common]
+            processes = [p if None not in p else f"round {r}" for p, r in zip(processes, common)]
+            line += (f"; projected 2x rounds +-{_projected(logs, processes, 2):.1%}, "
+                     f"4x +-{_projected(logs, processes, 4):.1%}")
         print(line)
     rounds = round_durations(rows)
     sweep_s = sum(rounds.values())

@@ -3,6 +3,7 @@
 Each cell group below has eager at 2 ms in every block and its compiled mode at `compiled_ms[r]` in
 round r: the round's speedup is exactly 2 / compiled_ms[r], so the interval's width is known."""
 
+import dataclasses
 import math
 
 import pytest
@@ -84,3 +85,27 @@ def test_a_rounds_time_is_its_slowest_process_and_later_rounds_predict_the_next(
     assert round_seconds(rows, ("vit", 1)) == 12.0  # the median of rounds 1..3: round 0 compiled cold
     assert round_seconds(rows, ("vit", 4)) == 20.0  # only a first round: its time
     assert round_seconds(rows, ("resnet", 1)) == 0.0  # no round yet
+
+
+def test_the_next_rounds_time_depends_on_whether_it_starts_fresh_workers():
+    from bench_utils.sweep.adaptive import next_is_fresh
+
+    # rounds 0-3 in the pair round 0 started, round 4 in a fresh pair: 60 s cold, 8 s prepared, 25 s fresh
+    rows = group("vit", 1, (1.0,) * 5, seconds=(60.0, 8.0, 8.0, 8.0, 25.0))
+    rows = [dataclasses.replace(row, process_round=4 if row.repeat == 4 else 0) for row in rows]
+    assert round_seconds(rows, ("vit", 1), fresh=False) == 8.0 and round_seconds(rows, ("vit", 1), fresh=True) == 25.0
+    cfg = BenchConfig(**CFG | {"rounds_per_process": 4})
+    assert not next_is_fresh(cfg, rows, ("vit", 1))  # round 5: the second round of round 4's pair
+    assert next_is_fresh(BenchConfig(**CFG | {"rounds_per_process": 2}), rows[:8], ("vit", 1))  # round 4 after 0-3
+    failed = rows[:-1] + [dataclasses.replace(rows[-1], status="error")]
+    assert next_is_fresh(cfg, failed, ("vit", 1))  # a failed round ends its workers
+    # rows from before workers measured several rounds: each round its own pair, a fresh one next
+    assert round_seconds(group("vit", 1, (1.0, 1.0, 1.0), seconds=(60.0, 20.0, 22.0)), ("vit", 1), fresh=True) == 21.0
+
+
+def test_the_group_measured_last_waits_while_another_wants_a_round():
+    rows = group("vit", 1, WIDE) + group("vit", 4, MIDDLE)
+    cfg = BenchConfig(**CFG)
+    assert next_round(cfg, rows, 0.0).group == ("vit", 1)  # the widest
+    assert next_round(cfg, rows, 0.0, last=("vit", 1)).group == ("vit", 4)  # not twice in a row
+    assert next_round(cfg, group("vit", 1, WIDE), 0.0, last=("vit", 1)).group == ("vit", 1)  # the only one left

@@ -11,7 +11,7 @@ from conftest import REPO, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), modes=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
-           cold_compile=False, timeout_s=1800.0)
+           cold_compile=False, timeout_s=1800.0, blocks=4)
 
 
 def test_guide_latency_of_a_published_cell_and_none_elsewhere():

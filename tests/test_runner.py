@@ -352,3 +352,17 @@ def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
     from bench_utils.sweep.jobs import first_rounds
     assert [(r.model, r.repeat) for r in first_rounds(cfg)] == [
         ("vit", 0), ("resnet", 0), ("vit", 1), ("resnet", 1), ("segformer", 0), ("segformer", 1)]
+
+
+def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager",), blocks=1, settle_s=0.0,
+                      repeats=2, target_halfwidth=0.0)
+    monkeypatch.setattr(sessions_module, "Worker", lambda log_path, timeout_s: FakeWorker([], {}, cfg))
+    seen = []
+
+    def aside(round_):
+        seen.append(round_.repeat)
+        time.sleep(0.3)
+
+    summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, after_round=aside)
+    assert seen == [0, 1] and summary.seconds < 0.3  # the hook's 0.6 s are not the sweep's
