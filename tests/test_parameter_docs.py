@@ -39,7 +39,7 @@ def test_every_field_is_declared_with_help_and_a_known_kind():
     assert [p.name for p in declared][:3] == ["label", "models", "size"]
     assert all(p.help and "\n" not in p.help for p in declared)
     assert {p.name: p.unit for p in declared if p.kind == "seconds"} == {
-        "max_warmup_s": "seconds per process", "min_time_s": "seconds per process", "timeout_s": "seconds per round",
+        "max_warmup_s": "seconds per worker", "min_time_s": "seconds per worker and round", "timeout_s": "seconds per round",
         "settle_s": "seconds per handoff"}
     assert {p.name: p.unit for p in declared if p.kind == "number"} == {
         "target_halfwidth": "fraction of the speedup", "budget_min": "minutes per profile"}

@@ -33,7 +33,7 @@ COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
 MAX_REPEATS = 100  # rounds per cell
-MAX_BLOCKS = 1000  # timed blocks per process
+MAX_BLOCKS = 1000  # timed blocks per worker and round
 MAX_MINUTES = 7 * 24 * 60.0  # a sweep's budget: a week
 MAX_SECONDS = 7 * 24 * 3600.0  # any duration parameter: a week
 
@@ -67,24 +67,24 @@ class BenchConfig:
     weights: str = parameter("auto", "pretrained: from the hub or its cache; random: the shipped config; "
                              "auto: pretrained if available, else random", "choice", allowed=WEIGHTS)
     warmup: int = parameter(3, "untimed calls before timing, at least (then on until the latency is steady)",
-                            "count", unit="calls per process", low=0, high=MAX_CALLS)
+                            "count", unit="calls per worker", low=0, high=MAX_CALLS)
     max_warmup_s: float = parameter(2.0, "warm-up stops here even if the latency has not settled", "seconds",
-                                    unit="seconds per process", low=0.0, high=MAX_SECONDS)
+                                    unit="seconds per worker", low=0.0, high=MAX_SECONDS)
     iterations: int = parameter(8, "timed calls, at least (two at least: a spread needs two samples)",
-                                "count", unit="calls per process", low=2, high=MAX_CALLS)
+                                "count", unit="calls per worker and round", low=2, high=MAX_CALLS)
     min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
-                                  "seconds", unit="seconds per process", low=0.0, high=MAX_SECONDS)
+                                  "seconds", unit="seconds per worker and round", low=0.0, high=MAX_SECONDS)
     repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
-    blocks: int = parameter(2, "timed blocks per process in a round, the modes taking turns in ABBA order "
-                            "(iterations and min_time_s are split over them)", "count", unit="blocks per process",
+    blocks: int = parameter(2, "timed blocks per worker in a round, the modes taking turns in ABBA order "
+                            "(iterations and min_time_s are split over them)", "count", unit="blocks per worker and round",
                             low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
     rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
                                         "them (later rounds cost only their blocks; fresh processes let the "
                                         "interval see process-to-process variation)", "count",
-                                        unit="rounds per process", low=1, high=MAX_REPEATS)
+                                        unit="rounds per worker", low=1, high=MAX_REPEATS)
     live_groups: int = parameter(4, "model x batch-size groups whose workers stay alive together, taking "
                                  "turns round by round (GPU memory: one CUDA context per worker)", "count",
                                  unit="groups", low=1, high=MAX_REPEATS)
@@ -143,11 +143,11 @@ class BenchConfig:
         return self.profile and repeat == 0 and batch_size == min(self.batch_sizes)
 
     def block_s(self) -> float:
-        """Seconds of timed calls in one block, at least: `min_time_s` per process over its `blocks`."""
+        """Seconds of timed calls in one block, at least: `min_time_s` per worker and round over its `blocks`."""
         return self.min_time_s / self.blocks
 
     def block_calls(self) -> int:
-        """Timed calls in one block, at least: `iterations` per process over its `blocks`."""
+        """Timed calls in one block, at least: `iterations` per worker and round over its `blocks`."""
         return max(1, -(-self.iterations // self.blocks))
 
     def settings_fingerprint(self) -> str:
