@@ -251,3 +251,29 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
     assert compiled.compile_warm_s == 6.0  # the median of the later rounds', each a new process with the cache
     single = to_dataframe(rows[:1] + rows[4:5]).set_index("mode").loc["default"]
     assert single.compile_s == 30.0 and single.compile_warm_s is None  # one round: no warm compile measured
+
+
+# --- a study's rows: the same row family, read by the same reader -------------------------------------
+
+def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp_path):
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.rows import read_rows
+    from bench_utils.results.study_results import ServingResult, serving_fields, serving_path
+
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
+    path = serving_path(tmp_path / "results.jsonl")
+    assert read_rows(path, ServingResult).rows == []  # no study asked for
+    first = ServingResult(**serving_fields(cfg, "vit", "auto", "cpu"), status="crashed", error="lost")
+    again = ServingResult(**serving_fields(cfg, "vit", "auto", "cpu"), status="ok", compiles=2)
+    other = ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="ok")
+    elsewhere = ServingResult(**serving_fields(BenchConfig(models=("vit",), serving_batch_sizes=(1, 4),
+                                                           label="GPU"), "vit", "auto", "cpu"), status="ok")
+    with ResultsWriter(path) as writer:
+        for row in (first, other, again, elsewhere):
+            writer.append(row)
+    loaded = read_rows(path, ServingResult)
+    # the re-run replaces the crash; another label's row with the same key is kept apart
+    assert loaded.rows == [other, again, elsewhere] and loaded.skipped_lines == []
+    older = {k: v for k, v in json.loads(other.to_json()).items() if k != "steady_others_cpu_pct"}
+    path.write_text(json.dumps(older) + "\n")  # a row from before a field existed still reads
+    assert read_rows(path, ServingResult).rows == [other]

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..results.rows import read_results, run_key
+from ..results.rows import read_results, read_rows, run_key
 from ..results.study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
-                                     compile_cost_path, read_rows, serving_fields, serving_path)
+                                     compile_cost_path, serving_fields, serving_path)
 
 STUDY_KINDS = {  # kind -> (row type, its file next to results.jsonl, its identity fields)
     "serving": (ServingResult, serving_path, serving_fields),
@@ -123,6 +123,6 @@ def study_key(cfg: BenchConfig, job: Job) -> tuple:
 def pending_study_jobs(cfg: BenchConfig, results_path: Path) -> list[Job]:
     done = set()
     for row_type, path_of, _ in STUDY_KINDS.values():
-        done |= {(row_type, row.key) for row in read_rows(path_of(results_path), row_type)
+        done |= {(row_type, row.key) for row in read_rows(path_of(results_path), row_type).rows
                  if row.settings == cfg.settings_fingerprint()}
     return [job for job in study_jobs(cfg) if study_key(cfg, job) not in done]
