@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,8 @@ STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 class Row:
     """What every results row shares (subclasses are frozen dataclasses with `label`, `settings`,
     `status`, `error`, `started_at` and `duration_s` fields, and a `key`): its status checked when made,
-    JSON out and in, and the row schema when read back (row_schema.py)."""
+    JSON out and in, the row schema when read back (row_schema.py), and the row of a process that never
+    wrote its own (`failed`)."""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -57,6 +59,15 @@ class Row:
         if problem:
             raise RowSchemaError(problem)
         return cls.from_dict(values)
+
+    @classmethod
+    def failed(cls, identity: dict, status: str, error: str, duration_s: float):
+        """The row of a process that ended without writing one (a lost worker, a failed task): its
+        identity fields, how it ended, and when it started (`duration_s` seconds ago)."""
+        if status == "ok":
+            raise ValueError(f"status: 'ok' is not allowed; allowed: {', '.join(STATUSES[1:])}")
+        started = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s))
+        return cls(**identity, status=status, error=error, duration_s=duration_s, started_at=started)
 
 
 @dataclass(frozen=True)
