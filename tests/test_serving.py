@@ -46,6 +46,17 @@ def test_every_row_holds_its_sequence_and_steady_state(rows):
     assert rows["eager"].mode == "eager" and rows["static"].mode == "default"
 
 
+def test_measured_rows_read_back_whole_through_the_row_schema(rows, tmp_path):
+    from bench_utils.results.writer import ResultsWriter
+
+    path = serving_path(tmp_path / "results.jsonl")
+    with ResultsWriter(path) as writer:
+        for row in rows.values():
+            writer.append(row)
+    loaded = read_rows(path, ServingResult)
+    assert loaded.rows == list(rows.values()) and loaded.skipped_lines == []  # no real row taken for a lie
+
+
 def test_eager_compiles_nothing(rows):
     eager = rows["eager"]
     assert eager.compiles == 0 and eager.step_compiled == [False] * 3 and eager.compile_total_s == 0
