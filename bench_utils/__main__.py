@@ -10,9 +10,10 @@ import sys
 from .config.bench_config import ConfigError
 from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
+from .config.validation import check_distinct_folders
+from .measure.environment import check_device_available
 from .messages import use_one_line_warnings
 from .paths import check_inductor_cache_dir
-from .sweep.preflight import check_device_available, check_distinct_folders
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench_utils.config.bench_config import ConfigError
+from bench_utils.config.bench_config import BenchConfig, ConfigError
 from bench_utils.config.parameters_file import load_config
 from bench_utils.config.parameters_file import config_from_dict
 from bench_utils.results.rows import read_results
@@ -130,6 +130,26 @@ def test_cuda_arch_check_names_the_missing_architecture():
     assert problem.startswith("this torch build has no kernels for sm_70 (Tesla V100-SXM2-16GB)")
     assert cuda_arch_problem(["sm_80", "compute_70"], (7, 5)) == ""  # PTX of an earlier arch: JIT-compiled
     assert cuda_arch_problem([], (9, 0)).startswith("this torch build has no kernels for sm_90")
+
+
+def test_cuda_is_refused_naming_its_profile_when_torch_sees_no_gpu_or_cannot_run_on_it(monkeypatch):
+    import torch
+
+    from bench_utils.measure import environment
+
+    cpu, cuda = BenchConfig(label="cpu", device="cpu"), BenchConfig(label="gpu box", device="cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    environment.check_device_available([cpu])  # no profile asks for cuda: nothing to check
+    with pytest.raises(ConfigError, match=r"device: 'cuda' is not allowed here \(profile 'gpu box'\); torch .* sees no"):
+        environment.check_device_available([cpu, cuda])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+
+    def no_kernels():
+        raise RuntimeError("no sm_70")
+
+    monkeypatch.setattr(environment, "check_cuda_usable", no_kernels)
+    with pytest.raises(ConfigError, match=r"device: 'cuda' is not allowed here \(profile 'gpu box'\); no sm_70$"):
+        environment.check_device_available([cuda])
 
 
 def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatch):

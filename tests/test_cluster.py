@@ -170,7 +170,8 @@ def test_on_ray_a_later_round_starts_after_round_zero_and_compiles_warm(tmp_path
 @pytest.mark.slow
 def test_on_ray_a_profiles_studies_run_after_its_rounds_and_resume(tmp_path, monkeypatch):
     """`run --ray`: the serving study runs like the local one (a worker per setting) and is not run twice."""
-    from bench_utils.results.study_results import ServingResult, read_rows, serving_path
+    from bench_utils.results.rows import read_rows
+    from bench_utils.results.study_results import ServingResult, serving_path
     from bench_utils.sweep import jobs
 
     monkeypatch.setattr(jobs, "SERVING_SETTINGS", ("eager", "dynamic"))  # two of the four: each compiles cold
@@ -179,7 +180,7 @@ def test_on_ray_a_profiles_studies_run_after_its_rounds_and_resume(tmp_path, mon
     env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
     sweep, studies = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
     assert sweep.statuses == {"ok": 1} and studies.statuses == {"ok": 2}
-    rows = {row.setting: row for row in read_rows(serving_path(path), ServingResult)}
+    rows = {row.setting: row for row in read_rows(serving_path(path), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"] and rows["dynamic"].step_compiled == [True, False]
     again = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
     assert [summary.skipped for summary in again] == [1, 2] and all(not s.statuses for s in again)

@@ -8,7 +8,8 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.registry import get_spec
 from bench_utils.measure.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
 from bench_utils.measure.models import load_model
-from bench_utils.results.study_results import CompileCostResult, artifacts_path, compile_cost_path, read_rows
+from bench_utils.results.rows import read_rows
+from bench_utils.results.study_results import CompileCostResult, artifacts_path, compile_cost_path
 from bench_utils.sweep.runner import run_studies
 
 # seconds and calls: quick, these tests check behaviour, not speed
@@ -70,7 +71,7 @@ def vit_study(tmp_path_factory):
         # way, ~35 s with Inductor's pool of compile workers (their start-up costs more than it saves)
         env.setenv("TORCHINDUCTOR_COMPILE_THREADS", "1")
         line = run_studies(cfg, results, progress=False).line()
-    rows = {row.strategy: row for row in read_rows(compile_cost_path(results), CompileCostResult)}
+    rows = {row.strategy: row for row in read_rows(compile_cost_path(results), CompileCostResult).rows}
     return cfg, results, line, rows
 
 

@@ -169,3 +169,13 @@ def test_precision_and_layout_variant_settings():
     for key in ("autocast", "channels_last", "cold_compile"):
         with pytest.raises(ConfigError, match=f"^{key}: 'yes' is not allowed; allowed: true or false"):
             config_from_dict({key: "yes"})
+
+
+def test_profiles_of_one_command_each_need_a_results_folder_of_their_own():
+    from bench_utils.config.validation import check_distinct_folders
+
+    first, second = BenchConfig(label="Lab A"), BenchConfig(label="lab-a")
+    check_distinct_folders([first, BenchConfig(label="Lab B")], ["a.yaml", "b.yaml"])
+    with pytest.raises(ConfigError, match="^label 'lab-a' of b.yaml uses the results folder 'lab-a' of a.yaml; "
+                                          "give each profile a label of its own$"):
+        check_distinct_folders([first, second], ["a.yaml", "b.yaml"])

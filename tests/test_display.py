@@ -1,11 +1,13 @@
-"""The display layer: how numbers, names and column labels read on a page."""
+"""The display layer: how numbers, names and column labels read on a page, and which columns of a
+report table show at first (the itables options that hide the rest)."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from bench_utils.report.display import MISSING, NEVER, label, model_text, number, page_columns, readable, write_csv
+from bench_utils.report.display import (MISSING, NEVER, hidden_columns, label, model_text, number, page_columns,
+                                        readable, table_options, write_csv)
 
 
 @pytest.mark.parametrize("value, text", [
@@ -52,3 +54,44 @@ def test_the_csv_shows_formulas_as_text(tmp_path):
     write_csv(frame, tmp_path / "cells.csv")
     assert (tmp_path / "cells.csv").read_text().splitlines() == [
         "label,error,speedup", "\"'=HYPERLINK(\"\"http://x\"\")\",'-1+2,-1.5", "CPU,,2.0"]
+
+
+# --- a table on a page: its key columns shown, the rest behind a button ------------------------------
+
+def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():
+    frame = pd.DataFrame(columns=["label", "task_model", "batch_size", "mode", "status", "hostname", "duration_s",
+                                  "hardware"])
+    options = table_options(frame, "placement", "Where")
+    assert options["columnDefs"] == [{"visible": False, "targets": [0, 7]}]  # label, hardware
+    assert options["buttons"] == [{"extend": "colvis", "text": "Columns (2 more)"}]
+    assert options["caption"] == "Where" and options["showIndex"] is False
+
+
+def test_a_table_of_key_columns_only_has_no_button():
+    frame = pd.DataFrame(columns=["task_model", "batch_size", "mode", "status", "error"])
+    options = table_options(frame, "failures", "Failed", column_filters="header")
+    assert "buttons" not in options and "columnDefs" not in options and options["column_filters"] == "header"
+
+
+def test_a_table_naming_none_of_its_keys_shows_everything():
+    assert hidden_columns(["a", "b"], ["x"]) == []
+
+
+def test_unknown_table_is_refused():
+    with pytest.raises(ValueError, match="table: 'latency' is not allowed; allowed: main, improvement"):
+        table_options(pd.DataFrame(), "latency", "x")
+
+
+def test_a_shown_table_reads_in_words_with_its_key_columns_first_in_view(monkeypatch):
+    import itables
+
+    from bench_utils.report.display import show_table
+
+    shown = {}
+    monkeypatch.setattr(itables, "show", lambda frame, **options: shown.update(frame=frame, options=options))
+    frame = pd.DataFrame({"model": ["vit"], "task_model": ["ViT-B/16"], "batch_size": [4.0], "mode": ["default"],
+                          "status": ["oom"], "error": ["CUDA out of memory"], "hostname": ["h"]})
+    show_table(frame, "failures", "Failed cells")
+    assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Compile mode", "Status", "Error", "Host"]
+    assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "oom", "CUDA out of memory", "h"]
+    assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]}]  # the host, one click away

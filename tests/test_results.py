@@ -251,3 +251,56 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
     assert compiled.compile_warm_s == 6.0  # the median of the later rounds', each a new process with the cache
     single = to_dataframe(rows[:1] + rows[4:5]).set_index("mode").loc["default"]
     assert single.compile_s == 30.0 and single.compile_warm_s is None  # one round: no warm compile measured
+
+
+# --- a study's rows: the same row family, read by the same reader -------------------------------------
+
+def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp_path):
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.rows import read_rows
+    from bench_utils.results.study_results import ServingResult, serving_fields, serving_path
+
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
+    path = serving_path(tmp_path / "results.jsonl")
+    assert read_rows(path, ServingResult).rows == []  # no study asked for
+    first = ServingResult(**serving_fields(cfg, "vit", "auto", "cpu"), status="crashed", error="lost")
+    again = ServingResult(**serving_fields(cfg, "vit", "auto", "cpu"), status="ok", compiles=2)
+    other = ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="ok")
+    elsewhere = ServingResult(**serving_fields(BenchConfig(models=("vit",), serving_batch_sizes=(1, 4),
+                                                           label="GPU"), "vit", "auto", "cpu"), status="ok")
+    with ResultsWriter(path) as writer:
+        for row in (first, other, again, elsewhere):
+            writer.append(row)
+    loaded = read_rows(path, ServingResult)
+    # the re-run replaces the crash; another label's row with the same key is kept apart
+    assert loaded.rows == [other, again, elsewhere] and loaded.skipped_lines == []
+    older = {k: v for k, v in json.loads(other.to_json()).items() if k != "steady_others_cpu_pct"}
+    path.write_text(json.dumps(older) + "\n")  # a row from before a field existed still reads
+    assert read_rows(path, ServingResult).rows == [other]
+
+
+@pytest.mark.parametrize("kind", ["cell", "serving", "compile-cost"])
+def test_the_row_of_a_lost_process_is_a_proper_row_of_its_type(tmp_path, kind):
+    import datetime as dt
+
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.rows import BenchResult, cell_fields, read_rows
+    from bench_utils.results.study_results import (CompileCostResult, ServingResult, compile_cost_fields,
+                                                   serving_fields)
+
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
+    row_type, identity = {"cell": (BenchResult, cell_fields(cfg, "vit", 1, "default", "cpu", 2)),
+                          "serving": (ServingResult, serving_fields(cfg, "vit", "auto", "cpu")),
+                          "compile-cost": (CompileCostResult, compile_cost_fields(cfg, "vit", "regional", "cpu"))}[kind]
+    row = row_type.failed(identity, "timeout", "no reply in 300 s", 300.0)
+    assert type(row) is row_type and (row.status, row.error, row.duration_s) == ("timeout", "no reply in 300 s", 300.0)
+    assert row == row_type(**identity, status="timeout", error="no reply in 300 s", duration_s=300.0,
+                           started_at=row.started_at)  # its identity whole, every measured field empty
+    started = dt.datetime.fromisoformat(row.started_at)
+    assert abs((dt.datetime.now(dt.timezone.utc) - started).total_seconds() - 300.0) < 5  # it started 300 s ago
+    path = tmp_path / "rows.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append(row)
+    assert read_rows(path, row_type).rows == [row]  # believable to the reader: never skipped
+    with pytest.raises(ValueError, match="status: 'ok' is not allowed; allowed: oom, error, timeout, crashed"):
+        row_type.failed(identity, "ok", "", 1.0)

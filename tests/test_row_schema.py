@@ -6,9 +6,11 @@ import json
 import pytest
 
 from bench_utils.results.aggregate import to_dataframe
-from bench_utils.results.row_schema import row_problem
-from bench_utils.results.rows import BenchResult, _FIELD_TYPES, read_results
+from bench_utils.results.row_schema import field_types, row_problem
+from bench_utils.results.rows import BenchResult, read_results
 from conftest import make_row
+
+TYPES = field_types(BenchResult)
 
 
 def _values(**changes) -> dict:
@@ -37,12 +39,12 @@ def _values(**changes) -> dict:
     ({"label": 7}, "label: 7 is not text"),
 ])
 def test_a_row_that_lies_is_named(changes, problem):
-    assert problem in row_problem(_values(**changes), _FIELD_TYPES)
+    assert problem in row_problem(_values(**changes), TYPES)
 
 
 def test_a_believable_row_has_no_problem():
-    assert row_problem(_values(), _FIELD_TYPES) == ""
-    assert row_problem(json.loads(make_row(status="oom", ms=None).to_json()), _FIELD_TYPES) == ""
+    assert row_problem(_values(), TYPES) == ""
+    assert row_problem(json.loads(make_row(status="oom", ms=None).to_json()), TYPES) == ""
 
 
 def test_bad_rows_are_skipped_with_one_line_naming_the_first(tmp_path):
@@ -61,7 +63,7 @@ def test_rows_of_other_settings_or_labels_are_never_merged_into_a_cell(tmp_path)
     rows = [make_row(ms=2.0, repeat=0), make_row(ms=2.0, repeat=1, settings="other"),
             make_row(ms=2.0, repeat=0, settings="other"), make_row(ms=9.0, repeat=0, label="cpu!")]
     path.write_text("".join(row.to_json() + "\n" for row in rows))
-    with pytest.warns(UserWarning, match="different settings under one label; their cells are kept apart"):
+    with pytest.warns(UserWarning, match="different settings under one label; their rows are kept apart"):
         loaded = read_results(path)
     assert len(loaded.rows) == 4  # none replaced another: same key, other settings or label
     frame = to_dataframe(loaded.rows)
@@ -77,7 +79,7 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
 
 
 def test_every_field_annotation_has_a_check():
-    assert row_problem(json.loads(BenchResult(**{**_values(), "samples_s": []}).to_json()), _FIELD_TYPES) == ""
+    assert row_problem(json.loads(BenchResult(**{**_values(), "samples_s": []}).to_json()), TYPES) == ""
 
 
 def test_blocks_and_exit_codes_are_checked_for_what_they_are():
@@ -91,3 +93,43 @@ def test_blocks_and_exit_codes_are_checked_for_what_they_are():
     assert row_problem(good | {"block_lengths": [3, 2]}, types) == "block_lengths: 5 calls in blocks, 4 samples"
     assert row_problem(good | {"block_lengths": [4, 0]}, types).startswith("block_lengths:")
     assert row_problem(good | {"exit_code": "11"}, types).startswith("exit_code:")
+
+
+def _study_rows():
+    """A believable row of each study, every field filled (so every field's check runs)."""
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.study_results import (CompileCostResult, ServingResult, compile_cost_fields,
+                                                   serving_fields)
+
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
+    serving = ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="ok", step_ms=[90.0, 12.0],
+                            step_compiled=[True, True], compiles=2, compile_total_s=0.1,
+                            steady_ms={"1": 2.0, "4": 6.0}, steady_samples_s={"1": [0.002] * 3, "4": [0.006] * 3},
+                            env={"hostname": "h"}, duration_s=3.0)
+    cost = CompileCostResult(**compile_cost_fields(cfg, "vit", "regional", "cpu"), status="ok", note="12 x ViTLayer",
+                             compile_s=4.0, graph_count=1, latency_ms_median=2.0, samples_s=[0.002] * 5,
+                             max_abs_diff=1e-6, accuracy_ok=True, duration_s=9.0)
+    return serving, cost
+
+
+@pytest.mark.parametrize("kind, lie, problem", [
+    ("cell", {"compile_s": "3.0"}, "compile_s: '3.0' is not a finite number"),
+    ("serving", {"step_compiled": ["yes", True]}, "step_compiled: ['yes', True] is not a list of true or false"),
+    ("serving", {"steady_ms": ["2.0"]}, "steady_ms: ['2.0'] is not a mapping"),
+    ("compile-cost", {"compile_s": "4.0"}, "compile_s: '4.0' is not a finite number"),
+    ("compile-cost", {"samples_s": [0.0] * 5}, "samples_s: a value outside"),
+    ("compile-cost", {"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
+])
+def test_a_study_row_that_lies_is_skipped_and_named_as_a_cell_row_is(tmp_path, kind, lie, problem):
+    from bench_utils.results.rows import read_rows
+
+    good = {"cell": make_row(mode="default", ms=2.0, compile_s=3.0), "serving": _study_rows()[0],
+            "compile-cost": _study_rows()[1]}[kind]
+    row_type = type(good)
+    assert row_problem(json.loads(good.to_json()), field_types(row_type)) == ""  # every field has its check
+    path = tmp_path / "rows.jsonl"
+    path.write_text(good.to_json() + "\n" + json.dumps(json.loads(good.to_json()) | lie) + "\n")
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable line\(s\): \[2\]; line 2: ") as caught:
+        loaded = read_rows(path, row_type)
+    assert problem in str(caught[0].message)
+    assert loaded.rows == [good] and loaded.skipped_lines == [2]  # the lying line never replaces the good one

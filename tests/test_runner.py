@@ -366,3 +366,36 @@ def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_p
 
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, after_round=aside)
     assert seen == [0, 1] and summary.seconds < 0.3  # the hook's 0.6 s are not the sweep's
+
+
+class LostStudyWorker:
+    """A study's worker that never replies: its deadline passes."""
+
+    def __init__(self, log_path, timeout_s):
+        self.seconds = 12.5
+
+    def ask(self, command, payload=None):
+        raise WorkerLost("timeout", "no reply within 300 s; log: study.log")
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("kind, option", [("serving", "auto"), ("compile-cost", "regional")])
+def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(monkeypatch, tmp_path, kind, option):
+    import dataclasses
+
+    from bench_utils.sweep.jobs import Job, study_key
+
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4),
+                      compile_strategies=("regional",))
+    monkeypatch.setattr(runner, "Worker", LostStudyWorker)
+    job = Job(kind, "vit", 1, option)
+    row = runner.run_study(cfg, job, tmp_path / "results.jsonl")
+    assert (row.status, row.error, row.duration_s) == ("timeout", "no reply within 300 s; log: study.log", 12.5)
+    assert study_key(cfg, job) == (type(row), row.key)  # found as done by the next run's pending_study_jobs
+    same = runner.failure_row(cfg, job, "timeout", "no reply within 300 s; log: study.log", 12.5)
+    assert dataclasses.replace(row, started_at="") == dataclasses.replace(same, started_at="")
+    cell = runner.failure_row(cfg, Job("cell", "vit", 1, "default", 3), "timeout", "no reply", 12.5)
+    assert type(cell) is BenchResult and (cell.mode, cell.repeat, cell.status, cell.duration_s) == (
+        "default", 3, "timeout", 12.5)

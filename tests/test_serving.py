@@ -10,8 +10,9 @@ import bench_utils.sweep.jobs as jobs
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.models import LoadedModel
 from bench_utils.measure.serving import STEADY_COMPILED_NOTE, measure_serving
+from bench_utils.results.rows import read_rows
 from bench_utils.results.stats import summarize
-from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, read_rows, serving_path
+from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, serving_path
 from bench_utils.sweep.runner import run_studies
 
 SEQUENCE = (2, 3, 2)  # a size seen again; no 1: dynamo specializes size 1 even with dynamic=True
@@ -43,6 +44,17 @@ def test_every_row_holds_its_sequence_and_steady_state(rows):
         assert row.compile_total_s == pytest.approx(expected_compile_s)
         assert row.weights == "random" and row.env["torch"] == torch.__version__ and row.duration_s > 0
     assert rows["eager"].mode == "eager" and rows["static"].mode == "default"
+
+
+def test_measured_rows_read_back_whole_through_the_row_schema(rows, tmp_path):
+    from bench_utils.results.writer import ResultsWriter
+
+    path = serving_path(tmp_path / "results.jsonl")
+    with ResultsWriter(path) as writer:
+        for row in rows.values():
+            writer.append(row)
+    loaded = read_rows(path, ServingResult)
+    assert loaded.rows == list(rows.values()) and loaded.skipped_lines == []  # no real row taken for a lie
 
 
 def test_eager_compiles_nothing(rows):
@@ -135,7 +147,7 @@ def test_run_studies_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypa
     cfg = serving_config(serving_batch_sizes=(2, 3))
     results = tmp_path / "results.jsonl"
     assert run_studies(cfg, results, progress=False).line() == f"2 jobs: 0 already done, 2 ok -> {results}"
-    rows = {row.setting: row for row in read_rows(serving_path(results), ServingResult)}
+    rows = {row.setting: row for row in read_rows(serving_path(results), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"]
     assert all(row.status == "ok" and row.sequence == [2, 3] and sorted(row.steady_ms) == ["2", "3"]
                for row in rows.values()), {s: r.error for s, r in rows.items()}

@@ -1,7 +1,9 @@
 """Is a configuration allowed? Checked when a BenchConfig is made: each field by the kind, allowed
-values and bounds its declaration gives (schema.py), then the rules that tie fields together.
-Errors are one line naming the field and the allowed values. No torch; this module does not import
-bench_config (which calls it), so the two form no cycle.
+values and bounds its declaration gives (schema.py), then the rules that tie fields together; and
+before a command starts, the rules across its profiles (check_distinct_folders). Errors are one line
+naming the field and the allowed values. No torch, no look at the machine (that is
+measure/environment.check_device_available); this module does not import bench_config (which calls
+it), so the two form no cycle.
 """
 
 from __future__ import annotations
@@ -116,6 +118,16 @@ def check_config(cfg) -> None:
         refuse("autocast", cfg.autocast, "false with dtype float32 (autocast needs dtype float16 or bfloat16)")
     if "eager" not in cfg.modes:
         refuse("modes", list(cfg.modes), "a list that includes eager (the baseline of every speedup)")
+
+
+def check_distinct_folders(configs: list, paths) -> None:
+    """Profiles of one command must not share a results folder: "Lab A" and "lab-a" both map to lab-a."""
+    seen: dict[str, str] = {}
+    for cfg, path in zip(configs, paths):
+        if cfg.slug() in seen:
+            raise ConfigError(f"label {cfg.label!r} of {path} uses the results folder {cfg.slug()!r} of "
+                              f"{seen[cfg.slug()]}; give each profile a label of its own")
+        seen[cfg.slug()] = str(path)
 
 
 def _check_image(image) -> None:

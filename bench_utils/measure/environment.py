@@ -1,4 +1,5 @@
-"""The environment record every result carries: hardware, driver, library versions."""
+"""The environment record every result carries: hardware, driver, library versions; and whether this
+machine can run what a profile asks for (check_cuda_usable, check_device_available)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import platform
 import socket
 import sys
+
+from ..config.validation import ConfigError
 
 
 def cpu_name() -> str:
@@ -53,6 +56,24 @@ def check_cuda_usable() -> None:
                                 torch.cuda.get_device_name(0))
     if problem:
         raise RuntimeError(problem)
+
+
+def check_device_available(configs: list) -> None:
+    """`device: cuda` (in any of `configs`, BenchConfigs) on a machine where torch sees no usable GPU
+    stops here with one line, before any cell process starts."""
+    cfg = next((c for c in configs if c.device == "cuda"), None)
+    if cfg is None:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); torch "
+                          f"{torch.__version__} sees no usable GPU: use device cpu or auto, or a torch "
+                          "build that matches this machine's driver")
+    try:
+        check_cuda_usable()
+    except RuntimeError as err:
+        raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {err}") from None
 
 
 def precision_settings() -> dict:

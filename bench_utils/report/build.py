@@ -19,8 +19,9 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
 from ..config.parameters_file import load_config
+from ..config.validation import check_distinct_folders
+from ..measure.environment import check_device_available
 from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
-from ..sweep.preflight import check_device_available, check_distinct_folders
 from .index_page import write_profile_state
 from .page_html import escape, published_notebook, relative_text, write_page
 

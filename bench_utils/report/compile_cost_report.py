@@ -18,7 +18,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ..results.study_results import STRATEGIES, CompileCostResult, compile_cost_path, read_rows
+from ..results.rows import read_rows
+from ..results.study_results import STRATEGIES, CompileCostResult, compile_cost_path
 from .grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes
 from .tables import model_label, numeric_column, ordered_models
 
@@ -80,7 +81,8 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
 
 def load_compile_cost_frame(results_path, sweep_frame) -> pd.DataFrame:
     """The study's rows next to a sweep's results.jsonl, against that sweep's eager cells."""
-    return compile_cost_frame(read_rows(compile_cost_path(results_path), CompileCostResult), eager_medians(sweep_frame))
+    rows = read_rows(compile_cost_path(results_path), CompileCostResult).rows
+    return compile_cost_frame(rows, eager_medians(sweep_frame))
 
 
 def _outcome(row) -> str:

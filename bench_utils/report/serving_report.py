@@ -18,8 +18,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from ..results.aggregate import DISTURBED_PCT
+from ..results.rows import read_rows
 from ..results.stats import breakeven_calls
-from ..results.study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, read_rows, serving_path
+from ..results.study_results import RECOMPILE_LIMIT_NOTE, SERVING_SETTINGS, ServingResult, serving_path
 from .grouped_bars import Bars, empty_figure, figure, grouped_barh, legend, status_notes
 from .tables import MISSING, MODEL_INDEX_NAME, model_label, ordered_models
 
@@ -87,7 +88,7 @@ def serving_frame(rows) -> pd.DataFrame:
 
 def load_serving_frame(results_path) -> pd.DataFrame:
     """The study's rows next to a sweep's results.jsonl (empty when the study was not asked for)."""
-    return serving_frame(read_rows(serving_path(results_path), ServingResult))
+    return serving_frame(read_rows(serving_path(results_path), ServingResult).rows)
 
 
 def _cell(value: float, fmt: str, status: str) -> str:

@@ -1,7 +1,8 @@
-"""Is a results row believable? Every row read back from a file is checked here against the row
-schema (BenchResult's fields and their types, the known modes and statuses, samples a timer could
-have taken, enough of them for the row's own settings) before it can reach a table or a verdict: a
-results file is input like any other, edited, merged or damaged by hand. No torch.
+"""Is a results row believable? Every row read back from a file, a cell's or a study's (rows.read_rows),
+is checked here against the row schema (its type's fields and their types, the known modes and
+statuses, samples a timer could have taken, enough of them for the row's own settings) before it can
+reach a table or a verdict: a results file is input like any other, edited, merged or damaged by hand.
+No torch.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def _is_number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
-_CHECKS = {  # BenchResult's annotation -> (what a value must be, in words; the test)
+_CHECKS = {  # a row field's annotation -> (what a value must be, in words; the test)
     "str": ("text", lambda v: isinstance(v, str)),
     "int": ("a whole number >= 0", lambda v: type(v) is int and v >= 0),
     "int | None": ("a whole number >= 0 or null", lambda v: v is None or (type(v) is int and v >= 0)),
@@ -30,6 +31,7 @@ _CHECKS = {  # BenchResult's annotation -> (what a value must be, in words; the 
     "bool": ("true or false", lambda v: type(v) is bool),
     "bool | None": ("true, false or null", lambda v: v is None or type(v) is bool),
     "list[str]": ("a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    "list[bool]": ("a list of true or false", lambda v: isinstance(v, list) and all(type(x) is bool for x in v)),
     "list[float]": ("a list of finite numbers", lambda v: isinstance(v, list) and all(_is_number(x) for x in v)),
     "list[int]": ("a list of whole numbers >= 1", lambda v: isinstance(v, list) and all(type(x) is int and x >= 1
                                                                                          for x in v)),

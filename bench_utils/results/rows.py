@@ -1,11 +1,14 @@
-"""Benchmark results: one frozen row per process of a cell, its key, and a results file read back in
-one place (writer.py appends rows; aggregate.py makes the DataFrame). No torch.
+"""Results rows: the one row family (a cell's BenchResult, a study's rows in study_results.py), each a
+frozen row per measuring process with its key, and every results file read back in one place,
+read_rows (writer.py appends rows; aggregate.py makes the DataFrame). No torch.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +18,60 @@ from .row_schema import field_types, row_problem
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 
 
+class Row:
+    """What every results row shares (subclasses are frozen dataclasses with `label`, `settings`,
+    `status`, `error`, `started_at` and `duration_s` fields, and a `key`): its status checked when made,
+    JSON out and in, the row schema when read back (row_schema.py), and the row of a process that never
+    wrote its own (`failed`)."""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status: {self.status!r} is not allowed; allowed: {', '.join(STATUSES)}")
+
+    @property
+    def key(self) -> tuple:
+        """What the row measures; a later row with the same key (and label and settings) replaces it."""
+        raise NotImplementedError
+
+    @property
+    def identity(self) -> tuple:
+        """The key among rows of one label and settings: rows of another label or other settings are
+        kept apart, never taken as re-runs of one another."""
+        return (self.label, self.settings, *self.key)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values: dict):
+        """The row from its JSON object; fields of a newer or older version are left out."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    @classmethod
+    def from_line(cls, line: str):
+        """The row of one line of a results file; ValueError (RowSchemaError when it is JSON but not a
+        believable row) or TypeError when it is not one."""
+        values = json.loads(line)
+        if not isinstance(values, dict):
+            raise TypeError("not a JSON object")
+        problem = row_problem(values, _field_types(cls))
+        if problem:
+            raise RowSchemaError(problem)
+        return cls.from_dict(values)
+
+    @classmethod
+    def failed(cls, identity: dict, status: str, error: str, duration_s: float):
+        """The row of a process that ended without writing one (a lost worker, a failed task): its
+        identity fields, how it ended, and when it started (`duration_s` seconds ago)."""
+        if status == "ok":
+            raise ValueError(f"status: 'ok' is not allowed; allowed: {', '.join(STATUSES[1:])}")
+        started = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s))
+        return cls(**identity, status=status, error=error, duration_s=duration_s, started_at=started)
+
+
 @dataclass(frozen=True)
-class BenchResult:
+class BenchResult(Row):
     # --- the cell ---
     label: str  # hardware label from the parameters, e.g. "A100"
     model: str  # registry short name
@@ -108,10 +163,6 @@ class BenchResult:
     # from before workers measured several rounds (each round then had processes of its own)
     process_round: int | None = None
 
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status: {self.status!r} is not allowed; allowed: {', '.join(STATUSES)}")
-
     @property
     def cell(self) -> tuple:
         """The cell this row measures: the same for every repeat (see cell_key)."""
@@ -123,13 +174,9 @@ class BenchResult:
         """The process this row is: its cell and repeat. A later row with the same key replaces it."""
         return (*self.cell, self.repeat)
 
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
-
     @classmethod
     def from_dict(cls, values: dict) -> "BenchResult":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{"repeat": 0} | {k: v for k, v in values.items() if k in known})  # rows before repeats
+        return super().from_dict({"repeat": 0} | values)  # rows before repeats: process 0
 
 
 def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
@@ -158,19 +205,20 @@ def run_key(cfg, run: tuple) -> tuple:
 
 
 @dataclass(frozen=True)
-class LoadedResults:
-    rows: list[BenchResult]  # last row per key (cell and repeat), in file order
+class LoadedRows:
+    rows: list  # last row per identity (label, settings and key), in file order
     skipped_lines: list[int]  # 1-based line numbers that were not valid rows
 
 
-def read_results(path: str | Path) -> LoadedResults:
-    """Read a results file; broken lines (a kill mid-write) and rows that fail the row schema
-    (row_schema.py: types, modes, believable samples) are skipped and reported, never fatal. Rows of
-    another label or other settings are kept apart, never taken as re-runs of a cell."""
+def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
+    """The rows of `row_type` in a results file (a sweep's, or a study's next to it), the last per
+    identity; broken lines (a kill mid-write) and rows that fail the row schema (row_schema.py: types,
+    modes, believable samples) are skipped and reported in one warning, never fatal. Rows of another
+    label or other settings are kept apart, never taken as re-runs. A missing file is no rows."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: results file not found")
-    latest: dict[tuple, BenchResult] = {}
+        return LoadedRows([], [])
+    latest: dict[tuple, Row] = {}
     skipped: list[int] = []
     problems: list[str] = []  # "line N: why" for rows that parsed but are not believable
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -178,38 +226,37 @@ def read_results(path: str | Path) -> LoadedResults:
             if not line.strip():
                 continue
             try:
-                row = _parsed_row(line)
+                row = row_type.from_line(line)
             except (json.JSONDecodeError, TypeError, ValueError) as err:
                 skipped.append(number)
                 if isinstance(err, RowSchemaError):
                     problems.append(f"line {number}: {err}")
                 continue
-            key = (row.label, row.settings, *row.key)
-            latest.pop(key, None)  # a re-run of a cell replaces the earlier row
-            latest[key] = row
+            latest.pop(row.identity, None)  # a re-run replaces the earlier row
+            latest[row.identity] = row
     if skipped:
         why = f"; {problems[0]}" if problems else ""
         warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}{why}", stacklevel=2)
     rows = list(latest.values())
     runs = {(row.label, row.settings) for row in rows}
     if len(runs) > len({label for label, _ in runs}):
-        warnings.warn(f"{path}: rows measured with different settings under one label; their cells are kept "
-                      "apart, not combined", stacklevel=2)
-    return LoadedResults(rows, skipped)
+        warnings.warn(f"{path}: rows measured with different settings under one label; their rows are kept apart, "
+                      "not combined", stacklevel=2)
+    return LoadedRows(rows, skipped)
+
+
+def read_results(path: str | Path) -> LoadedRows:
+    """A sweep's results file (its cells' rows, read_rows), which must exist: a study's file may not."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: results file not found")
+    return read_rows(path, BenchResult)
 
 
 class RowSchemaError(ValueError):
     """A line is JSON but not a believable results row."""
 
 
-def _parsed_row(line: str) -> BenchResult:
-    values = json.loads(line)
-    if not isinstance(values, dict):
-        raise TypeError("not a JSON object")
-    problem = row_problem(values, _FIELD_TYPES)
-    if problem:
-        raise RowSchemaError(problem)
-    return BenchResult.from_dict(values)
-
-
-_FIELD_TYPES = field_types(BenchResult)
+@functools.cache
+def _field_types(row_type: type[Row]) -> dict:
+    return field_types(row_type)

@@ -1,19 +1,16 @@
 """The studies' rows: serving with changing batch sizes, and ways to cut compile time.
 
-Each study process writes one frozen row (JSON lines next to the sweep's results.jsonl, appended with
-the same durable writer); each kind of row becomes a DataFrame in exactly one function here. No torch.
+Each study process writes one frozen row of the one row family (rows.Row: JSON lines next to the
+sweep's results.jsonl, appended with the same durable writer, read back with rows.read_rows). No torch.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import COMPILE_STRATEGIES
-from .rows import STATUSES
+from .rows import Row
 
 SERVING_SETTINGS = ("eager", "static", "dynamic", "auto")  # eager, then torch.compile(dynamic=False/True/None)
 SERVING_FILE = "serving.jsonl"
@@ -38,24 +35,8 @@ def artifacts_path(results_path: str | Path, model: str, batch_size: int) -> Pat
     return Path(results_path).with_name(COMPILE_CACHE_DIR) / f"{model}-bs{batch_size}.bin"
 
 
-class _Row:
-    """JSON in and out, shared by the study rows (frozen dataclasses)."""
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status: {self.status!r} is not allowed; allowed: {', '.join(STATUSES)}")
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, values: dict):
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
-
-
 @dataclass(frozen=True)
-class ServingResult(_Row):
+class ServingResult(Row):
     """One process of the serving study: one model (eager, or compiled once with one `dynamic`
     setting) fed a server's sequence of batch sizes, then timed in its steady state per batch size."""
 
@@ -92,7 +73,7 @@ class ServingResult(_Row):
 
 
 @dataclass(frozen=True)
-class CompileCostResult(_Row):
+class CompileCostResult(Row):
     """One process of the compile-time study: one model compiled one way, from an empty compiler
     cache, its first call timed (compile_s), then its steady-state latency."""
 
@@ -130,30 +111,6 @@ class CompileCostResult(_Row):
     @property
     def key(self) -> tuple:
         return (self.model, self.size, self.batch_size, self.dtype, self.mode, self.strategy)
-
-
-def read_rows(path: str | Path, row_type) -> list:
-    """A study's rows, the last per key; broken lines (a kill mid-write) skipped with a warning. A
-    missing file is no rows: the study was not asked for."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    latest: dict = {}
-    skipped = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = row_type.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
-                skipped.append(number)
-                continue
-            latest.pop(row.key, None)
-            latest[row.key] = row
-    if skipped:
-        warnings.warn(f"{path}: skipped {len(skipped)} unreadable line(s): {skipped[:5]}", stacklevel=2)
-    return list(latest.values())
 
 
 def serving_fields(cfg, model: str, setting: str, device: str) -> dict:

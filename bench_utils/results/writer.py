@@ -11,7 +11,7 @@ import os
 import signal
 from pathlib import Path
 
-from .rows import BenchResult
+from .rows import Row
 
 # Test-only: "N" makes the writer write half of the N-th row it appends, then SIGKILL its own process
 # (the fault suite's torn write). Unset in normal use.
@@ -93,7 +93,7 @@ class ResultsWriter:
                 if fh.read(1) != b"\n":
                     fh.write(b"\n")
 
-    def append(self, row: BenchResult) -> None:
+    def append(self, row: Row) -> None:
         line = row.to_json() + "\n"
         cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")

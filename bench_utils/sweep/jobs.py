@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..results.rows import read_results, run_key
+from ..results.rows import BenchResult, Row, cell_fields, read_results, read_rows, run_key
 from ..results.study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
-                                     compile_cost_path, read_rows, serving_fields, serving_path)
+                                     compile_cost_path, serving_fields, serving_path)
 
 STUDY_KINDS = {  # kind -> (row type, its file next to results.jsonl, its identity fields)
     "serving": (ServingResult, serving_path, serving_fields),
@@ -119,14 +119,22 @@ def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
                for job in round_.jobs)
 
 
-def study_key(cfg: BenchConfig, job: Job) -> tuple:
+def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:
+    """The row type a job of `cfg` writes, and that row's identity fields (its key among them)."""
+    if job.kind == "cell":
+        return BenchResult, cell_fields(cfg, job.model, job.batch_size, job.option, cfg.device, job.repeat)
     row_type, _, fields = STUDY_KINDS[job.kind]
-    return row_type, row_type(**fields(cfg, job.model, job.option, cfg.device), status="crashed").key
+    return row_type, fields(cfg, job.model, job.option, cfg.device)
+
+
+def study_key(cfg: BenchConfig, job: Job) -> tuple:
+    row_type, identity = job_row(cfg, job)
+    return row_type, row_type(**identity, status="crashed").key
 
 
 def pending_study_jobs(cfg: BenchConfig, results_path: Path) -> list[Job]:
     done = set()
     for row_type, path_of, _ in STUDY_KINDS.values():
-        done |= {(row_type, row.key) for row in read_rows(path_of(results_path), row_type)
+        done |= {(row_type, row.key) for row in read_rows(path_of(results_path), row_type).rows
                  if row.settings == cfg.settings_fingerprint()}
     return [job for job in study_jobs(cfg) if study_key(cfg, job) not in done]

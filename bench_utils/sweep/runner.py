@@ -27,11 +27,11 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..paths import inside, reports_root
-from ..results.rows import BenchResult, cell_fields
+from ..results.rows import BenchResult, Row
 from ..results.writer import ResultsWriter
 from . import adaptive
-from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, pending_study_jobs,
-                   read_cell_rows, round_pending, study_jobs)
+from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, job_row,
+                   pending_study_jobs, read_cell_rows, round_pending, study_jobs)
 from .sessions import Sessions, log_path
 from .workers import Worker, WorkerLost
 
@@ -77,11 +77,10 @@ def trace_path(results_dir: Path, job: Job) -> Path:
     return inside(results_dir / TRACES_DIR / f"{job.name}.json", results_dir / TRACES_DIR)
 
 
-def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> BenchResult:
-    return BenchResult(
-        **cell_fields(cfg, job.model, job.batch_size, job.option, cfg.device, job.repeat), status=status,
-        error=error, duration_s=duration_s,
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
+def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> Row:
+    """The row of a job (a cell's mode or a study process) whose worker or task was lost."""
+    row_type, identity = job_row(cfg, job)
+    return row_type.failed(identity, status, error, duration_s)
 
 
 def _cell_payload(cfg: BenchConfig, job: Job, results_dir: Path) -> dict:
@@ -168,7 +167,7 @@ def run_study(cfg: BenchConfig, job: Job, results_path: Path):
     compiles is what a first start costs); always a row."""
     import tempfile
 
-    row_type, _, fields = STUDY_KINDS[job.kind]
+    row_type = STUDY_KINDS[job.kind][0]
     worker = Worker(log_path(results_path.parent, job), cfg.timeout_s)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
@@ -178,10 +177,7 @@ def run_study(cfg: BenchConfig, job: Job, results_path: Path):
                                                "environ": dict(os.environ)})
             return row_type.from_dict(json.loads(value))
     except WorkerLost as lost:
-        duration_s = worker.seconds
-        return row_type(**fields(cfg, job.model, job.option, cfg.device), status=lost.status, error=lost.error,
-                        duration_s=duration_s,
-                        started_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s)))
+        return failure_row(cfg, job, lost.status, lost.error, worker.seconds)
     finally:
         worker.close()
 
