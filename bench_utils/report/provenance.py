@@ -15,8 +15,8 @@ _ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layo
               ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
               ("python", "python"), ("platform", "platform"), ("host", "hostname"),
               ("torch threads", "torch_threads"), ("minimum warm-up calls (then until steady)", "warmup"),
-              ("minimum timed calls per process", "iterations"), ("minimum timed seconds per process", "min_time_s"),
-              ("processes per cell", "repeats"))
+              ("minimum timed calls per worker and round", "iterations"),
+              ("minimum timed seconds per worker and round", "min_time_s"), ("rounds per cell", "repeats"))
 
 
 def _joined(values) -> str:

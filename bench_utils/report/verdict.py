@@ -177,7 +177,7 @@ def _payback(best: pd.Series, column: str) -> float:
 
 
 LEGEND = ("Speedup = eager latency ÷ compiled latency (medians; 2× = twice as fast). \"95% sure\": the speedup's "
-          "95% interval over separate runs (rounds of fresh processes). \"Can't tell\": that interval includes 1×, "
+          "95% interval over rounds spread across the run (each in eager and compiled worker processes). \"Can't tell\": that interval includes 1×, "
           "no measurable difference. Pays back: calls until the time saved covers compiling; cold = empty compiler cache (a "
           "first run on this machine), warm = the cache filled (every later process).")
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..paths import inside
 from .jobs import Job, Round
 from .workers import Worker
 
 
 def log_path(results_dir: Path, job: Job) -> Path:
     """Where a worker's output goes: logs/<first job's name>.log in the results folder."""
-    from ..paths import inside
-
     return inside(results_dir / "logs" / f"{job.name}.log", results_dir / "logs")
 
 
