@@ -73,7 +73,7 @@ def test_rows_of_other_settings_are_refused(tmp_path):
     # the matrix, repeats and precision target may change between runs; a setting of the measurement may not
     assert len(read_cell_rows(BenchConfig(label="test", models=("beit",), repeats=5, target_halfwidth=0.05), path)) == 1
     with pytest.raises(SettingsMismatchError, match="other settings"):
-        read_cell_rows(BenchConfig(label="test", blocks=2), path)
+        read_cell_rows(BenchConfig(label="test", blocks=3), path)
 
 
 def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_path):
@@ -101,3 +101,15 @@ def test_a_jobs_row_type_and_identity_give_the_key_its_row_is_found_by():
     row_type, identity = job_row(cfg, Job("compile-cost", "vit", 4, "regional"))
     assert row_type is CompileCostResult and row_type(**identity, status="ok").key == (
         "vit", cfg.size, 4, cfg.dtype, cfg.compiled_mode(), "regional")
+
+
+def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_the_first_pass():
+    from bench_utils.sweep.jobs import needs_fresh_workers, pair_start
+
+    cfg = BenchConfig(repeats=3, rounds_per_process=4)
+    # pair A: rounds 0-1; pair B from the first pass's last round (2) for 4 rounds; then C from 6
+    assert [pair_start(cfg, r) for r in range(3)] == [0, 0, 2]
+    assert needs_fresh_workers(cfg, 0, None) and not needs_fresh_workers(cfg, 1, 0) and needs_fresh_workers(cfg, 2, 0)
+    assert not needs_fresh_workers(cfg, 5, 2) and needs_fresh_workers(cfg, 6, 2)
+    assert [pair_start(BenchConfig(repeats=1), r) for r in range(1)] == [0]  # one round: one pair
+    assert [pair_start(BenchConfig(repeats=6, rounds_per_process=2), r) for r in range(6)] == [0, 0, 2, 2, 4, 5]

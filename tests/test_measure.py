@@ -11,7 +11,7 @@ FAST = dict(target_halfwidth=0.0, size="tiny", device="cpu", weights="random", m
 
 
 def test_eager_cell_row_numbers():
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=5, warmup=1, **FAST)
+    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=5, warmup=1, blocks=4, **FAST)
     row = measure_cell(cfg, "resnet", 2, "eager", repeat=1)
     assert row.status == "ok" and row.error == "" and row.repeat == 1
     # at least `iterations` calls and at least min_time_s seconds of them, in `blocks` blocks of at

@@ -29,7 +29,7 @@ BLOCKS = 2
 def sweep(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sweep")
     params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1], modes=["eager", "default"],
-                         iterations=8, repeats=2, blocks=BLOCKS, settle_s=0.05)
+                         iterations=8, repeats=3, blocks=BLOCKS, settle_s=0.05)
     results = tmp / "results.jsonl"
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -41,8 +41,7 @@ def test_every_process_yields_a_complete_row_in_round_order(sweep):
     rows = read_results(results).rows
     # round r of every cell before round r + 1; within a round, one row per mode
     assert [(r.model, r.batch_size, r.mode, r.repeat) for r in rows] == load_config(params).runs() == [
-        ("vit", 1, "eager", 0), ("vit", 1, "default", 0), ("resnet", 1, "eager", 0), ("resnet", 1, "default", 0),
-        ("vit", 1, "eager", 1), ("vit", 1, "default", 1), ("resnet", 1, "eager", 1), ("resnet", 1, "default", 1)]
+        (model, 1, mode, repeat) for repeat in range(3) for model in ("vit", "resnet") for mode in ("eager", "default")]
     for row in rows:
         assert row.status == "ok", row.error
         assert row.weights == "random" and "tiny config" in row.weights_note
@@ -64,16 +63,20 @@ def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
         assert (eager.model, eager.repeat) == (compiled.model, compiled.repeat)
         assert eager.started_at == compiled.started_at or abs(eager.duration_s - compiled.duration_s) < 5
     logs = results.parent / "logs"
+    # rounds 0 and 1 in the workers round 0 started; the first pass's last round (2) in fresh ones
+    assert [row.process_round for row in rows] == [0] * 8 + [2] * 4
     for row in rows:
-        # both rounds in the worker that round 0 started (rounds_per_process 4 by default)
-        assert row.process_round == 0
-        text = (logs / f"{row.model}-bs1-{row.mode}-r0.log").read_text()
+        text = (logs / f"{row.model}-bs1-{row.mode}-r{row.process_round}.log").read_text()
         commands = [line for line in text.splitlines() if line.startswith("worker: ")]
         # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row, and
         # in round 0 (profile: true) the profiler's pass once the row is safe with the runner; round 1 in
         # the same process, its blocks only; then the worker is asked to exit
-        assert commands == ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish", "worker: profile",
-                            "worker: round", *["worker: block"] * BLOCKS, "worker: finish", "worker: exit"]
+        first = ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish"]
+        if row.process_round == 0:
+            assert commands == [*first, "worker: profile", "worker: round", *["worker: block"] * BLOCKS,
+                                "worker: finish", "worker: exit"]
+        else:
+            assert commands == [*first, "worker: exit"]
 
 
 def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
@@ -82,12 +85,12 @@ def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
     df = load_dataframe(results).set_index(["model", "mode"])
     for model in ("vit", "resnet"):
         eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
-        assert eager["repeats"] == compiled["repeats"] == 2 and bool(compiled["between_process"])
+        assert eager["repeats"] == compiled["repeats"] == 3 and bool(compiled["between_process"])
         assert eager["latency_ms_ci95_low"] <= eager["latency_ms_median"] <= eager["latency_ms_ci95_high"]
         assert compiled["eager_ms_median"] == eager["latency_ms_median"]  # the eager cell's, exactly
         # the speedup pairs block i of both modes in each round, then averages the rounds (log scale)
         rounds = []
-        for repeat in (0, 1):
+        for repeat in (0, 1, 2):
             e, c = [next(r for r in rows if (r.model, r.mode, r.repeat) == (model, m, repeat))
                     for m in ("eager", "default")]
             ratios = block_medians_ms(e.samples_s, e.block_lengths) / block_medians_ms(c.samples_s, c.block_lengths)
@@ -95,7 +98,7 @@ def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
         assert compiled["speedup"] == pytest.approx(math.exp(np.mean(rounds)))
         assert compiled["speedup_ci95_low"] <= compiled["speedup"] <= compiled["speedup_ci95_high"]
         record = next(r for r in cells(rows) if (r["model"], r["mode"]) == (model, "default"))
-        assert record["paired_rounds"] == 2 and record["speedup"] == compiled["speedup"]
+        assert record["paired_rounds"] == 3 and record["speedup"] == compiled["speedup"]
         assert record["speedup_halfwidth"] == pytest.approx(
             math.sqrt(compiled["speedup_ci95_high"] / compiled["speedup_ci95_low"]) - 1)
 
@@ -103,12 +106,12 @@ def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
 def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
     _, results, _ = sweep
     compiled = [r for r in read_results(results).rows if r.mode == "default"]
-    assert len(compiled) == 4
+    assert len(compiled) == 6
     for row in compiled:
         # what describes the process's compiled model holds for each of its rounds
         assert row.accuracy_ok and row.max_abs_diff < 1e-3 and row.task_agreement == 1.0
         assert row.graph_breaks == 0 and row.graph_count >= 1 and row.recompiles == 0
-        if row.repeat == 0:  # the round that compiled
+        if row.repeat != 1:  # the rounds that compiled: round 0 (the first compile), round 2 (fresh workers)
             assert row.compile_s > 0.1  # tracing + code generation + the first call, seconds
             assert row.fx_cache_hits + row.fx_cache_misses >= 1  # Inductor's cache was asked for the graph
             assert row.warmup_calls >= 1
@@ -120,18 +123,19 @@ def test_progress_and_one_line_per_process(sweep):
     _, results, proc = sweep
     assert "%|" in proc.stderr and "round/s" in proc.stderr  # the progress bar, by round
     lines = [line for line in proc.stdout.splitlines() if " ms median of " in line]
-    assert len(lines) == 8
+    assert len(lines) == 12
     assert any(line.startswith("vit bs=1 default #0: ") and "compile" in line for line in lines)
     assert any(line.startswith("vit bs=1 default #1: ") and "compile" not in line for line in lines)
+    assert any(line.startswith("vit bs=1 default #2: ") and "compile" in line for line in lines)
     last = proc.stdout.strip().splitlines()[-1]
-    assert summary_line(last, "4 jobs: 0 already done, 8 ok", results), last
+    assert summary_line(last, "6 jobs: 0 already done, 12 ok", results), last
 
 
 def test_rerun_resumes_without_repeating_rounds(sweep):
     params, results, _ = sweep
     before = results.read_bytes()
     proc = run_cli("run", params, "--results", results)
-    assert proc.returncode == 0 and proc.stdout.strip() == f"4 jobs: 4 already done, nothing new -> {results}"
+    assert proc.returncode == 0 and proc.stdout.strip() == f"6 jobs: 6 already done, nothing new -> {results}"
     assert results.read_bytes() == before
 
 

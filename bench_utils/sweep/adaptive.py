@@ -14,7 +14,7 @@ import statistics
 
 from ..config.bench_config import BenchConfig
 from ..results.aggregate import cells
-from .jobs import Round, cell_groups
+from .jobs import Round, cell_groups, needs_fresh_workers
 
 
 def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
@@ -47,13 +47,13 @@ def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> flo
 
 
 def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
-    """Will the group's next round need fresh workers? When its last round's workers have measured
-    `rounds_per_process` rounds, or that round failed (the runner then ends them)."""
+    """Will the group's next round need fresh workers? By jobs.needs_fresh_workers, or when its last
+    round failed (the runner then ends its workers)."""
     mine = [row for row in rows if (row.model, row.batch_size) == group]
     last = max(row.repeat for row in mine)
     last_rows = [row for row in mine if row.repeat == last]
     first = min((row.process_round for row in last_rows if row.process_round is not None), default=last)
-    return any(row.status != "ok" for row in last_rows) or last + 1 - first >= cfg.rounds_per_process
+    return any(row.status != "ok" for row in last_rows) or needs_fresh_workers(cfg, last + 1, first)
 
 
 def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:

@@ -80,6 +80,25 @@ def first_rounds(cfg: BenchConfig) -> list[Round]:
             for model, batch_size in chunk]
 
 
+def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) -> bool:
+    """Does round `repeat` of a cell group start fresh workers, when its current ones started in round
+    `first_round` (None: it has none)? After `rounds_per_process` rounds, and at the last round of the
+    first pass: every cell then has two pairs of workers at least (results/stats.design_effect can
+    weigh their disagreement) and a warm compile (a fresh worker's, from the cache round 0 filled)."""
+    if first_round is None:
+        return True
+    return repeat - first_round >= cfg.rounds_per_process or (repeat == cfg.repeats - 1 and first_round < repeat)
+
+
+def pair_start(cfg: BenchConfig, repeat: int) -> int:
+    """The round in which the workers of round `repeat` of the first pass started."""
+    first = None
+    for r in range(repeat + 1):
+        if needs_fresh_workers(cfg, r, first):
+            first = r
+    return first
+
+
 def study_jobs(cfg: BenchConfig) -> list[Job]:
     """Every study process of `cfg`, in run order. The whole-model compile runs before
     "cache-artifacts": it leaves the artifacts that one loads."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..config.modes import MODE_BY_NAME
-from .jobs import Round, done_keys, first_rounds, read_cell_rows, round_pending
+from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
 
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
 # .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
@@ -103,8 +103,8 @@ def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None, 
 
 
 def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
-    """Does this round of the first pass start fresh workers? Every `rounds_per_process` rounds."""
-    return round_.repeat % cfg.rounds_per_process == 0
+    """Does this round of the first pass start fresh workers (jobs.needs_fresh_workers)?"""
+    return pair_start(cfg, round_.repeat) == round_.repeat
 
 
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:

@@ -1,11 +1,12 @@
 """The live workers of a sweep: for each cell group (model, batch size) being measured, one worker per
 mode, kept across rounds. No torch here.
 
-A worker's first round builds, compiles and warms up its model; its later rounds cost only their timed
-blocks, so a minute of machine time holds several times more rounds, and a cell's interval, taken over
-its rounds, narrows (docs/method.md). After `rounds_per_process` rounds a group's workers are replaced
-by fresh ones, so the rounds also sample the variation between processes (results/stats.py weighs the
-rounds of one process pair as one cluster). At most `live_groups` groups hold workers at once (each a
+A worker's first round builds, compiles and warms up its model; its later rounds cost only their
+timed blocks, so a minute of machine time holds several times more rounds, and a cell's interval,
+taken over its rounds, narrows (docs/method.md). After `rounds_per_process` rounds, and at the last
+round of the first pass (jobs.needs_fresh_workers), a group's workers are replaced by fresh ones, so
+the rounds also sample the variation between processes (results/stats.py weighs the rounds of one
+process pair as one cluster). At most `live_groups` groups hold workers at once (each a
 CUDA context on a GPU); the least recently used group's are closed to make room.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..paths import inside
-from .jobs import Job, Round
+from .jobs import Job, Round, needs_fresh_workers
 from .workers import Worker
 
 
@@ -48,7 +49,7 @@ class Sessions:
     def open(self, round_: Round) -> tuple[Session, bool]:
         """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
         session = self.live.pop(round_.group, None)
-        if session is not None and session.rounds >= self.cfg.rounds_per_process:
+        if session is not None and needs_fresh_workers(self.cfg, round_.repeat, session.first_round):
             self._end(session)
             session = None
         if session is None:

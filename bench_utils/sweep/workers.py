@@ -96,8 +96,9 @@ class Worker:
         self.deadline = self.started + timeout_s
 
     def new_deadline(self) -> None:
-        """A later round of the same process: `timeout_s` from now."""
-        self.deadline = time.perf_counter() + self.timeout_s
+        """A later round of the same process: `timeout_s` from now, and its `seconds` counted from now."""
+        self.started = time.perf_counter()
+        self.deadline = self.started + self.timeout_s
 
     def send(self, command: str, payload=None) -> None:
         try:
@@ -130,6 +131,7 @@ class Worker:
 
     @property
     def seconds(self) -> float:
+        """Since its start, or since the start of the round it measures now (new_deadline)."""
         return time.perf_counter() - self.started
 
     def kill(self) -> None:
