@@ -31,7 +31,7 @@ from ..results.rows import BenchResult, Row
 from ..results.writer import ResultsWriter
 from . import adaptive
 from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, job_row,
-                   pending_study_jobs, read_cell_rows, round_pending, study_jobs)
+                   needs_fresh_workers, pending_study_jobs, read_cell_rows, round_pending, study_jobs)
 from .sessions import Sessions, log_path
 from .workers import Worker, WorkerLost
 
@@ -144,9 +144,9 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sess
     except BaseException:
         sessions.close(round_.group)
         raise
-    session.rounds += 1
     measured = [rows[job] for job in jobs]
-    if own or not keep or session.rounds >= cfg.rounds_per_process or any(r.status != "ok" for r in measured):
+    if (own or not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round)
+            or any(r.status != "ok" for r in measured)):
         sessions.close(round_.group)
         return [dataclasses.replace(row, exit_code=session.workers[row.mode].exit_code) for row in measured]
     session.last_rows = measured

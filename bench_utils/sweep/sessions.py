@@ -34,7 +34,6 @@ class Session:
 
     first_round: int
     workers: dict[str, Worker]
-    rounds: int = 0
     last_rows: list = field(default_factory=list)
 
 
