@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils.results.aggregate import cells
+from bench_utils.results.aggregate import cells, worker_pairs
 from bench_utils.results.rows import read_results
 from bench_utils.results.stats import relative_halfwidth, SpeedupEstimate
 from bench_utils.sweep.adaptive import round_durations
@@ -57,8 +57,7 @@ def report(path: Path, projection: bool) -> None:
                 f"[{record['speedup_ci95_low']:.3f}, {record['speedup_ci95_high']:.3f}]  +-{width:.1%}  "
                 f"{len(common)} rounds, round speedups sd {statistics.stdev(logs):.3f} (log)" if len(logs) > 1 else "")
         if projection and len(logs) > 1:
-            processes = [(base["round_process"].get(r), record["round_process"].get(r)) for r in common]
-            processes = [p if None not in p else f"round {r}" for p, r in zip(processes, common)]
+            processes = [p if p is not None else f"round {r}" for p, r in zip(worker_pairs(base, record, common), common)]
             line += (f"; projected 2x rounds +-{_projected(logs, processes, 2):.1%}, "
                      f"4x +-{_projected(logs, processes, 4):.1%}")
         print(line)

@@ -235,9 +235,15 @@ def _speedup(eager: dict, record: dict):
         return speedup_over_processes(eager["samples_s"], record["samples_s"]), 0, []
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
     outliers = [common[i] for i in outlying_rounds(np.array([r.mean() for r in rounds]))]
-    processes = [(eager["round_process"].get(r), record["round_process"].get(r)) for r in common]
-    processes = [None if None in pair else pair for pair in processes]
-    return speedup_over_rounds(rounds, processes), len(common), outliers
+    return speedup_over_rounds(rounds, worker_pairs(eager, record, common)), len(common), outliers
+
+
+def worker_pairs(eager: dict, record: dict, rounds: list[int]) -> list:
+    """Per round, the pair of workers that measured it, (eager's, compiled's) first round: the design
+    effect's clusters (stats.design_effect); None for rows from before workers measured several
+    rounds (each round then had its own pair)."""
+    pairs = [(eager["round_process"].get(r), record["round_process"].get(r)) for r in rounds]
+    return [None if None in pair else pair for pair in pairs]
 
 
 def precision_note(record: dict) -> str:
