@@ -18,46 +18,34 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils.results.aggregate import cells, worker_pairs
+from bench_utils.results.aggregate import cells
 from bench_utils.results.rows import read_results
-from bench_utils.results.stats import relative_halfwidth, SpeedupEstimate
 from bench_utils.sweep.adaptive import round_durations
 
 
 def _projected(round_logs: list[float], processes: list, factor: int) -> float:
     """The half-width `factor` times as many rounds would give, in pairs of workers of the same size,
     if the rounds kept this spread and this design effect (stats.speedup_over_rounds' rule)."""
-    from scipy.stats import t
-
-    from bench_utils.results.stats import design_effect
+    from bench_utils.results.stats import design_effect, log_halfwidth
 
     deff = design_effect(np.array(round_logs), processes)
-    n, pairs = len(round_logs) * factor, len(set(processes)) * factor
-    dof = min(n - 1.0, max(n / deff - 1.0, pairs - 1.0, 1.0))
-    half = float(t.ppf(0.975, dof)) * statistics.stdev(round_logs) * math.sqrt(deff / n)
-    mean = statistics.fmean(round_logs)
-    return relative_halfwidth(SpeedupEstimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half)))
+    half = log_halfwidth(statistics.stdev(round_logs), len(round_logs) * factor, deff, len(set(processes)) * factor)
+    return math.exp(half) - 1.0
 
 
 def report(path: Path, projection: bool) -> None:
-    from bench_utils.results.stats import paired_log_ratios
-
     rows = read_results(path).rows
     records = [r for r in cells(rows) if r["mode"] != "eager" and r["status"] == "ok"]
-    eager = {(r["label"], r["model"], r["batch_size"]): r for r in cells(rows) if r["mode"] == "eager"}
     widths = []
     for record in records:
-        base = eager[(record["label"], record["model"], record["batch_size"])]
-        common = sorted(set(base["round_blocks_ms"]) & set(record["round_blocks_ms"]))
-        logs = [float(np.mean(paired_log_ratios(base["round_blocks_ms"][r], record["round_blocks_ms"][r])))
-                for r in common]
+        logs, processes = record["round_logs"], record["round_workers"]
         width = record["speedup_halfwidth"]
         widths.append(width)
         line = (f"{record['model']:<22} bs={record['batch_size']:<3} {record['mode']:<16} x{record['speedup']:.3f} "
                 f"[{record['speedup_ci95_low']:.3f}, {record['speedup_ci95_high']:.3f}]  +-{width:.1%}  "
-                f"{len(common)} rounds, round speedups sd {statistics.stdev(logs):.3f} (log)" if len(logs) > 1 else "")
+                f"{len(logs)} rounds in {len(set(processes))} worker pairs, round speedups sd "
+                f"{statistics.stdev(logs):.3f} (log)" if len(logs) > 1 else "")
         if projection and len(logs) > 1:
-            processes = [p if p is not None else f"round {r}" for p, r in zip(worker_pairs(base, record, common), common)]
             line += (f"; projected 2x rounds +-{_projected(logs, processes, 2):.1%}, "
                      f"4x +-{_projected(logs, processes, 4):.1%}")
         print(line)

@@ -109,3 +109,23 @@ def test_the_group_measured_last_waits_while_another_wants_a_round():
     assert next_round(cfg, rows, 0.0).group == ("vit", 1)  # the widest
     assert next_round(cfg, rows, 0.0, last=("vit", 1)).group == ("vit", 4)  # not twice in a row
     assert next_round(cfg, group("vit", 1, WIDE), 0.0, last=("vit", 1)).group == ("vit", 1)  # the only one left
+
+
+def _in_pairs(rows, first_rounds):
+    """The rows with the worker pair of each round: round r measured by the pair round first_rounds[r]
+    started."""
+    return [dataclasses.replace(row, process_round=first_rounds[row.repeat]) for row in rows]
+
+
+def test_a_group_whose_worker_pairs_disagree_gets_a_new_pair_one_whose_rounds_scatter_a_cheap_round():
+    cfg = BenchConfig(**CFG | {"models": ("vit",), "batch_sizes": (1,)})
+    seconds = (60.0, 8.0, 25.0, 8.0)  # cold, prepared, fresh, prepared: a new pair costs 3x a round
+    # speedups 2, 2 in the first pair, 1.6, 1.6 in the second: rho 1, another round of the pair adds nothing
+    apart = _in_pairs(group("vit", 1, (1.0, 1.0, 1.25, 1.25), seconds=seconds), (0, 0, 2, 2))
+    assert next_round(cfg, apart, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=True)
+    # speedups 2, 1.6 in both pairs: the pairs agree (rho 0), the cheaper round in the same pair
+    scattered = _in_pairs(group("vit", 1, (1.0, 1.25, 1.0, 1.25), seconds=seconds), (0, 0, 2, 2))
+    assert next_round(cfg, scattered, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False)
+    # a new pair that would end after the budget (10 + 25 > 30 s) is not offered; the round in the pair is
+    short = BenchConfig(**CFG | {"models": ("vit",), "batch_sizes": (1,), "budget_min": 0.5})
+    assert next_round(short, apart, 10.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False)

@@ -403,3 +403,23 @@ def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(m
     cell = runner.failure_row(cfg, Job("cell", "vit", 1, "default", 3), "timeout", "no reply", 12.5)
     assert type(cell) is BenchResult and (cell.mode, cell.repeat, cell.status, cell.duration_s) == (
         "default", 3, "timeout", 12.5)
+
+
+def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0, rounds_per_process=4)
+    events, started = [], []
+
+    def worker(log_path, timeout_s):
+        started.append(log_path.name)
+        return FakeWorker(events, {}, cfg)
+
+    monkeypatch.setattr(sessions_module, "Worker", worker)
+    with sessions_module.Sessions(cfg, tmp_path) as live:
+        runner.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path, live, keep=True)
+        rows = runner.run_round(cfg, Round("vit", 1, 1, cfg.modes, new_workers=True), tmp_path, live, keep=True)
+    assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r1.log",
+                       "vit-bs1-default-r1.log"]  # round 1 in fresh workers, though rounds_per_process is 4
+    assert [what for mode, what in events if mode == "eager" and what.startswith("send")] == [
+        "send cell", "send cell"]  # prepared again: a build and a compile, not a "round"
+    assert [row.status for row in rows] == ["ok", "ok"]

@@ -203,3 +203,26 @@ def test_an_interval_over_clustered_rounds_is_widened_by_the_design_effect():
     one_pair = speedup_over_rounds(rounds, ["a"] * 4)
     assert (one_pair.ci95_low, one_pair.ci95_high) == (plain.ci95_low, plain.ci95_high)
     assert not one_pair.between_process
+
+
+def test_one_more_round_is_worth_more_in_a_new_pair_when_the_pairs_disagree():
+    from bench_utils.results.stats import halfwidth_with_round
+
+    # pairs a and b apart, their own rounds close: one-way ANOVA by hand: MSB = 0.25, MSW = 0.005,
+    # n0 = 2, var_b = 0.1225, rho = 0.1225 / 0.1275; sd of the four rounds sqrt(0.26 / 3)
+    logs, pairs = [0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"]
+    rho, sd = 0.1225 / 0.1275, math.sqrt(0.26 / 3)
+    # a fifth round in pair a: sizes 3, 2, deff 1 + (13 / 5 - 1) rho, dof max(5 / deff - 1, 1) = 1
+    deff = 1 + 1.6 * rho
+    same = math.exp(12.706204736 * sd * math.sqrt(deff / 5)) - 1
+    assert halfwidth_with_round(logs, pairs, "a") == pytest.approx(same) and same == pytest.approx(13.36, abs=0.01)
+    # in a new pair: sizes 2, 2, 1, deff 1 + (9 / 5 - 1) rho, dof max(5 / deff - 1, clusters - 1) = 2
+    deff = 1 + 0.8 * rho
+    new = math.exp(4.302652730 * sd * math.sqrt(deff / 5)) - 1
+    assert halfwidth_with_round(logs, pairs, "new") == pytest.approx(new) and new == pytest.approx(1.124, abs=0.001)
+    # the pairs agree, the spread is within them (rho 0): a round is worth the same in either
+    logs = [0.0, 0.6, 0.0, 0.6]
+    plain = math.exp(2.776445105 * np.std(logs, ddof=1) / math.sqrt(5)) - 1  # 5 rounds, 4 dof
+    assert halfwidth_with_round(logs, pairs, "a") == pytest.approx(plain)
+    assert halfwidth_with_round(logs, pairs, "new") == pytest.approx(plain)
+    assert math.isinf(halfwidth_with_round([0.3], ["a"], "a"))  # one round: no spread to project

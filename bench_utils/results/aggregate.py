@@ -17,7 +17,7 @@ import numpy as np
 
 from .rows import read_results
 from .stats import (LatencySummary, block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement,
-                    relative_halfwidth, speedup_over_processes, speedup_over_rounds, summarize_runs)
+                    relative_halfwidth, round_clusters, speedup_over_processes, speedup_over_rounds, summarize_runs)
 
 _IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
              "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
@@ -206,9 +206,14 @@ def _baseline_key(record: dict) -> tuple:
             record["batch_size"], record["dtype"], record["fullgraph"], record["autocast"], record["channels_last"])
 
 
+def _no_rounds() -> dict:
+    """The round fields (_speedup) of a cell compared without paired rounds."""
+    return {"paired_rounds": 0, "outlying_rounds": [], "round_logs": [], "round_workers": []}
+
+
 def _pair(record: dict, eager: dict | None) -> dict:
     """The eager columns and the speedup of `record` against its eager cell (NaN without one)."""
-    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False, "paired_rounds": 0, "outlying_rounds": []} | {
+    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False} | _no_rounds() | {
         f"eager_{n}": None for n in EAGER_PROFILE}
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return empty
@@ -217,25 +222,30 @@ def _pair(record: dict, eager: dict | None) -> dict:
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
     if record is eager:
         return fields | {"speedup": 1.0, "speedup_ci95_low": 1.0, "speedup_ci95_high": 1.0, "significant": False,
-                         "improvement_pct": 0.0, "speedup_halfwidth": 0.0, "paired_rounds": 0, "outlying_rounds": []}
-    estimate, rounds, outliers = _speedup(eager, record)
-    return fields | {"speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low,
-                     "speedup_ci95_high": estimate.ci95_high, "significant": estimate.significant,
-                     "speedup_halfwidth": relative_halfwidth(estimate), "paired_rounds": rounds,
-                     "outlying_rounds": outliers,
-                     "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"])}
+                         "improvement_pct": 0.0, "speedup_halfwidth": 0.0} | _no_rounds()
+    estimate, paired = _speedup(eager, record)
+    return fields | paired | {"speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low,
+                              "speedup_ci95_high": estimate.ci95_high, "significant": estimate.significant,
+                              "speedup_halfwidth": relative_halfwidth(estimate),
+                              "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"])}
 
 
 def _speedup(eager: dict, record: dict):
-    """(SpeedupEstimate, rounds paired, outlying rounds): over the rounds both cells measured in blocks
-    (stats.speedup_over_rounds); rows from before blocks, or no common round: the processes' medians
-    compared unpaired (stats.speedup_over_processes)."""
+    """(SpeedupEstimate, fields): the speedup over the rounds both cells measured in blocks
+    (stats.speedup_over_rounds), with the rounds paired, the outlying ones, and each round's log
+    speedup and worker pair (what sweep/adaptive.py projects the next round's worth from); rows from
+    before blocks, or no common round: the processes' medians compared unpaired
+    (stats.speedup_over_processes)."""
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
     if not (eager["blocked"] and record["blocked"] and common):
-        return speedup_over_processes(eager["samples_s"], record["samples_s"]), 0, []
+        return speedup_over_processes(eager["samples_s"], record["samples_s"]), _no_rounds()
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
-    outliers = [common[i] for i in outlying_rounds(np.array([r.mean() for r in rounds]))]
-    return speedup_over_rounds(rounds, worker_pairs(eager, record, common)), len(common), outliers
+    pairs = worker_pairs(eager, record, common)
+    logs, labels = round_clusters(rounds, pairs)
+    measured = [r for r, blocks in zip(common, rounds) if np.size(blocks)]  # the rounds round_clusters keeps
+    return speedup_over_rounds(rounds, pairs), {
+        "paired_rounds": len(common), "outlying_rounds": [measured[i] for i in outlying_rounds(logs)],
+        "round_logs": list(logs), "round_workers": labels}
 
 
 def worker_pairs(eager: dict, record: dict, rounds: list[int]) -> list:

@@ -16,6 +16,7 @@ within-process intervals above are the only ones there are, and `between_process
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,41 +214,81 @@ def _t_interval(logs: np.ndarray, between_process: bool, deff: float = 1.0, clus
     """The mean of `logs` and its 95% t-interval, exponentiated; with a design effect `deff` > 1 the
     variance is scaled by it and the degrees of freedom are those of n / deff rounds (at least
     clusters - 1, at most n - 1)."""
-    from scipy.stats import t
-
     point = float(logs.mean())
-    if logs.size < 2:
-        half = math.inf
-    else:
-        dof = min(logs.size - 1.0, max(logs.size / deff - 1.0, clusters - 1.0, 1.0))
-        half = float(t.ppf(0.975, dof)) * float(logs.std(ddof=1)) * math.sqrt(deff / logs.size)
+    half = math.inf if logs.size < 2 else log_halfwidth(float(logs.std(ddof=1)), logs.size, deff, clusters)
     if half == 0.0:
         return SpeedupEstimate(math.exp(point), math.exp(point), math.exp(point), between_process)
     return SpeedupEstimate(math.exp(point), math.exp(point - half), math.exp(point + half), between_process)
 
 
-def design_effect(logs: np.ndarray, clusters) -> float:
-    """Kish's design effect of rounds measured in clusters (the rounds of one pair of worker
-    processes): 1 + (m - 1) * rho, where rho is the intra-class correlation from a one-way analysis of
-    variance (clipped at 0) and m the clusters' size weighted by size (sum n_g^2 / N). 1 when no cluster
-    holds two rounds (every round its own processes) or when there is only one cluster (rho unknown:
-    the caller must not pretend the rounds are independent then; see speedup_over_rounds)."""
+def log_halfwidth(sd: float, n: int, deff: float = 1.0, clusters: int = 0) -> float:
+    """The 95% t-interval's half-width, log scale, of the mean of `n` rounds whose log speedups have
+    standard deviation `sd`, with design effect `deff`: the variance is scaled by it and the degrees of
+    freedom are those of n / deff rounds (at least clusters - 1, at most n - 1)."""
+    from scipy.stats import t
+
+    dof = min(n - 1.0, max(n / deff - 1.0, clusters - 1.0, 1.0))
+    return float(t.ppf(0.975, dof)) * sd * math.sqrt(deff / n)
+
+
+def intraclass_correlation(logs: np.ndarray, clusters) -> float | None:
+    """How much more alike rounds of one cluster (one pair of worker processes) are than rounds of
+    different clusters: rho from a one-way analysis of variance, clipped at 0. None when it cannot be
+    told: one cluster only, or no cluster holding two rounds."""
     logs = np.asarray(logs, dtype=float)
     labels = list(clusters)
     groups = [logs[[i for i, label in enumerate(labels) if label == g]] for g in dict.fromkeys(labels)]
     n, k = logs.size, len(groups)
     if k < 2 or k == n:
-        return 1.0
+        return None
     sizes = np.array([g.size for g in groups], dtype=float)
     grand = logs.mean()
     between = float(sum(g.size * (g.mean() - grand) ** 2 for g in groups)) / (k - 1)
     within = float(sum(((g - g.mean()) ** 2).sum() for g in groups)) / (n - k)
     n0 = (n - float((sizes ** 2).sum()) / n) / (k - 1)  # the clusters' effective size (unbalanced ANOVA)
     var_between = max(0.0, (between - within) / n0)
-    if var_between + within == 0.0:
-        return 1.0
-    rho = var_between / (var_between + within)
-    return 1.0 + (float((sizes ** 2).sum()) / n - 1.0) * rho
+    return 0.0 if var_between + within == 0.0 else var_between / (var_between + within)
+
+
+def _kish(rho: float, sizes) -> float:
+    """1 + (m - 1) * rho, m the clusters' size weighted by size (sum n_g^2 / N)."""
+    sizes = np.asarray(list(sizes), dtype=float)
+    return 1.0 + (float((sizes ** 2).sum()) / float(sizes.sum()) - 1.0) * rho
+
+
+def design_effect(logs: np.ndarray, clusters) -> float:
+    """Kish's design effect of rounds measured in clusters (the rounds of one pair of worker
+    processes): 1 + (m - 1) * rho (intraclass_correlation), m the clusters' size weighted by size
+    (sum n_g^2 / N). 1 when no cluster holds two rounds (every round its own processes) or when there
+    is only one cluster (rho unknown: the caller must not pretend the rounds are independent then; see
+    speedup_over_rounds)."""
+    rho = intraclass_correlation(logs, clusters)
+    return 1.0 if rho is None else _kish(rho, Counter(clusters).values())
+
+
+def halfwidth_with_round(round_logs, clusters, joins) -> float:
+    """The relative half-width speedup_over_rounds' interval would have with one more round in
+    cluster `joins` (a label of `clusters`: the same workers; a new label: a fresh pair), if the rounds
+    kept the spread and the intra-class correlation they have (a projection, not a measurement:
+    sweep/adaptive.py prices rounds with it). inf below two rounds (no spread to keep)."""
+    logs = np.asarray(round_logs, dtype=float)
+    if logs.size < 2:
+        return math.inf
+    sizes = Counter(clusters)
+    rho = intraclass_correlation(logs, clusters)
+    sizes[joins] += 1
+    deff = 1.0 if rho is None or len(sizes) < 2 else _kish(rho, sizes.values())
+    return math.exp(log_halfwidth(float(logs.std(ddof=1)), logs.size + 1, deff, len(sizes))) - 1.0
+
+
+def round_clusters(rounds: list[np.ndarray], processes=None) -> tuple[np.ndarray, list]:
+    """Each round's log speedup (the mean of its block pairs' log ratios; a round without one is
+    dropped) and the label of the worker pair that measured it: speedup_over_rounds' input, and
+    halfwidth_with_round's. A round of rows from before workers measured several rounds (label None)
+    had a pair of its own."""
+    kept = [(np.asarray(r, dtype=float), p) for r, p in zip(rounds, processes or [None] * len(rounds)) if np.size(r)]
+    labels = [p if p is not None else f"round {i}" for i, (_, p) in enumerate(kept)]
+    return np.array([r.mean() for r, _ in kept]), labels
 
 
 def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEstimate:
@@ -262,13 +303,12 @@ def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEsti
     in one pair the rounds count as independent stretches of that pair (between_process False says the
     interval saw one pair of processes). One round: a t-interval over its block pairs, which sees only
     the variation within that stretch."""
-    kept = [(np.asarray(r, dtype=float), p) for r, p in zip(rounds, processes or [None] * len(rounds)) if np.size(r)]
+    kept = [np.asarray(r, dtype=float) for r in rounds if np.size(r)]
     if not kept:
         raise ValueError("rounds: at least one round with a block pair is needed")
     if len(kept) == 1:
-        return _t_interval(kept[0][0], between_process=False)
-    logs = np.array([r.mean() for r, _ in kept])
-    labels = [p if p is not None else f"round {i}" for i, (_, p) in enumerate(kept)]  # rows before sessions
+        return _t_interval(kept[0], between_process=False)
+    logs, labels = round_clusters(rounds, processes)
     clusters = len(set(labels))
     return _t_interval(logs, between_process=clusters > 1, deff=design_effect(logs, labels), clusters=clusters)
 

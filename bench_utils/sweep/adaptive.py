@@ -1,10 +1,15 @@
 """Which cell gets the next round: spend the budget where the answer is least sure. No torch.
 
-After the first `repeats` rounds of every cell, the next round goes to the cell group (model, batch
-size) whose widest compiled-mode speedup interval is furthest above `target_halfwidth`; a group stops
-when all its intervals are within the target or it has `max_repeats` rounds, and the sweep stops
-when the next round would end after `budget_min`. The rule looks at the interval's width only, never
-at whether the speedup is significant: stopping when a result looks significant would bias it.
+After the first `repeats` rounds of every cell, each cell group (model, batch size) whose widest
+compiled-mode speedup interval is above `target_halfwidth` is offered a round in its current pair of
+workers (cheap: only its blocks) and one in a fresh pair (a start and a warm compile more, but a new
+cluster: results/stats.design_effect). Each offer is worth the narrowing it would bring, projected
+from the rounds' spread and intra-class correlation (stats.halfwidth_with_round), per second it would
+take (round_seconds); the best offer goes next. So a cell whose worker pairs disagree gets new pairs,
+one whose rounds scatter within a pair gets cheap rounds. A group stops when all its intervals are
+within the target or it has `max_repeats` rounds, and the sweep stops when no round would end before
+`budget_min`. The rule looks at the intervals' widths only, never at whether a speedup is significant:
+stopping when a result looks significant would bias it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import statistics
 
 from ..config.bench_config import BenchConfig
 from ..results.aggregate import cells
+from ..results.stats import halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
 
 
@@ -56,34 +62,63 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     return any(row.status != "ok" for row in last_rows) or needs_fresh_workers(cfg, last + 1, first)
 
 
+def _compiled_records(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
+    """Per cell group, its compiled cells that are ok (a failed cell has no interval and is not
+    chased)."""
+    out: dict[tuple[str, int], list[dict]] = {}
+    for record in cells(rows):
+        if record["mode"] != "eager" and record["status"] == "ok" and record["label"] == cfg.label:
+            out.setdefault((record["model"], record["batch_size"]), []).append(record)
+    return out
+
+
+def _width(record: dict) -> float:
+    width = record["speedup_halfwidth"]
+    return math.inf if width is None or math.isnan(width) else width
+
+
 def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:
     """Per cell group, the widest relative half-width of its compiled modes' speedups (inf while a
-    compiled mode has no interval yet: a failed cell is not chased, it has no row that is ok)."""
-    widest: dict[tuple[str, int], float] = {}
-    for record in cells(rows):
-        if record["mode"] == "eager" or record["status"] != "ok" or record["label"] != cfg.label:
-            continue
-        group = (record["model"], record["batch_size"])
-        width = record["speedup_halfwidth"]
-        width = math.inf if width is None or math.isnan(width) else width
-        widest[group] = max(widest.get(group, 0.0), width)
-    return widest
+    compiled mode has no interval yet)."""
+    return {group: max(_width(r) for r in records) for group, records in _compiled_records(cfg, rows).items()}
+
+
+def halfwidth_after(records: list[dict], fresh: bool) -> float:
+    """The group's widest half-width after one more round, in a fresh pair of workers or in the pair
+    that measured its last round (stats.halfwidth_with_round: a projection)."""
+    def after(record: dict) -> float:
+        labels = record["round_workers"]
+        joins = ("fresh",) if fresh or not labels else labels[-1]
+        return halfwidth_with_round(record["round_logs"], labels, joins)
+
+    return max(after(record) for record in records)
 
 
 def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, int] | None = None) -> Round | None:
     """The extra round to measure next, or None: precision reached, `max_repeats`, or no budget. The
-    group `last` measured goes after the others that want a round: two rounds of a group back to back
-    would see one stretch of the machine twice."""
+    best offer per second (module docstring) goes first; the group `last` measured goes after the
+    others that want a round: two rounds of a group back to back would see one stretch of the machine
+    twice."""
     if cfg.target_halfwidth <= 0 or cfg.budget_min <= 0:
         return None
     rounds = {}
     for row in rows:
         group = (row.model, row.batch_size)
         rounds[group] = max(rounds.get(group, -1), row.repeat)
-    widths = halfwidths(cfg, rows)
-    wanted = [(width, group) for group, width in widths.items()
-              if group in cell_groups(cfg) and width > cfg.target_halfwidth and rounds[group] + 1 < cfg.max_repeats]
-    for width, group in sorted(wanted, key=lambda item: (item[1] == last, -item[0])):
-        if elapsed_s + round_seconds(rows, group, next_is_fresh(cfg, rows, group)) <= cfg.budget_min * 60.0:
-            return Round(group[0], group[1], rounds[group] + 1, cfg.modes)
-    return None
+    offers = []
+    for group, records in _compiled_records(cfg, rows).items():
+        width = max(_width(r) for r in records)
+        if group not in cell_groups(cfg) or width <= cfg.target_halfwidth or rounds[group] + 1 >= cfg.max_repeats:
+            continue
+        for fresh in (True,) if next_is_fresh(cfg, rows, group) else (False, True):
+            seconds = round_seconds(rows, group, fresh)
+            if elapsed_s + seconds > cfg.budget_min * 60.0:
+                continue
+            after = halfwidth_after(records, fresh)
+            gain = math.inf if math.isinf(width) or math.isinf(after) else width - max(after, cfg.target_halfwidth)
+            offers.append(((group == last, -gain / max(seconds, 1e-3), seconds), group, fresh))
+    if not offers:
+        return None
+    _, group, fresh = min(offers, key=lambda offer: offer[0])
+    return Round(group[0], group[1], rounds[group] + 1, cfg.modes,
+                 new_workers=fresh and not next_is_fresh(cfg, rows, group))

@@ -51,6 +51,9 @@ class Round:
     batch_size: int
     repeat: int
     modes: tuple[str, ...]
+    # fresh workers although the group's could measure it (needs_fresh_workers): an extra round that
+    # a new pair makes worth more (sweep/adaptive.py)
+    new_workers: bool = False
 
     @property
     def jobs(self) -> list[Job]:

@@ -4,7 +4,8 @@ mode, kept across rounds. No torch here.
 A worker's first round builds, compiles and warms up its model; its later rounds cost only their
 timed blocks, so a minute of machine time holds several times more rounds, and a cell's interval,
 taken over its rounds, narrows (docs/method.md). After `rounds_per_process` rounds, and at the last
-round of the first pass (jobs.needs_fresh_workers), a group's workers are replaced by fresh ones, so
+round of the first pass (jobs.needs_fresh_workers), or sooner where an extra round is worth more
+in a new pair (Round.new_workers, sweep/adaptive.py), a group's workers are replaced by fresh ones, so
 the rounds also sample the variation between processes (results/stats.py weighs the rounds of one
 process pair as one cluster). At most `live_groups` groups hold workers at once (each a
 CUDA context on a GPU); the least recently used group's are closed to make room.
@@ -48,7 +49,8 @@ class Sessions:
     def open(self, round_: Round) -> tuple[Session, bool]:
         """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
         session = self.live.pop(round_.group, None)
-        if session is not None and needs_fresh_workers(self.cfg, round_.repeat, session.first_round):
+        if session is not None and (round_.new_workers or needs_fresh_workers(self.cfg, round_.repeat,
+                                                                              session.first_round)):
             self._end(session)
             session = None
         if session is None:
