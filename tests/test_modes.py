@@ -30,4 +30,7 @@ def test_every_mode_prices_its_cold_and_warm_compile():
     assert COLD_COMPILE_S["eager"] == WARM_COMPILE_S["eager"] == 0
     for mode in COMPILE_MODES:  # a warm compile (cache hits) is cheaper than a cold one, and not free
         assert 0 < WARM_COMPILE_S[mode] < COLD_COMPILE_S[mode]
-    assert COLD_COMPILE_S["max-autotune"] > COLD_COMPILE_S["reduce-overhead"] > COLD_COMPILE_S["default"]
+    assert COLD_COMPILE_S["max-autotune"] > COLD_COMPILE_S["default"]  # autotuning benchmarks kernels
+    # CUDA graphs wrap the same compiled graph after compiling (modes.py): they add no compile time
+    assert COLD_COMPILE_S["reduce-overhead"] == COLD_COMPILE_S["default"]
+    assert COLD_COMPILE_S["max-autotune"] == COLD_COMPILE_S["max-autotune-no-cudagraphs"]

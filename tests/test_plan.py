@@ -50,7 +50,7 @@ def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
     cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
     assert _round(cfg).seconds["cold compile"] == 480.0  # default's 60 s + FastVideo's 419 s of autotuning
-    assert _round(cfg, repeat=1).seconds["warm compile"] == 10.0  # the cache holds the autotuned kernels
+    assert _round(cfg, repeat=1).seconds["warm compile"] == 8.0  # the cache holds the autotuned kernels: as default
 
 
 def test_what_the_results_file_measured_comes_before_the_constants():
