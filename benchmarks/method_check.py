@@ -15,8 +15,9 @@ target and budget), then the remaining reference processes.
 The reference: `--reference-processes` fresh processes per model (default 4, models alternating),
 each building the same model and inputs (bench_utils.measure.models and inputs) and timing, with
 Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
-(mode "default"), then eager again (A-B-A). A process's speedup is the geometric mean of its two
-eager medians over its compiled median, so a drift of the machine during the process cancels to
+(mode "default"), then eager again (A-B-A), with the C allocator set up as the profile's workers
+(keep_freed_memory). A process's speedup is the geometric mean of its two eager medians over its
+compiled median, so a drift of the machine during the process cancels to
 first order; the reference speedup is the geometric mean over processes, shown with their range.
 It prints each figure and the ratios. Run it on an otherwise idle machine.
 """
@@ -41,8 +42,9 @@ from bench_utils.sweep.runner import run_sweep
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did
 
 
-def reference(model_name: str, min_run_time: float) -> dict:
-    """In this process: Timer medians (ms) of eager, compiled, and eager again after compiling."""
+def reference(model_name: str, min_run_time: float, keep_freed_memory: bool) -> dict:
+    """In this process: Timer medians (ms) of eager, compiled, and eager again after compiling; with
+    `keep_freed_memory`, the C allocator set up as the engine's workers are (measure/host_memory.py)."""
     import torch
     from torch.utils.benchmark import Timer
 
@@ -50,6 +52,10 @@ def reference(model_name: str, min_run_time: float) -> dict:
     from bench_utils.measure.inputs import build_inputs
     from bench_utils.measure.models import load_model
 
+    if keep_freed_memory:
+        from bench_utils.measure.host_memory import keep_freed_memory as keep
+
+        keep()
     spec = get_spec(model_name)
     model = load_model(spec, "full", "random", "cpu", "float32").model
     inputs = build_inputs(spec, "full", 1, "cpu", torch.float32, None)
@@ -84,9 +90,9 @@ def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def run_reference(model: str, min_run_time: float) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time",
-                           str(min_run_time)], capture_output=True, text=True, check=True)
+def run_reference(model: str, min_run_time: float, keep_freed_memory: bool) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time", str(min_run_time)]
+                          + ["--keep-freed-memory"] * keep_freed_memory, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -98,9 +104,10 @@ def main() -> None:
     parser.add_argument("--reference-processes", type=int, default=4, help="A-B-A reference processes per model")
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
+    parser.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)  # internal: the profile's
     args = parser.parse_args()
     if args.reference:
-        print(json.dumps(reference(args.reference, args.min_run_time)))
+        print(json.dumps(reference(args.reference, args.min_run_time, args.keep_freed_memory)))
         return
     refs: dict[str, list[dict]] = {model: [] for model in args.models}
     cfg = engine_config(args.params, args.models)
@@ -108,7 +115,7 @@ def main() -> None:
 
     def reference_pass() -> None:
         for model in args.models:
-            refs[model].append(run_reference(model, args.min_run_time))
+            refs[model].append(run_reference(model, args.min_run_time, cfg.keep_freed_memory))
 
     def after_round(round_) -> None:
         """After round r of every cell of the first pass: one reference process per model."""

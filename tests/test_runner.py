@@ -46,6 +46,7 @@ def test_every_process_yields_a_complete_row_in_round_order(sweep):
         assert row.status == "ok", row.error
         assert row.weights == "random" and "tiny config" in row.weights_note
         assert row.device == "cpu" and row.env["torch"] and row.env["transformers"] and row.env["device_name"]
+        assert row.env["allocator"].startswith("glibc, freed memory kept")  # keep_freed_memory, the default
         # `blocks` blocks of at least ceil(iterations / blocks) calls and min_time_s / blocks seconds each
         assert len(row.block_lengths) == BLOCKS and sum(row.block_lengths) == len(row.samples_s)
         assert min(row.block_lengths) >= 4 and len(row.samples_s) >= 8

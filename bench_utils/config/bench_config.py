@@ -109,6 +109,9 @@ class BenchConfig:
     dynamic: bool | str = parameter(False, "torch.compile(dynamic=...) of the sweep: false (static shapes), "
                                     "true (symbolic), auto (static until a shape changes)", "choice",
                                     allowed=DYNAMIC)
+    keep_freed_memory: bool = parameter(True, "true: each measuring process's C allocator keeps freed memory "
+                                        "for the next call (glibc mallopt), so a CPU call does not page-fault its "
+                                        "tensors in again (docs/method.md); false: glibc's defaults", "flag")
     # --- studies: none changes the sweep's numbers (STUDY_FIELDS) ---
     profile: bool = parameter(True, "after timing, torch.profiler over a few calls of round 0 at each model's "
                               "smallest batch size: why a speedup (ops, kernels, overhead)", "flag")
@@ -160,6 +163,8 @@ class BenchConfig:
         keep = {k: v for k, v in self.to_dict().items() if k not in skip}
         if keep["dynamic"] is False:
             del keep["dynamic"]  # static shapes, as before the setting existed: the fingerprint stays
+        if keep["keep_freed_memory"] is False:
+            del keep["keep_freed_memory"]  # glibc's defaults, as before the setting existed
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:

@@ -10,6 +10,7 @@ import socket
 import sys
 
 from ..config.validation import ConfigError
+from .host_memory import allocator_state
 
 
 def cpu_name() -> str:
@@ -127,6 +128,7 @@ def collect(device: str) -> dict:
         "cudnn": "",
         "driver": "",
         "gpu_memory_gb": None,
+        "allocator": allocator_state(),  # what the C allocator does with freed memory (host_memory.py)
         "compute_capability": "",  # CUDA: "8.0"; Inductor compiles bfloat16 only from 8.0 (see compile_stats)
     }
     for package in ("timm", "triton"):  # package metadata: importing them costs seconds in every cell

@@ -33,6 +33,7 @@ import transformers
 
 from ..config.parameters_file import config_from_dict
 from ..config.registry import MODELS
+from .host_memory import keep_freed_memory
 
 
 def _preload_architectures() -> None:
@@ -83,18 +84,25 @@ def _use_environ(payload: dict) -> None:
         os.environ.update(payload["environ"])
 
 
+def _job_config(payload: dict):
+    """The job's settings, with the runner's environment and the allocator they ask for in place."""
+    _use_environ(payload)
+    cfg = config_from_dict(payload["config"])
+    if cfg.keep_freed_memory:
+        keep_freed_memory()
+    return cfg
+
+
 def _cell(payload: dict):
     from .cell import CellProcess
 
-    _use_environ(payload)
-    cfg = config_from_dict(payload["config"])
+    cfg = _job_config(payload)
     trace = Path(payload["trace"]) if payload.get("trace") else None
     return CellProcess(cfg, payload["model"], payload["batch_size"], payload["mode"], payload["repeat"], trace)
 
 
 def _study(payload: dict) -> str:
-    _use_environ(payload)
-    cfg = config_from_dict(payload["config"])
+    cfg = _job_config(payload)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = payload["cache_dir"]  # read by Inductor on every cache access
     os.environ.pop("TRITON_CACHE_DIR", None)  # Triton's cache then lives under the empty one too
     if payload["kind"] == "serving":

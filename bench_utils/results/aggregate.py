@@ -33,8 +33,8 @@ _LISTS = ("break_reasons", "recompile_reasons")
 # others' CPU share or steal while timing (measure/machine_load.py), % of the machine: above this, disturbed
 DISTURBED_PCT = 10.0
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
-               "hostname": "hostname", "torch_threads": "torch_threads", "compute_capability": "compute_capability",
-               "cpu_count": "cpu_count", "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
+               "hostname": "hostname", "torch_threads": "torch_threads", "allocator": "allocator",
+               "compute_capability": "compute_capability", "cpu_count": "cpu_count", "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
 
 
 def _largest(values):
@@ -312,8 +312,8 @@ CELL_COLUMNS = [  # the DataFrame's columns, in order
     "cudagraph_pool_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks",
     "graph_count", "recompiles", "break_reasons", "recompile_reasons", *PROFILE,
     *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
-    "compute_capability", "cpu_count", "python", "gpu_memory_gb", "settings", "started_at", "duration_s",
-    "samples_s"]
+    "allocator", "compute_capability", "cpu_count", "python", "gpu_memory_gb", "settings", "started_at",
+    "duration_s", "samples_s"]
 
 
 def load_dataframe(*paths, with_samples: bool = False):
