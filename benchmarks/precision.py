@@ -4,6 +4,10 @@ file: the median and largest half-width, the sweep's wall time and the timed sha
 
     python benchmarks/precision.py reports/cpu-full-size/results.jsonl
 
+With --split it adds, per cell, where the rounds' spread comes from: the variance of the rounds' log
+speedups beside the part their own block pairs explain (within a round: seconds apart), the rest
+being between rounds (minutes apart, or another pair of workers).
+
 With --projection it adds, per cell, the half-width 2x and 4x as many rounds would give if they kept
 the spread and the design effect measured here (rounds in pairs of workers of the same size, the
 interval's own rule): a projection from measured numbers, not a measurement.
@@ -33,9 +37,22 @@ def _projected(round_logs: list[float], processes: list, factor: int) -> float:
     return math.exp(half) - 1.0
 
 
-def report(path: Path, projection: bool) -> None:
+def _split(eager: dict, record: dict) -> str:
+    """The variance of the rounds' log speedups, and the part of it within rounds: the mean variance
+    of a round's block-pair log ratios over its pairs count (log squared)."""
+    from bench_utils.results.stats import paired_log_ratios
+
+    common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
+    pairs = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
+    within = statistics.fmean(float(np.var(p, ddof=1)) / p.size for p in pairs if p.size > 1)
+    total = statistics.variance([float(p.mean()) for p in pairs])
+    return f"; variance of rounds {total:.4f}, within rounds {within:.4f}, between {max(total - within, 0.0):.4f}"
+
+
+def report(path: Path, projection: bool, split: bool = False) -> None:
     rows = read_results(path).rows
     records = [r for r in cells(rows) if r["mode"] != "eager" and r["status"] == "ok"]
+    eager = {(r["label"], r["model"], r["batch_size"]): r for r in cells(rows) if r["mode"] == "eager"}
     widths = []
     for record in records:
         logs, processes = record["round_logs"], record["round_workers"]
@@ -48,6 +65,8 @@ def report(path: Path, projection: bool) -> None:
         if projection and len(logs) > 1:
             line += (f"; projected 2x rounds +-{_projected(logs, processes, 2):.1%}, "
                      f"4x +-{_projected(logs, processes, 4):.1%}")
+        if split and len(logs) > 1:
+            line += _split(eager[(record["label"], record["model"], record["batch_size"])], record)
         print(line)
     rounds = round_durations(rows)
     sweep_s = sum(rounds.values())
@@ -64,8 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path)
     parser.add_argument("--projection", action="store_true", help="also project 2x and 4x the rounds")
+    parser.add_argument("--split", action="store_true", help="also split the rounds' spread: within and between")
     args = parser.parse_args()
-    report(args.results, args.projection)
+    report(args.results, args.projection, args.split)
 
 
 if __name__ == "__main__":
