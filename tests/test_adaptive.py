@@ -9,7 +9,7 @@ import math
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.sweep.adaptive import halfwidths, next_round, round_seconds, seconds_spent
+from bench_utils.sweep.adaptive import compiled_cells, next_round, round_seconds, seconds_spent, widest_halfwidth
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
@@ -31,6 +31,10 @@ def group(model, batch_size, compiled_ms, seconds=(20.0, 10.0), label="CPU", sta
         rows.append(make_row(model, batch_size, "default", ms if status == "ok" else None, status, repeat=repeat,
                              label=label, block_lengths=[5, 5] if status == "ok" else [], duration_s=duration))
     return rows
+
+
+def halfwidths(cfg, rows):
+    return {group: widest_halfwidth(records) for group, records in compiled_cells(cfg, rows).items()}
 
 
 def test_halfwidths_are_the_compiled_modes_relative_halfwidths():

@@ -34,7 +34,8 @@ _LISTS = ("break_reasons", "recompile_reasons")
 DISTURBED_PCT = 10.0
 ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
                "hostname": "hostname", "torch_threads": "torch_threads", "allocator": "allocator",
-               "compute_capability": "compute_capability", "cpu_count": "cpu_count", "python": "python", "gpu_memory_gb": "gpu_memory_gb"}
+               "compute_capability": "compute_capability", "cpu_count": "cpu_count", "python": "python",
+               "gpu_memory_gb": "gpu_memory_gb"}
 
 
 def _largest(values):

@@ -62,7 +62,7 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     return any(row.status != "ok" for row in last_rows) or needs_fresh_workers(cfg, last + 1, first)
 
 
-def _compiled_records(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
+def compiled_cells(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
     """Per cell group, its compiled cells that are ok (a failed cell has no interval and is not
     chased)."""
     out: dict[tuple[str, int], list[dict]] = {}
@@ -72,15 +72,11 @@ def _compiled_records(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], lis
     return out
 
 
-def _width(record: dict) -> float:
-    width = record["speedup_halfwidth"]
-    return math.inf if width is None or math.isnan(width) else width
-
-
-def halfwidths(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], float]:
-    """Per cell group, the widest relative half-width of its compiled modes' speedups (inf while a
-    compiled mode has no interval yet)."""
-    return {group: max(_width(r) for r in records) for group, records in _compiled_records(cfg, rows).items()}
+def widest_halfwidth(records: list[dict]) -> float:
+    """The widest relative half-width of a group's compiled cells' speedups (inf while one has no
+    interval yet)."""
+    widths = [record["speedup_halfwidth"] for record in records]
+    return max(math.inf if width is None or math.isnan(width) else width for width in widths)
 
 
 def halfwidth_after(records: list[dict], fresh: bool) -> float:
@@ -106,19 +102,19 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
         group = (row.model, row.batch_size)
         rounds[group] = max(rounds.get(group, -1), row.repeat)
     offers = []
-    for group, records in _compiled_records(cfg, rows).items():
-        width = max(_width(r) for r in records)
+    for group, records in compiled_cells(cfg, rows).items():
+        width = widest_halfwidth(records)
         if group not in cell_groups(cfg) or width <= cfg.target_halfwidth or rounds[group] + 1 >= cfg.max_repeats:
             continue
-        for fresh in (True,) if next_is_fresh(cfg, rows, group) else (False, True):
+        forced = next_is_fresh(cfg, rows, group)  # its workers end anyway: only a fresh pair is on offer
+        for fresh in (True,) if forced else (False, True):
             seconds = round_seconds(rows, group, fresh)
             if elapsed_s + seconds > cfg.budget_min * 60.0:
                 continue
             after = halfwidth_after(records, fresh)
             gain = math.inf if math.isinf(width) or math.isinf(after) else width - max(after, cfg.target_halfwidth)
-            offers.append(((group == last, -gain / max(seconds, 1e-3), seconds), group, fresh))
+            offers.append(((group == last, -gain / max(seconds, 1e-3), seconds), group, fresh and not forced))
     if not offers:
         return None
-    _, group, fresh = min(offers, key=lambda offer: offer[0])
-    return Round(group[0], group[1], rounds[group] + 1, cfg.modes,
-                 new_workers=fresh and not next_is_fresh(cfg, rows, group))
+    _, group, new_workers = min(offers, key=lambda offer: offer[0])
+    return Round(group[0], group[1], rounds[group] + 1, cfg.modes, new_workers=new_workers)
