@@ -296,9 +296,8 @@ def test_a_profile_runs_its_cells_then_its_studies(monkeypatch, tmp_path):
     assert calls == [("sweep", results), ("studies", results)]  # the cells first, in the same results folder
 
 
-def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
-                      settle_s=0.0, rounds_per_process=2)
+def fake_workers(monkeypatch, cfg) -> tuple[list, list]:
+    """Sessions start FakeWorkers: (their events, the log names of the workers started, in order)."""
     events, started = [], []
 
     def worker(log_path, timeout_s):
@@ -306,6 +305,13 @@ def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monk
         return FakeWorker(events, {}, cfg)
 
     monkeypatch.setattr(sessions_module, "Worker", worker)
+    return events, started
+
+
+def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0, rounds_per_process=2)
+    events, started = fake_workers(monkeypatch, cfg)
     with sessions_module.Sessions(cfg, tmp_path) as live:
         rows = [runner.run_round(cfg, Round("vit", 1, repeat, cfg.modes), tmp_path, live, keep=True)
                 for repeat in range(3)]
@@ -409,13 +415,7 @@ def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(m
 def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monkeypatch, tmp_path):
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
                       settle_s=0.0, rounds_per_process=4)
-    events, started = [], []
-
-    def worker(log_path, timeout_s):
-        started.append(log_path.name)
-        return FakeWorker(events, {}, cfg)
-
-    monkeypatch.setattr(sessions_module, "Worker", worker)
+    events, started = fake_workers(monkeypatch, cfg)
     with sessions_module.Sessions(cfg, tmp_path) as live:
         runner.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path, live, keep=True)
         rows = runner.run_round(cfg, Round("vit", 1, 1, cfg.modes, new_workers=True), tmp_path, live, keep=True)
