@@ -14,7 +14,8 @@ _ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layo
               ("model size", "size"),
               ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
               ("python", "python"), ("platform", "platform"), ("host", "hostname"),
-              ("torch threads", "torch_threads"), ("memory allocator", "allocator"), ("minimum warm-up calls (then until steady)", "warmup"),
+              ("torch threads", "torch_threads"), ("memory allocator", "allocator"),
+              ("minimum warm-up calls (then until steady)", "warmup"),
               ("minimum timed calls per worker and round", "iterations"),
               ("minimum timed seconds per worker and round", "min_time_s"), ("rounds per cell", "repeats"))
 

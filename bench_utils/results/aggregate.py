@@ -228,7 +228,8 @@ def _pair(record: dict, eager: dict | None) -> dict:
     return fields | paired | {"speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low,
                               "speedup_ci95_high": estimate.ci95_high, "significant": estimate.significant,
                               "speedup_halfwidth": relative_halfwidth(estimate),
-                              "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"])}
+                              "improvement_pct": percent_improvement(eager["latency_ms_median"],
+                                                                     record["latency_ms_median"])}
 
 
 def _speedup(eager: dict, record: dict):

@@ -4,10 +4,10 @@ the same ResultsWriter as a local run; then each profile's studies, as one task.
 
 A task runs its round as the local runner does (runner.run_round: a worker process per mode,
 timeout_s, a crashed worker becomes a row), in workers of its own (a task may land on any node, so
-`rounds_per_process` does not apply: every round is a fresh pair), then tags the rows' env with the Ray node, worker and
-GPU. A cell's later rounds start only after its round 0 ended, so they compile with the cache it
-filled. A task whose worker or node dies is retried by Ray (max_retries); if it still fails, this
-process writes "crashed" rows for the round. Rows are written as tasks finish, so resume works as
+`rounds_per_process` does not apply: every round is a fresh pair), then tags the rows' env with the
+Ray node, worker and GPU. A cell's later rounds start only after its round 0 ended, so they compile
+with the cache it filled. A task whose worker or node dies is retried by Ray (max_retries); if it
+still fails, this process writes "crashed" rows for the round. Rows are written as tasks finish, so resume works as
 locally. The first `repeats` rounds run on Ray; extra rounds for precision are a local run's.
 Ray is imported here only, and lazily: `pip install 'compile-bench[cluster]'`. No torch import.
 """
