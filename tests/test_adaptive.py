@@ -53,9 +53,17 @@ def test_next_round_goes_to_the_widest_group_above_the_target():
     assert next_round(BenchConfig(**CFG), rows, elapsed_s=0.0) == Round("vit", 4, 2, ("eager", "default"))
     rows = group("vit", 1, MIDDLE) + group("vit", 4, NARROW) + group("resnet", 1, NARROW)
     assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
-    # every group within its target: no extra round
-    within = group("vit", 1, MIDDLE) + group("resnet", 1, NARROW)
+    # every group within its target with five rounds (MIN_ROUNDS_TO_STOP): no extra round
+    within = group("vit", 1, MIDDLE + (1.0, 1.01, 1.0)) + group("resnet", 1, NARROW * 3)
     assert next_round(BenchConfig(**CFG | {"target_halfwidth": 0.07}), within, 0.0) is None
+
+
+def test_a_group_within_the_target_on_few_rounds_gets_rounds_after_the_wide_ones():
+    # resnet is within the target on two rounds: too few to trust the spread they show
+    rows = group("vit", 1, WIDE) + group("resnet", 1, NARROW)
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    rows = group("vit", 1, NARROW * 3) + group("resnet", 1, NARROW)
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("resnet", 1, 2, ("eager", "default"))
 
 
 def test_a_group_at_max_repeats_gets_no_more_rounds():

@@ -151,6 +151,18 @@ def test_speedup_over_several_rounds_is_a_t_interval_over_the_round_means():
         speedup_over_rounds([np.array([])])
 
 
+def test_a_round_is_the_median_of_its_block_pairs():
+    from bench_utils.results.stats import round_log_speedup, speedup_over_rounds
+
+    # four pairs, the first caught by a level shift of the machine (a compiled block twice as slow):
+    # the median 0.2 (mean of the middle two, 0.19 and 0.21) where the mean would read 0.0325
+    disturbed = np.array([-0.65, 0.19, 0.21, 0.38])
+    assert round_log_speedup(disturbed) == pytest.approx(0.2)
+    assert round_log_speedup(np.array([0.1, 0.3])) == pytest.approx(0.2)  # two pairs: their mean
+    est = speedup_over_rounds([disturbed, np.array([0.2, 0.2]), np.array([0.2])])
+    assert est.speedup == pytest.approx(math.exp(0.2)) and est.ci95_low == pytest.approx(est.ci95_high)
+
+
 def test_outlying_rounds_leave_one_out():
     from bench_utils.results.stats import outlying_rounds
 

@@ -76,7 +76,7 @@ class BenchConfig:
                                   "seconds", unit="seconds per worker and round", low=0.0, high=MAX_SECONDS)
     repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
-    blocks: int = parameter(2, "timed blocks per worker in a round, the modes taking turns in ABBA order "
+    blocks: int = parameter(4, "timed blocks per worker in a round, the modes taking turns in ABBA order "
                             "(iterations and min_time_s are split over them)", "count",
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "

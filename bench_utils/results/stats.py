@@ -281,22 +281,29 @@ def halfwidth_with_round(round_logs, clusters, joins) -> float:
     return math.exp(log_halfwidth(float(logs.std(ddof=1)), logs.size + 1, deff, len(sizes))) - 1.0
 
 
+def round_log_speedup(pair_logs: np.ndarray) -> float:
+    """A round's log speedup: the median of its block pairs' log ratios. The machine shifts level
+    for seconds at a time (one compiled block of a round at 609 ms, the other at 320 ms): such a shift
+    moves the pairs it falls in, and with four pairs or more a round's median follows the others.
+    With one or two pairs it is their mean."""
+    return float(np.median(np.asarray(pair_logs, dtype=float)))
+
+
 def round_clusters(rounds: list[np.ndarray], processes=None) -> tuple[np.ndarray, list]:
-    """Each round's log speedup (the mean of its block pairs' log ratios; a round without one is
-    dropped) and the label of the worker pair that measured it: speedup_over_rounds' input, and
-    halfwidth_with_round's. A round of rows from before workers measured several rounds (label None)
-    had a pair of its own."""
+    """Each round's log speedup (round_log_speedup; a round without a block pair is dropped) and the
+    label of the worker pair that measured it: speedup_over_rounds' input, and halfwidth_with_round's.
+    A round of rows from before workers measured several rounds (label None) had a pair of its own."""
     kept = [(np.asarray(r, dtype=float), p) for r, p in zip(rounds, processes or [None] * len(rounds)) if np.size(r)]
     labels = [p if p is not None else f"round {i}" for i, (_, p) in enumerate(kept)]
-    return np.array([r.mean() for r, _ in kept]), labels
+    return np.array([round_log_speedup(r) for r, _ in kept]), labels
 
 
 def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEstimate:
     """Speedup of a candidate over a baseline from paired rounds: each round's paired_log_ratios.
 
-    A round's estimate is the mean of its block pairs' log ratios; two or more rounds: a t-interval
-    over the rounds (each at another time of the run, so the variation of the machine's state between
-    stretches is inside it). `processes` labels each round with the worker pair that measured it
+    A round's estimate is the median of its block pairs' log ratios (round_log_speedup); two or more
+    rounds: a t-interval over the rounds (each at another time of the run, so the variation of the
+    machine's state between stretches is inside it). `processes` labels each round with the worker pair that measured it
     (rows' process_round): rounds of one pair are a cluster, the interval's variance is scaled by the
     design effect (design_effect) and its degrees of freedom are the effective rounds' (n / deff - 1, at
     least clusters - 1), so variation between processes widens it as much as it showed. With all rounds

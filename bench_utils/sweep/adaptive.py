@@ -7,7 +7,7 @@ cluster: results/stats.design_effect). Each offer is worth the narrowing it woul
 from the rounds' spread and intra-class correlation (stats.halfwidth_with_round), per second it would
 take (round_seconds); the best offer goes next. So a cell whose worker pairs disagree gets new pairs,
 one whose rounds scatter within a pair gets cheap rounds. A group stops when all its intervals are
-within the target or it has `max_repeats` rounds, and the sweep stops when no round would end before
+within the target (after MIN_ROUNDS_TO_STOP rounds at least) or it has `max_repeats` rounds, and the sweep stops when no round would end before
 `budget_min`. The rule looks at the intervals' widths only, never at whether a speedup is significant:
 stopping when a result looks significant would bias it.
 """
@@ -21,6 +21,11 @@ from ..config.bench_config import BenchConfig
 from ..results.aggregate import cells
 from ..results.stats import halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
+
+# A group within the target stops only with this many rounds: a spread estimated from fewer is itself
+# too uncertain to stop on (a run stopped SegFormer-B0 on three rounds that agreed to +-1.5% by chance,
+# outside the next run's interval). Until then it gets rounds the wide groups leave room for.
+MIN_ROUNDS_TO_STOP = 5
 
 
 def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
@@ -104,7 +109,9 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     offers = []
     for group, records in compiled_cells(cfg, rows).items():
         width = widest_halfwidth(records)
-        if group not in cell_groups(cfg) or width <= cfg.target_halfwidth or rounds[group] + 1 >= cfg.max_repeats:
+        within = width <= cfg.target_halfwidth
+        if (group not in cell_groups(cfg) or rounds[group] + 1 >= cfg.max_repeats
+                or (within and rounds[group] + 1 >= MIN_ROUNDS_TO_STOP)):
             continue
         forced = next_is_fresh(cfg, rows, group)  # its workers end anyway: only a fresh pair is on offer
         for fresh in (True,) if forced else (False, True):
@@ -112,7 +119,12 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
             if elapsed_s + seconds > cfg.budget_min * 60.0:
                 continue
             after = halfwidth_after(records, fresh)
-            gain = math.inf if math.isinf(width) or math.isinf(after) else width - max(after, cfg.target_halfwidth)
+            if within:  # a round to check the spread, worth nothing to the width: after every wide group's
+                gain = 0.0
+            elif math.isinf(width) or math.isinf(after):
+                gain = math.inf
+            else:
+                gain = width - max(after, cfg.target_halfwidth)
             offers.append(((group == last, -gain / max(seconds, 1e-3), seconds), group, fresh and not forced))
     if not offers:
         return None
