@@ -104,9 +104,14 @@ def test_a_process_times_blocks_when_asked_and_keeps_its_first_failure(monkeypat
     process.prepare()
     assert not process.failed and process.fields["samples_s"] == []  # prepared: warmed up, nothing timed
     assert process.fields["warmup_calls"] >= 1
-    process.time_block()
-    process.time_block()
-    assert len(process.fields["block_lengths"]) == 2 and min(process.fields["block_lengths"]) >= 2  # ceil(6 / 3)
+    calls = []
+    timed_call = process.call
+    process.call = lambda: calls.append(1) or timed_call()
+    process.time_block()  # after another worker's turn: an untimed call first
+    process.time_block(after_switch=False)  # right after its own block: none
+    lengths = process.fields["block_lengths"]
+    assert len(lengths) == 2 and min(lengths) >= 2  # ceil(6 / 3)
+    assert len(calls) == sum(lengths) + 1
     good = list(process.fields["samples_s"])
 
     def broken():

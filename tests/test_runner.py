@@ -222,6 +222,8 @@ class FakeWorker:
         return "ready", None
 
     def ask(self, command, payload=None):
+        if command == "block" and payload["after_switch"]:
+            self.events.append((self.mode, "untimed call"))
         self.events.append((self.mode, command))
         if command == "block":
             self.blocks += 1
@@ -260,6 +262,10 @@ def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch
     assert timed == [settle, ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block"),
                      ("max-autotune", "block"), settle, ("default", "block"), settle, ("eager", "block"),
                      ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block")]
+    # an untimed call where a turn begins, none in a block right after the worker's own
+    turns = [what for _, what in events if what in ("untimed call", "block")]
+    assert turns == ["untimed call", "block"] * 3 + ["block"] + ["untimed call", "block"] * 2 + ["block"] + [
+        "untimed call", "block"] * 2
     assert events[-6:] == [("eager", "finish"), ("default", "finish"), ("max-autotune", "finish"),
                            ("eager", "close"), ("default", "close"), ("max-autotune", "close")]
 

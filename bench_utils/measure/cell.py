@@ -243,14 +243,16 @@ class CellProcess:
         fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
-    def time_block(self) -> None:
+    def time_block(self, after_switch: bool = True) -> None:
         """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds."""
-        self._guarded(self._time_block)
+        self._guarded(lambda: self._time_block(after_switch))
 
-    def _time_block(self) -> None:
-        # one untimed call first, in every block alike: after another worker's turn, caches and
-        # OpenMP threads are cold, and the first call after a switch runs 10-50% slower (docs/method.md)
-        self.call()
+    def _time_block(self, after_switch: bool) -> None:
+        # one untimed call first when another worker ran since this one's last block: caches and
+        # OpenMP threads are cold then, and the first call after a switch runs 10-50% slower
+        # (docs/method.md); a block right after this worker's own (ABBA's middle) starts warm
+        if after_switch:
+            self.call()
         before = machine_load.snapshot()
         samples = time_calls(self.call, self.device, self.cfg.block_calls(), self.cfg.block_s())
         self._loads.append(machine_load.between(before, machine_load.snapshot()))

@@ -9,7 +9,8 @@ Messages, runner -> worker, each answered by one reply:
 - ("cell", {config, model, batch_size, mode, repeat, trace}) -> ("ready", None) or ("failed", row):
   build, compile and warm up (measure/cell.py's CellProcess.prepare);
 - ("round", {repeat}) -> ("ready", None): the prepared cell measures another round (a new row);
-- ("block", None) -> ("timed", None) or ("failed", row): one timed block of the prepared cell;
+- ("block", {after_switch}) -> ("timed", None) or ("failed", row): one timed block of the prepared
+  cell, after an untimed call when another worker ran since this one's last block;
 - ("finish", None) -> ("row", row): the cell's row;
 - ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
   `profile`), asked for after the row is safe with the runner;
@@ -137,7 +138,7 @@ def serve(conn, log_path: str) -> None:
             process.trace_path = Path(payload["trace"]) if payload.get("trace") else None
             conn.send(("ready", None))
         elif command == "block":
-            process.time_block()
+            process.time_block(after_switch=(payload or {}).get("after_switch", True))
             conn.send(("failed", process.finish().to_json()) if process.failed else ("timed", None))
         elif command == "finish":
             conn.send(("row", process.finish().to_json()))

@@ -112,6 +112,10 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     then every mode's blocks in turn."""
     estimate = RoundEstimate(round_)
     prepare = {}
+    # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
+    # its first); each handoff is a settle and an untimed call of the worker whose turn begins
+    handoffs = cfg.blocks * len(round_.modes) - (cfg.blocks - 1) if len(round_.modes) > 1 else 1
+    untimed_calls = math.ceil(handoffs / len(round_.modes))  # per worker
     for mode in round_.modes:
         cell = known.get((round_.model, round_.batch_size, mode))
         latency = cell.latency_ms if cell else (guide_latency_ms(gpu, round_.model, round_.batch_size, mode)
@@ -127,13 +131,12 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         else:  # the group's workers are prepared already (sessions.py)
             parts = {}
         prepare[mode] = parts
-        timing_s = cfg.blocks * (max(cfg.block_calls() * call_s, cfg.block_s()) + call_s)  # + the block's untimed call
+        timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
     slowest = max(prepare.values(), key=lambda parts: sum(parts.values()))
     for part, seconds in slowest.items():
         estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
-    handoffs = cfg.blocks * len(round_.modes) - (cfg.blocks - 1) if len(round_.modes) > 1 else 1
     estimate.seconds["settle"] = handoffs * cfg.settle_s
     if cfg.profiled(round_.batch_size, round_.repeat):
         estimate.seconds["profiler"] = PROFILE_S * len(round_.modes)

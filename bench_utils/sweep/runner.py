@@ -131,10 +131,11 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sess
             for job in (live if block % 2 == 0 else live[::-1]):  # ABBA: drift cancels in each pair
                 if job in rows:
                     continue
-                if previous is not job:
+                switched = previous is not job
+                if switched:
                     time.sleep(cfg.settle_s)  # the last worker's OpenMP threads stop spinning
                 previous = job
-                ask(job, "block")
+                answered(job, lambda: workers[job].ask("block", {"after_switch": switched}))
         for job in live:
             if job not in rows:
                 ask(job, "finish")
