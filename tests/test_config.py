@@ -57,8 +57,8 @@ def test_a_process_budget_is_split_evenly_over_its_blocks():
     assert BenchConfig(iterations=32, blocks=4).block_calls() == 8
     assert BenchConfig(iterations=2, blocks=4).block_calls() == 1  # every block times one call at least
     assert BenchConfig(blocks=1, min_time_s=0.5).block_s() == 0.5
-    # the defaults are the default CPU report's: 2 blocks a round, extra rounds to +-8% within 8 minutes
-    assert (BenchConfig().blocks, BenchConfig().target_halfwidth, BenchConfig().budget_min) == (2, 0.08, 8.0)
+    # the defaults are the default CPU report's: 4 blocks a round, extra rounds to +-8% within 8 minutes
+    assert (BenchConfig().blocks, BenchConfig().target_halfwidth, BenchConfig().budget_min) == (4, 0.08, 8.0)
 
 
 def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
