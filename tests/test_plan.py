@@ -49,6 +49,15 @@ def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
     assert fresh.total == pytest.approx(12.5 + timing + 1.25)
 
 
+def test_on_a_cpu_every_workers_preparation_counts():
+    # one at a time (runner: jobs.prepares_one_at_a_time): the starts and warm-ups of both workers add up
+    cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "rounds_per_process": 1}))
+    side_by_side = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
+    alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.modes), "cpu", {}, None)
+    assert alone.seconds["start"] == 2 * plan.START_S["cpu"] and side_by_side.seconds["start"] == plan.START_S["cuda"]
+    assert alone.seconds["warm compile"] == plan.CPU_COMPILE_S[1]  # eager compiles nothing
+
+
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
     cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
     assert _round(cfg).seconds["cold compile"] == 480.0  # default's 60 s + FastVideo's 419 s of autotuning

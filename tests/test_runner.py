@@ -240,13 +240,26 @@ class FakeWorker:
                            error=error).to_json()
 
 
-def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5)
+def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3,
+               device="auto"):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5,
+                      device=device)
     events = []
     monkeypatch.setattr(sessions_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
     monkeypatch.setattr(runner.time, "sleep", lambda s: events.append((None, f"settle {s}")))
     rows = runner.run_round(cfg, Round("vit", 1, 3, modes), tmp_path)
     return rows, events
+
+
+def test_on_a_cpu_fresh_workers_prepare_one_at_a_time(monkeypatch, tmp_path):
+    # a warm-up beside another worker's compile is starved on shared cores: each prepares alone, its
+    # timeout counting from its own turn; a worker that fails to prepare is left out of the blocks
+    rows, events = fake_round(monkeypatch, tmp_path, {"default": "fails to prepare"}, device="cpu")
+    assert [what for _, what in events[:9]] == ["new deadline", "send cell", "receive"] * 3
+    assert [mode for mode, what in events[:9] if what == "send cell"] == ["eager", "default", "max-autotune"]
+    assert [r.status for r in rows] == ["ok", "error", "ok"]
+    assert [m for m, what in events if what == "block"] == ["eager", "max-autotune", "max-autotune", "eager", "eager",
+                                                            "max-autotune"]
 
 
 def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch, tmp_path):

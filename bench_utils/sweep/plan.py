@@ -3,11 +3,11 @@ runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
 A round (runner.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
-workers side by side (start: fork and model load; compile: cold in a cell's round 0, warm, from the
-cache, after; warm-up), the rounds between reuse them (sessions.py). Per call,
-the latency is, in this order: what the results file measured for the cell, the guide's published
-mean for the label's GPU, else unknown (timing is then counted at its minimum, min_time_s, and the
-estimate is a lower bound). Compile times come from the mode table (config/modes.py, each constant
+workers, side by side on a GPU and one at a time on a CPU (start: fork and model load; compile: cold
+in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
+(sessions.py). Per call, the latency is, in this order: what the results file measured for the
+cell, the guide's published mean for the label's GPU, else unknown (timing is then counted at its
+minimum, min_time_s, and the estimate is a lower bound). Compile times come from the mode table (config/modes.py, each constant
 with its source) unless the results file measured the cell's. The estimate is for planning; the
 rows say what it took.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..config.modes import MODE_BY_NAME
-from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
+from .jobs import Round, done_keys, first_rounds, pair_start, prepares_one_at_a_time, read_cell_rows, round_pending
 
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
 # .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
@@ -108,8 +108,8 @@ def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
 
 
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:
-    """The wall time of one round, by part: preparation side by side (the slowest worker counts),
-    then every mode's blocks in turn."""
+    """The wall time of one round, by part: preparation (side by side: the slowest worker counts; one
+    at a time on a CPU: every worker), then every mode's blocks in turn."""
     estimate = RoundEstimate(round_)
     prepare = {}
     # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
@@ -134,9 +134,12 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
-    slowest = max(prepare.values(), key=lambda parts: sum(parts.values()))
-    for part, seconds in slowest.items():
-        estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
+    # side by side the slowest worker's preparation counts; one at a time (a CPU), every worker's
+    counted = list(prepare.values()) if prepares_one_at_a_time(cfg) else [
+        max(prepare.values(), key=lambda parts: sum(parts.values()))]
+    for parts in counted:
+        for part, seconds in parts.items():
+            estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
     estimate.seconds["settle"] = handoffs * cfg.settle_s
     if cfg.profiled(round_.batch_size, round_.repeat):
         estimate.seconds["profiler"] = PROFILE_S * len(round_.modes)

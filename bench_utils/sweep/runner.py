@@ -2,8 +2,8 @@
 each row appended the moment it exists. No torch import here.
 
 A round measures one model and batch size once per mode: a worker per mode (none ever runs another
-mode), prepared at once in the group's first round (built, compiled, warmed up: nothing is timed
-then) and kept for `rounds_per_process` rounds (sessions.py), taking turns timing blocks in ABBA
+mode), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side
+by side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for `rounds_per_process` rounds (sessions.py), taking turns timing blocks in ABBA
 order (eager, compiled, compiled, eager, ...) with `settle_s` of quiet before each handoff, so each
 mode's block i is timed moments from the others'. Rounds are spread over the run (round r of every
 group of a chunk of `live_groups` groups before round r + 1), and a cell's interval is taken over its
@@ -31,7 +31,8 @@ from ..results.rows import BenchResult, Row
 from ..results.writer import ResultsWriter
 from . import adaptive
 from .jobs import (STUDY_KINDS, Job, Round, SettingsMismatchError, done_keys, first_rounds, job_row,
-                   needs_fresh_workers, pending_study_jobs, read_cell_rows, round_pending, study_jobs)
+                   needs_fresh_workers, pending_study_jobs, prepares_one_at_a_time, read_cell_rows, round_pending,
+                   study_jobs)
 from .sessions import Sessions, log_path
 from .workers import Worker, WorkerLost
 
@@ -120,12 +121,19 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sess
         return answered(job, lambda: workers[job].ask(command))
 
     try:
-        for job in jobs:  # prepared at once: building and compiling are not timed
-            if fresh:
-                workers[job].send("cell", _cell_payload(cfg, job, results_dir))
-            else:
-                workers[job].send("round", {"repeat": job.repeat, "trace": str(trace_path(results_dir, job))})
-        live = [job for job in jobs if answered(job, workers[job].receive)]
+        # building and compiling are not timed; fresh workers prepare one at a time on a CPU
+        waves = [[job] for job in jobs] if fresh and prepares_one_at_a_time(cfg) else [jobs]
+        ready = set()
+        for wave in waves:
+            for job in wave:
+                if len(waves) > 1:
+                    workers[job].new_deadline()  # its timeout_s counts from its own turn to prepare
+                if fresh:
+                    workers[job].send("cell", _cell_payload(cfg, job, results_dir))
+                else:
+                    workers[job].send("round", {"repeat": job.repeat, "trace": str(trace_path(results_dir, job))})
+            ready |= {job for job in wave if answered(job, workers[job].receive)}
+        live = [job for job in jobs if job in ready]
         previous = None
         for block in range(cfg.blocks):
             for job in (live if block % 2 == 0 else live[::-1]):  # ABBA: drift cancels in each pair
