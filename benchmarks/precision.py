@@ -39,7 +39,8 @@ def _projected(round_logs: list[float], processes: list, factor: int) -> float:
 
 def _split(eager: dict, record: dict) -> str:
     """The variance of the rounds' log speedups, and the part of it within rounds: the mean variance
-    of a round's block-pair log ratios over its pairs count (log squared)."""
+    of a round's block-pair log ratios over its pairs count (log squared). A round here is the mean
+    of its pairs, the estimate that arithmetic holds for (the interval's rounds take their median)."""
     from bench_utils.results.stats import paired_log_ratios
 
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))

@@ -301,15 +301,15 @@ def round_clusters(rounds: list[np.ndarray], processes=None) -> tuple[np.ndarray
 def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEstimate:
     """Speedup of a candidate over a baseline from paired rounds: each round's paired_log_ratios.
 
-    A round's estimate is the median of its block pairs' log ratios (round_log_speedup); two or more
-    rounds: a t-interval over the rounds (each at another time of the run, so the variation of the
-    machine's state between stretches is inside it). `processes` labels each round with the worker pair that measured it
-    (rows' process_round): rounds of one pair are a cluster, the interval's variance is scaled by the
-    design effect (design_effect) and its degrees of freedom are the effective rounds' (n / deff - 1, at
-    least clusters - 1), so variation between processes widens it as much as it showed. With all rounds
-    in one pair the rounds count as independent stretches of that pair (between_process False says the
-    interval saw one pair of processes). One round: a t-interval over its block pairs, which sees only
-    the variation within that stretch."""
+    A round's estimate is the median of its block pairs' log ratios (round_log_speedup); two or more rounds:
+    a t-interval over the rounds (each at another time of the run, so the variation of the machine's state
+    between stretches is inside it). `processes` labels each round with the worker pair that measured it
+    (rows' process_round): rounds of one pair are a cluster, the interval's variance is scaled by the design
+    effect (design_effect) and its degrees of freedom are the effective rounds' (n / deff - 1, at least
+    clusters - 1), so variation between processes widens it as much as it showed. With all rounds in one
+    pair the rounds count as independent stretches of that pair (between_process False says the interval saw
+    one pair of processes). One round: a t-interval over its block pairs, which sees only the variation
+    within that stretch."""
     kept = [np.asarray(r, dtype=float) for r in rounds if np.size(r)]
     if not kept:
         raise ValueError("rounds: at least one round with a block pair is needed")

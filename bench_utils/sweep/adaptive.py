@@ -7,9 +7,10 @@ cluster: results/stats.design_effect). Each offer is worth the narrowing it woul
 from the rounds' spread and intra-class correlation (stats.halfwidth_with_round), per second it would
 take (round_seconds); the best offer goes next. So a cell whose worker pairs disagree gets new pairs,
 one whose rounds scatter within a pair gets cheap rounds. A group stops when all its intervals are
-within the target (after MIN_ROUNDS_TO_STOP rounds at least) or it has `max_repeats` rounds, and the sweep stops when no round would end before
-`budget_min`. The rule looks at the intervals' widths only, never at whether a speedup is significant:
-stopping when a result looks significant would bias it.
+within the target (after MIN_ROUNDS_TO_STOP rounds at least) or it has `max_repeats` rounds, and the
+sweep stops when no round would end before `budget_min`. The rule looks at the intervals' widths
+only, never at whether a speedup is significant: stopping when a result looks significant would bias
+it.
 """
 
 from __future__ import annotations

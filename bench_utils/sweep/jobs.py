@@ -96,9 +96,10 @@ def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) 
 def prepares_one_at_a_time(cfg: BenchConfig) -> bool:
     """Do a round's fresh workers prepare one after another rather than side by side? On a CPU: the
     workers share the cores the models run on, and a worker warming up beside another's compile is
-    starved (its OpenMP threads descheduled: three eager ResNet-50 calls took 5-6 s beside a warm
-    compile, 0.1 s each alone), so its warm-up measures nothing and slows the compile it waits on.
-    On a GPU the compile's host threads and the eager worker's device work overlap: side by side."""
+    starved (its OpenMP threads descheduled: three eager ResNet-50 calls took 5.5-6.4 s beside a
+    warm compile, 0.1 s each alone), so its warm-up measures nothing and slows the compile it waits
+    on. On a GPU the compile's host threads and the eager worker's device work overlap: side by
+    side."""
     return cfg.device == "cpu"
 
 

@@ -5,11 +5,11 @@ A round (runner.py) times `blocks` blocks per mode in turn with `settle_s` at ea
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
 workers, side by side on a GPU and one at a time on a CPU (start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
-(sessions.py). Per call, the latency is, in this order: what the results file measured for the
-cell, the guide's published mean for the label's GPU, else unknown (timing is then counted at its
-minimum, min_time_s, and the estimate is a lower bound). Compile times come from the mode table (config/modes.py, each constant
-with its source) unless the results file measured the cell's. The estimate is for planning; the
-rows say what it took.
+(sessions.py). Per call, the latency is, in this order: what the results file measured for the cell,
+the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
+min_time_s, and the estimate is a lower bound). Compile times come from the mode table
+(config/modes.py, each constant with its source) unless the results file measured the cell's. The
+estimate is for planning; the rows say what it took.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@ each row appended the moment it exists. No torch import here.
 
 A round measures one model and batch size once per mode: a worker per mode (none ever runs another
 mode), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side
-by side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for `rounds_per_process` rounds (sessions.py), taking turns timing blocks in ABBA
-order (eager, compiled, compiled, eager, ...) with `settle_s` of quiet before each handoff, so each
-mode's block i is timed moments from the others'. Rounds are spread over the run (round r of every
-group of a chunk of `live_groups` groups before round r + 1), and a cell's interval is taken over its
-rounds (results/stats.py): the change of the machine's state between stretches stays inside it.
+by side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for
+`rounds_per_process` rounds (sessions.py), taking turns timing blocks in ABBA order (eager, compiled,
+compiled, eager, ...) with `settle_s` of quiet before each handoff, so each mode's block i is timed
+moments from the others'. Rounds are spread over the run (round r of every group of a chunk of
+`live_groups` groups before round r + 1), and a cell's interval is taken over its rounds
+(results/stats.py): the change of the machine's state between stretches stays inside it.
 
 With `target_halfwidth` and `budget_min`, after the first `repeats` rounds the sweep keeps adding a
 round to the cell whose speedup interval is widest, until every cell is within its target, reaches
@@ -117,8 +118,8 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sess
             rows[job] = failure_row(cfg, job, lost.status, lost.error, workers[job].seconds)
             return False
 
-    def ask(job: Job, command: str) -> bool:
-        return answered(job, lambda: workers[job].ask(command))
+    def ask(job: Job, command: str, payload=None) -> bool:
+        return answered(job, lambda: workers[job].ask(command, payload))
 
     try:
         # building and compiling are not timed; fresh workers prepare one at a time on a CPU
@@ -143,7 +144,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_dir: Path, sessions: Sess
                 if switched:
                     time.sleep(cfg.settle_s)  # the last worker's OpenMP threads stop spinning
                 previous = job
-                answered(job, lambda: workers[job].ask("block", {"after_switch": switched}))
+                ask(job, "block", {"after_switch": switched})
         for job in live:
             if job not in rows:
                 ask(job, "finish")
