@@ -33,7 +33,8 @@ def _cmd_models(args) -> int:
 
 def _cmd_run(args) -> int:
     from .results.writer import NotAResultsFileError, ResultsLockedError
-    from .sweep.runner import SettingsMismatchError, run_profile
+    from .sweep.jobs import SettingsMismatchError
+    from .sweep.loop import run_sweep
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:
@@ -43,14 +44,14 @@ def _cmd_run(args) -> int:
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)
     try:
-        if args.ray:  # every profile at once, each round and study a Ray task (bench_utils/sweep/cluster.py)
-            from .sweep.cluster import run_sweeps_on_ray
+        if args.ray:  # every profile at once, through the same loop (bench_utils/sweep/launchers/ray.py)
+            from .sweep.launchers.ray import run_sweeps_on_ray
 
             summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
                                           progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
         else:
-            summaries = [summary for cfg in configs for summary in
-                         run_profile(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)]
+            summaries = [run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
+                         for cfg in configs]
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         raise ConfigError(str(err)) from None
     for summary in summaries:
@@ -60,7 +61,8 @@ def _cmd_run(args) -> int:
 
 def _cmd_plan(args) -> int:
     from .sweep.plan import plan_text
-    from .sweep.runner import SettingsMismatchError, default_results_path
+    from .sweep.jobs import SettingsMismatchError
+    from .sweep.loop import default_results_path
 
     configs = [load_config(path) for path in args.params]
     if args.results and len(configs) > 1:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config.bench_config import BenchConfig
+from .report.notes import compile_note_words
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
             "float32_matmul_precision")
@@ -117,8 +118,8 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
                 problems.append(f"output differs from eager by {row['max_abs_diff']:.3g} (beyond tolerance)")
             if not row["compile_s"] or not row["speedup"] > 0:
                 problems.append("no compile time or speedup")
-        if row["cudagraph_note"]:  # ran eager, or CUDA graphs missing or partial
-            problems.append(row["cudagraph_note"])
+        if row["compile_notes"]:  # ran eager, or CUDA graphs missing or partial
+            problems.append(compile_note_words(row))
         problems += _memory_problems(row, device) + (_profile_problems(row, device) if profiled else [])
         checks.append(_check(name, not problems, "; ".join(problems) or
                              f"median {row['latency_ms_median']:.3f} ms, warm-up {row['warmup_calls']:.0f} calls, "
@@ -171,7 +172,7 @@ def oom_check(device: str, folder: Path) -> Check:
     import torch
 
     from .results.rows import read_results
-    from .sweep.runner import run_sweep
+    from .sweep.loop import run_sweep
 
     image_bytes = 3 * 32 * 32 * 4  # tiny ViT's float32 input image (32 x 32): the batch alone overflows
     huge = int(2 * torch.cuda.get_device_properties(0).total_memory // image_bytes)
@@ -197,7 +198,7 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
     from .measure.environment import resolve_device
     from .results.aggregate import load_dataframe
     from .results.rows import read_results
-    from .sweep.runner import run_sweep
+    from .sweep.loop import run_sweep
 
     device = resolve_device(device)
     cells = [] if cells is None else cells

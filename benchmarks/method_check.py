@@ -37,7 +37,7 @@ import time
 
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.aggregate import load_dataframe
-from bench_utils.sweep.runner import run_sweep
+from bench_utils.sweep.loop import run_sweep
 
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did
 

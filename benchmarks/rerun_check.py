@@ -18,7 +18,7 @@ from pathlib import Path
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.compare import rerun_agreement
 from bench_utils.results.aggregate import load_dataframe
-from bench_utils.sweep.runner import run_sweep
+from bench_utils.sweep.loop import run_sweep
 
 
 def measure_twice(params: Path, folder: Path) -> list[Path]:

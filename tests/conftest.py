@@ -55,6 +55,28 @@ def one_error_line(proc) -> str:
     return lines[0]
 
 
+def measure_cell(cfg, model: str, batch_size: int, mode: str, repeat: int = 0, results_path: Path | None = None):
+    """One process's row of a cell measured in this process, as a worker would (tests only): prepared,
+    `cfg.blocks` blocks in a row, its row, and the profiler's pass when `cfg` asks for it (its trace in
+    traces/ next to `results_path`)."""
+    import dataclasses
+    import tempfile
+
+    from bench_utils.measure.cell import CellProcess
+    from bench_utils.measure.task import CELL, Job, Task
+
+    results_path = Path(results_path or Path(tempfile.mkdtemp(prefix="cell-")) / "results.jsonl")
+    process = CellProcess(Task(cfg, Job(CELL, model, batch_size, mode, repeat), results_path))
+    process.prepare()
+    for _ in range(cfg.blocks):
+        process.time_block()
+    row = process.finish()
+    if cfg.profiled(batch_size, repeat) and row.status == "ok":
+        row = dataclasses.replace(row, **process.profile())
+    process.close()
+    return row
+
+
 @pytest.fixture
 def params_factory(tmp_path):
     return lambda **values: tiny_params(tmp_path, **values)
@@ -84,19 +106,23 @@ def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: f
                   task=spec.task if spec else "image-classification", size="tiny", batch_size=batch_size,
                   mode=mode, repeat=repeat, fullgraph=False, dtype="float32", device="cpu", settings="abc",
                   status=status, warmup=2, iterations=n, env=env or FIXTURE_ENV,
-                  started_at="2026-11-23T10:00:00+00:00")
+                  started_at="2026-11-23T10:00:00+00:00", process_round=repeat)
     if status == "ok":
         samples = fixture_samples(ms, n, spread)
-        values.update(samples_s=samples, latency_ms_mean=ms, latency_ms_median=ms, weights="random",
+        blocks = [n // 2, n - n // 2] if n >= 2 else [n]  # two blocks: a round's pair of blocks gives an interval
+        values.update(samples_s=samples, block_lengths=blocks, latency_ms_mean=ms, latency_ms_median=ms, weights="random",
                       weights_note="random weights (fixture)", num_params=1000, peak_mem_mb=500.0,
                       warmup_calls=20, warmup_s=0.5, warmup_steady=True, others_cpu_pct=0.0, steal_pct=0.0)
     else:
         values["error"] = f"{status}: fixture"
     values.update(extra)
+    if status == "ok" and "samples_s" in extra and "block_lengths" not in extra:  # the given samples, two blocks
+        n = len(values["samples_s"])
+        values["block_lengths"] = [n // 2, n - n // 2] if n >= 2 else ([n] if n else [])
     return BenchResult(**values)
 
 
-COMPILED_FIXTURE = dict(compile_s=3.0, compile_warm_s=1.0, graph_breaks=1, graph_count=2, recompiles=0,
+COMPILED_FIXTURE = dict(compile_s=3.0, graph_breaks=1, graph_count=2, recompiles=0,
                         break_reasons=["fixture break"], max_abs_diff=1e-6, accuracy_ok=True, task_agreement=1.0,
                         fx_cache_hits=0, fx_cache_misses=2)
 

@@ -1,9 +1,14 @@
-"""A cell's notes from its process rows (aggregate.py): what a compile mode did not do. Rows are made
-with the test row builder; the rules read the row fields a CUDA process writes."""
+"""A cell from its process rows (aggregate.py): the declared record combined round by round, and the
+codes of what a compile mode did not do (in words through report/notes.py). Rows are made with the
+test row builder; the rules read the row fields a CUDA process writes."""
+
+import math
 
 import pytest
 
-from bench_utils.results.aggregate import bf16_compiles, cells, kernels_outside_graphs
+from bench_utils.report.notes import compile_note_words
+from bench_utils.results.aggregate import COMBINE, bf16_compiles, cells, kernels_outside_graphs, to_dataframe
+from bench_utils.results.record import COLUMNS, COMBINES, RECORD, dictionary_rows
 from conftest import COMPILED_FIXTURE, make_row
 
 GPU_ENV = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.fixture", "transformers": "5.fixture",
@@ -13,7 +18,8 @@ GPU_ENV = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.fixture", "
 def _note(mode: str = "reduce-overhead", device: str = "cuda", **fields) -> str:
     row = make_row("vit", 1, mode, 1.0, device=device, env=GPU_ENV, **(COMPILED_FIXTURE | fields))
     (record,) = cells([row])
-    return record["cudagraph_note"]
+    assert all(isinstance(code, str) and " " not in code for code in record["compile_notes"])  # codes, not words
+    return compile_note_words(record)
 
 
 def test_full_cuda_graph_coverage_leaves_no_note():
@@ -40,12 +46,12 @@ def test_recorded_nothing_or_skipped_is_said_and_default_mode_gets_no_graph_note
 
 
 def test_a_compile_that_made_no_graph_ran_eager_and_bfloat16_below_sm80_says_why():
-    assert _note("default", device="cpu", graph_count=0) == "compiled no graph, ran eager (graph_count 0)"
+    assert _note("default", device="cpu", graph_count=0) == "compiled no graph, ran eager"
     assert _note("default", dtype="bfloat16", graph_count=0) == (
-        "compiled no graph, ran eager: Inductor does not compile bfloat16 below compute capability 8.0 "
-        "(this GPU: 7.5; SkipFrame)")
+        "compiled no graph, ran eager; Inductor does not compile bfloat16 below compute capability 8.0 "
+        "(this GPU: 7.5)")
     assert _note("max-autotune", dtype="bfloat16", graph_count=0, cudagraphs_recorded=0).startswith(
-        "compiled no graph, ran eager: Inductor does not compile bfloat16")
+        "compiled no graph, ran eager; Inductor does not compile bfloat16")
     assert _note("default", dtype="bfloat16", graph_count=1) == ""
 
 
@@ -61,3 +67,47 @@ def test_kernels_outside_graphs_needs_a_cuda_profile():
     assert kernels_outside_graphs({"profile_launches_per_call": 5.0, "profile_graph_replays_per_call": 2.0}) == 3.0
     assert kernels_outside_graphs({"profile_launches_per_call": 1.0, "profile_graph_replays_per_call": 2.0}) == 0.0
     assert kernels_outside_graphs({"profile_launches_per_call": None, "profile_graph_replays_per_call": None}) is None
+
+
+def test_every_declared_column_is_in_the_frame_and_combines_by_its_rule():
+    assert set(COMBINE) | {"computed"} == set(COMBINES)
+    rows = [make_row("vit", 1, "default", 2.0, repeat=r, peak_mem_mb=mem, break_reasons=reasons, accuracy_ok=ok,
+                     task_agreement=agreement, duration_s=10.0, compile_s=compile_s, **{"env": {
+                         "device_name": "CPU", "torch": "2", "hostname": host}})
+            for r, (mem, reasons, ok, agreement, compile_s, host) in enumerate(
+                [(500.0, ["b"], True, 1.0, 30.0, "h1"), (700.0, ["a", "b"], True, 0.9, 5.0, "h2"),
+                 (600.0, [], None, None, None, "h1")])]
+    frame = to_dataframe(rows)
+    assert list(frame.columns) == [c for c in COLUMNS if c != "samples_s"]
+    cell = frame.iloc[0]
+    assert cell["peak_mem_mb"] == 700.0 and cell["break_reasons"] == ["a", "b"]  # largest; union
+    assert bool(cell["accuracy_ok"]) and cell["task_agreement"] == 0.9  # all of those checked; least
+    assert cell["duration_s"] == 30.0 and cell["repeats"] == 3  # sum over every process
+    assert (cell["compile_s"], cell["compile_warm_s"]) == (30.0, 5.0)  # round 0's; the later ones' median
+    assert cell["hostname"] == "h1, h2" and cell["hardware"] == "CPU"
+
+
+def test_an_eager_cell_carries_its_own_numbers_and_no_made_up_speedup():
+    frame = to_dataframe([make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0)])
+    eager, compiled = frame.iloc[0], frame.iloc[1]
+    assert math.isnan(eager["speedup"]) and math.isnan(eager["speedup_ci95_low"]) and not eager["significant"]
+    assert eager["eager_ms_median"] == eager["latency_ms_median"] == 2.0
+    assert compiled["speedup"] == pytest.approx(2.0)
+
+
+def test_a_failed_process_is_counted_and_the_cell_keeps_its_other_rounds():
+    rows = [make_row("vit", 1, "eager", 2.0, repeat=0), make_row("vit", 1, "eager", status="oom", repeat=1),
+            make_row("vit", 1, "eager", 2.0, repeat=2, exit_code=-11)]
+    (record,) = cells(rows)
+    assert (record["status"], record["failed_processes"], record["error"]) == ("ok", 1, "oom: fixture")
+    assert (record["exited_processes"], record["exit_codes"]) == (1, [-11])
+    (failed,) = cells([make_row("vit", 1, "eager", status="timeout")])
+    assert (failed["status"], failed["error"]) == ("timeout", "timeout: fixture")
+
+
+def test_the_data_dictionary_names_units_and_leaves_out_other_devices_columns():
+    cpu = {row["column"]: row for row in dictionary_rows("cpu")}
+    assert cpu["latency_ms_median"]["unit"] == "ms" and cpu["speedup"]["unit"] == "×"
+    assert "peak_reserved_mb" not in cpu and "peak_reserved_mb" in {r["column"] for r in dictionary_rows("cuda")}
+    assert all(row["meaning"] for row in cpu.values())
+    assert len({c.name for c in RECORD}) == len(RECORD)  # each column declared once

@@ -305,7 +305,7 @@ def test_a_label_sharing_another_labels_folder_is_refused_on_resume(tmp_path):
 def test_a_ray_address_where_nothing_answers_is_one_line_within_seconds():
     import time
 
-    from bench_utils.sweep.cluster import RayTarget, probe_ray_address
+    from bench_utils.sweep.launchers.ray import RayTarget, probe_ray_address
 
     for address in ("127.0.0.1:1", "nonexistent.invalid:6379", "ray://127.0.0.1:1"):
         started = time.perf_counter()

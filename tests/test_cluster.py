@@ -1,4 +1,5 @@
-"""Ray dispatch (bench_utils/sweep/cluster.py) on a two-node local Ray cluster, CPU only.
+"""The Ray launcher (bench_utils/sweep/launchers/ray.py) under the one sweep loop: with a stand-in ray,
+and on a two-node local Ray cluster, CPU only.
 
 Each node stands in for a GPU machine through the resource Ray gives detected GPUs
 ("accelerator_type:A100" on the head node, "accelerator_type:T4" on the other), one CPU each.
@@ -8,6 +9,7 @@ The cluster fixture lives in conftest.py; workers killed mid-cell: test_cluster_
 
 import socket
 import time
+import types
 
 import pytest
 from ray.util import accelerators
@@ -16,8 +18,8 @@ from bench_utils.config.bench_config import ConfigError
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.cluster import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
-from bench_utils.sweep.runner import run_sweep
+from bench_utils.sweep.launchers.ray import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
+from bench_utils.sweep.loop import run_sweep
 from conftest import one_error_line, run_cli, tiny_params
 
 FAULTS = "resnet/2/eager=oom;resnet/3/eager=sigkill"  # two failing cells in the T4 profile
@@ -93,59 +95,119 @@ def test_a_ray_address_where_nothing_listens_is_one_line_in_seconds(tmp_path):
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_a_cells_later_rounds_are_submitted_when_its_round_zero_ends(tmp_path):
-    """_submit and _collect's wiring, with Ray's wait/get answered in submission order (one task at a
-    time ends): a cell's later rounds compile warm only if they start after its round 0 ended."""
-    import dataclasses
-    import types
+class FakeRay:
+    """Stands in for the ray module under the Ray launcher: actors run their calls when asked for the
+    result, in submission order (ray.wait returns the oldest call), and every call is recorded."""
 
-    from bench_utils.results.writer import ResultsWriter
-    from bench_utils.sweep import cluster as ray_cluster
-    from conftest import make_row
+    class exceptions:
+        RayError = RuntimeError
 
-    events = []
+    def __init__(self):
+        self.events, self.created, self.killed = [], 0, []
 
-    class Ref:  # what a submitted task returns: the round it runs
-        def __init__(self, round_):
-            self.round = round_
+    def remote(self, actor_class):
+        ray = self
 
-    class Task:
-        def options(self, **_):
-            return self
+        class Handle:
+            def __init__(self, *args):
+                ray.created += 1
+                self.number, self.actor = ray.created, actor_class(*args)
+                self.measure = types.SimpleNamespace(remote=lambda unit, keep: ray._call(self, "measure", unit, keep))
+                self.close = types.SimpleNamespace(remote=lambda: ray._call(self, "close"))
 
-        def remote(self, cfg_values, round_, results_dir, env):
-            events.append(("submit", round_.name))
-            return Ref(round_)
+        return types.SimpleNamespace(options=lambda **_: types.SimpleNamespace(remote=Handle))
 
-    class InOrder:  # ray.wait returns the oldest submitted task; ray.get its rows
-        exceptions = types.SimpleNamespace(RayError=RuntimeError)
+    def _call(self, handle, method, *args):
+        self.events.append(("start", handle.number, getattr(args[0], "name", method) if args else method))
+        return (handle, method, args)
 
-        def remote(self, function):
-            return Task()
+    def wait(self, refs, num_returns):
+        return refs[:1], refs[1:]
 
-        def wait(self, refs, num_returns):
-            events.append(("ended", refs[0].round.name))
-            return refs[:1], refs[1:]
+    def get(self, ref):
+        handle, method, args = ref
+        result = getattr(handle.actor, method)(*args)
+        self.events.append(("end", handle.number, getattr(args[0], "name", method) if args else method))
+        return result
 
-        def get(self, ref):
-            return [dataclasses.asdict(make_row(job.model, job.batch_size, job.option, repeat=job.repeat))
-                    for job in ref.round.jobs]
+    def kill(self, handle):
+        self.killed.append(handle.number)
 
-    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], modes=["eager", "default"],
-                                  repeats=3))
-    path = tmp_path / "r.jsonl"
-    fake = InOrder()
-    submit, summaries = ray_cluster._submit(fake, [cfg], [path], [{"num_cpus": 1, "num_gpus": 0}], False, 0, {})
-    assert [name for kind, name in events] == ["vit-bs1-r0", "vit-bs2-r0"]  # only each cell's round 0 at first
-    with ResultsWriter(path) as writer:
-        ray_cluster._collect(fake, submit, [cfg], [writer], summaries, 0, False)
-    for batch_size in (1, 2):
-        first_ended = events.index(("ended", f"vit-bs{batch_size}-r0"))
-        later = [events.index(("submit", f"vit-bs{batch_size}-r{r}")) for r in (1, 2)]
-        assert all(index > first_ended for index in later)
-    assert not submit.later and summaries[0].statuses == {"ok": 12}
-    assert sorted((row.batch_size, row.mode, row.repeat) for row in read_results(path).rows) == sorted(
-        (b, mode, r) for b in (1, 2) for mode in ("eager", "default") for r in range(3))
+    def cancel(self, ref, force):
+        pass
+
+
+def fake_ray_sweep(tmp_path, monkeypatch, capacity: int) -> tuple:
+    """The loop with the Ray launcher on a stand-in ray and made-up rounds: (the summary, the stand-in)."""
+    from bench_utils.sweep.launchers import ray as ray_launcher
+    from bench_utils.sweep.loop import run_sweep
+    from synthetic import synthetic_round
+
+    monkeypatch.setattr(ray_launcher.GroupActor, "_where", staticmethod(lambda rows: rows))
+    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], batch_sizes=[1, 2], modes=["eager", "default"],
+                                  repeats=3, live_groups=4))
+    fake = FakeRay()
+    launcher = ray_launcher.RayLauncher(fake, cfg, tmp_path / f"r{capacity}.jsonl", {"num_cpus": 1, "num_gpus": 0},
+                                        capacity, {}, round_runner=synthetic_round)
+    return run_sweep(cfg, tmp_path / f"r{capacity}.jsonl", progress=False, launcher=launcher), fake
+
+
+def test_the_ray_launcher_measures_a_groups_rounds_in_turn_in_its_actor(tmp_path, monkeypatch):
+    """Each cell group's rounds go to its actor one at a time and in order (a later round compiles warm,
+    in the same workers, from the cache the first filled); with room for every group, one actor each."""
+    summary, fake = fake_ray_sweep(tmp_path, monkeypatch, capacity=4)
+    assert summary.statuses == {"ok": 24}
+    rounds = [(kind, number, name) for kind, number, name in fake.events if name.startswith(("vit", "resnet"))]
+    actor_of = {}
+    for kind, number, name in rounds:
+        assert actor_of.setdefault(name.rsplit("-r", 1)[0], number) == number
+    for group in actor_of:
+        mine = [(kind, name) for kind, _, name in rounds if name.startswith(group + "-r")]
+        assert mine == [(kind, f"{group}-r{r}") for r in range(3) for kind in ("start", "end")]
+    assert max(_running(rounds)) == 4 and fake.created == 4 and sorted(fake.killed) == [1, 2, 3, 4]
+
+
+def test_the_ray_launcher_keeps_within_its_capacity_ending_the_least_recently_used_actor(tmp_path, monkeypatch):
+    summary, fake = fake_ray_sweep(tmp_path, monkeypatch, capacity=2)
+    assert summary.statuses == {"ok": 24}
+    rounds = [(kind, number, name) for kind, number, name in fake.events if name.startswith(("vit", "resnet"))]
+    assert max(_running(rounds)) == 2  # the cluster's room: never more rounds at once
+    for group in ("vit-bs1", "vit-bs2", "resnet-bs1", "resnet-bs2"):  # still in turn
+        mine = [(kind, name) for kind, _, name in rounds if name.startswith(group + "-r")]
+        assert mine == [(kind, f"{group}-r{r}") for r in range(3) for kind in ("start", "end")]
+    closes = [number for kind, number, name in fake.events if name == "close" and kind == "end"]
+    assert closes[:2] == [1, 2] and len(fake.killed) == fake.created  # the oldest idle ones first; all ended
+
+
+def _running(events) -> list[int]:
+    running, counts = 0, []
+    for kind, _, _ in events:
+        running += 1 if kind == "start" else -1
+        counts.append(running)
+    return counts
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_on_ray_extra_rounds_for_precision_are_the_local_runs(tmp_path):
+    """`--ray local:2` with a precision target: the same loop adds the same rounds, in the same worker
+    pairs, as the local launcher (rounds made up from their cell, round and pair alone: synthetic.py)."""
+    import cloudpickle
+
+    import synthetic
+    from bench_utils.sweep.launchers.local import LocalLauncher
+
+    cloudpickle.register_pickle_by_value(synthetic)  # the Ray workers get the module with the function
+    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], modes=["eager", "default"], repeats=3,
+                                  target_halfwidth=0.03, budget_min=60, max_repeats=9, rounds_per_process=3))
+    local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    run_sweep(cfg, local, progress=False, launcher=LocalLauncher(cfg, local, synthetic.synthetic_round))
+    run_sweeps_on_ray([cfg], "local:2", [remote], progress=False, round_runner=synthetic.synthetic_round)
+    made = {path: sorted((r.model, r.mode, r.repeat, r.process_round) for r in read_results(path).rows)
+            for path in (local, remote)}
+    assert made[local] == made[remote]
+    extra = [key for key in made[local] if key[2] >= 3]
+    assert extra and {key[0] for key in extra} == {"vit", "resnet"}  # both groups got rounds for precision
 
 
 @pytest.mark.cluster
@@ -171,19 +233,19 @@ def test_on_ray_a_later_round_starts_after_round_zero_and_compiles_warm(tmp_path
 def test_on_ray_a_profiles_studies_run_after_its_rounds_and_resume(tmp_path, monkeypatch):
     """`run --ray`: the serving study runs like the local one (a worker per setting) and is not run twice."""
     from bench_utils.results.rows import read_rows
-    from bench_utils.results.study_results import ServingResult, serving_path
-    from bench_utils.sweep import jobs
+    from bench_utils.studies.serving import STUDY as SERVING, ServingResult
+    from bench_utils.studies import serving
 
-    monkeypatch.setattr(jobs, "SERVING_SETTINGS", ("eager", "dynamic"))  # two of the four: each compiles cold
+    monkeypatch.setattr(serving, "SETTINGS", ("eager", "dynamic"))  # two of the four: each compiles cold
     cfg = load_config(tiny_params(tmp_path, models=["resnet"], serving_batch_sizes=[2, 3], iterations=3))
     path = tmp_path / "r.jsonl"
     env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
-    sweep, studies = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
-    assert sweep.statuses == {"ok": 1} and studies.statuses == {"ok": 2}
-    rows = {row.setting: row for row in read_rows(serving_path(path), ServingResult).rows}
+    (summary,) = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
+    assert summary.statuses == {"ok": 3} and summary.total == 3  # the round's row, then the study's two
+    rows = {row.setting: row for row in read_rows(SERVING.path(path), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"] and rows["dynamic"].step_compiled == [True, False]
-    again = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
-    assert [summary.skipped for summary in again] == [1, 2] and all(not s.statuses for s in again)
+    (again,) = run_sweeps_on_ray([cfg], "local:2", [path], progress=False, env=env)
+    assert again.skipped == 3 and not again.statuses
 
 
 # --- on a two-node cluster ---------------------------------------------------------------------------

@@ -1,14 +1,13 @@
-"""Ray dispatch when Ray workers die: one killed mid-round (its measuring worker dies with it) is
-retried and each cell written once, one lost for good becomes one crashed row that --retry-failed
-redoes, a node removed mid-round has its round measured again on another node. Same two-node local
-cluster as test_cluster.py (conftest.py).
+"""The Ray launcher when its actors die: one killed mid-round (its measuring worker dies with it) is
+restarted and the round measured again, each cell written once; one lost for good becomes one crashed
+row that --retry-failed redoes; a node removed mid-round has its round measured again on another node.
+The kills land at points the tests control: a cell that hangs (a test fault) until it is killed. Same
+two-node local cluster as test_cluster.py (conftest.py).
 """
 
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,8 +16,9 @@ import pytest
 
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.cluster import run_sweeps_on_ray
-from conftest import REPO, tiny_params
+from bench_utils.measure.faults import ENV_VAR as FAULT, ONCE_DIR_VAR
+from bench_utils.sweep.launchers.ray import run_sweeps_on_ray
+from conftest import tiny_params
 
 
 def _parent(pid: int) -> int:
@@ -53,38 +53,40 @@ def _running_cell(folder: Path, under: int | None = None) -> tuple[int, int] | N
     return None
 
 
-def _kill_worker_of_a_running_cell(results: Path, after_rows: int = 0, timeout_s: float = 180) -> tuple:
-    """SIGKILL the Ray worker of a running cell once `results` holds `after_rows` rows;
-    returns (worker pid, batch size, the results lines at the kill)."""
+def _kill_worker_of_a_hung_cell(results: Path, batch_size: int, timeout_s: float = 180) -> tuple:
+    """SIGKILL the Ray worker (actor process) of the cell of `batch_size` once its log says it hangs
+    (the test fault: it never ends by itself, so no row can race the kill); returns (worker pid, the
+    results lines at the kill)."""
+    log = results.parent / "logs" / f"vit-bs{batch_size}-eager-r0.log"
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        rows = results.read_text().splitlines() if results.exists() else []
-        found = _running_cell(results.parent) if len(rows) >= after_rows else None
-        if found:
-            time.sleep(0.5)  # the cell is under way, not just spawned
+        found = _running_cell(results.parent)
+        if found and found[1] == batch_size and log.exists() and "injected fault: hang" in log.read_text():
             rows = results.read_text().splitlines() if results.exists() else []
             os.kill(found[0], signal.SIGKILL)
-            return (*found, rows)
+            return found[0], rows
         time.sleep(0.1)
-    raise AssertionError("no measuring worker of a Ray worker appeared")
+    raise AssertionError(f"no hung cell of batch {batch_size} in a Ray worker appeared")
 
 
 @pytest.mark.cluster
 def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, tmp_path):
-    params = tiny_params(tmp_path, label="A100", batch_sizes=[1, 2])
-    results, log = tmp_path / "results.jsonl", tmp_path / "driver.log"
-    with open(log, "w") as out:
-        driver = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
-                                   str(results), "--ray", cluster.address], cwd=REPO, stdout=out, stderr=out)
-        worker, batch_size, _ = _kill_worker_of_a_running_cell(results)
-        assert driver.wait(timeout=300) == 0, log.read_text()[-3000:]
+    cfg = load_config(tiny_params(tmp_path, label="A100", batch_sizes=[1, 2]))
+    results, outcome = tmp_path / "results.jsonl", {}
+    batch_size = 2  # its first attempt hangs until killed; the restarted actor measures it
+    env = {FAULT: "vit/2/eager=hang-once", ONCE_DIR_VAR: str(tmp_path)}
+    thread = threading.Thread(target=lambda: outcome.update(
+        summaries=run_sweeps_on_ray([cfg], cluster.address, [results], progress=False, env=env)))
+    thread.start()
+    worker, _ = _kill_worker_of_a_hung_cell(results, batch_size)
+    thread.join(timeout=300)
     rows = read_results(results).rows
     assert len(results.read_text().splitlines()) == 2
     assert sorted(r.batch_size for r in rows) == [1, 2] and {r.status for r in rows} == {"ok"}
     retried = next(r for r in rows if r.batch_size == batch_size)
     assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
     assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
-    assert "2 jobs: 0 already done, 2 ok" in log.read_text()
+    assert outcome["summaries"][0].line().startswith("2 jobs: 0 already done, 2 ok")
 
 
 @pytest.mark.cluster
@@ -96,23 +98,24 @@ def test_worker_lost_for_good_becomes_one_crashed_row_then_retry_failed_redoes_i
     def sweep():
         try:
             outcome["summaries"] = run_sweeps_on_ray([cfg], cluster.address, [results], progress=False,
-                                                     max_retries=0)
+                                                     max_retries=0, env={FAULT: "vit/2/eager=hang"})
         except Exception as err:  # noqa: BLE001 - reported by the assertion below
             outcome["error"] = err
 
     thread = threading.Thread(target=sweep)
     thread.start()
-    _, batch_size, rows_at_kill = _kill_worker_of_a_running_cell(results, after_rows=1)
+    batch_size = 2  # hangs until killed: the kill cannot race its row
+    _, rows_at_kill = _kill_worker_of_a_hung_cell(results, batch_size)
     thread.join(timeout=300)
     # one node CPU: the cells ran one after the other, and the first row was on disk mid-sweep
-    assert len(rows_at_kill) == 1 and f'"batch_size": {3 - batch_size}' in rows_at_kill[0]
+    assert len(rows_at_kill) == 1 and '"batch_size": 1' in rows_at_kill[0]
     assert "summaries" in outcome, outcome
     assert outcome["summaries"][0].statuses == {"ok": 1, "crashed": 1}
     rows = {r.batch_size: r for r in read_results(results).rows}
     assert len(results.read_text().splitlines()) == 2 and sorted(rows) == [1, 2]
     lost = rows[batch_size]
-    assert lost.status == "crashed" and lost.error.startswith("Ray task failed after 0 retries: ")
-    assert "WorkerCrashedError" in lost.error or "died" in lost.error
+    assert lost.status == "crashed" and lost.error.startswith("Ray actor lost after its retries: ")
+    assert "died" in lost.error
     again = run_sweeps_on_ray([cfg], cluster.address, [results], retry_failed=True, progress=False)
     assert (again[0].skipped, again[0].statuses) == (1, {"ok": 1})
     assert len(results.read_text().splitlines()) == 3  # the crashed row stays; the new row replaces it

@@ -1,16 +1,16 @@
 """The compile-time study: repeated blocks found in real models, each strategy measured in a fresh
-process through the runner's run_studies (a worker and an empty compiler cache each), failures as rows."""
+process through the sweep loop (a worker and an empty compiler cache each), failures as rows."""
 
 import pytest
 from transformers import ResNetConfig, ResNetForImageClassification
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.registry import get_spec
-from bench_utils.measure.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
+from bench_utils.studies.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
 from bench_utils.measure.models import load_model
 from bench_utils.results.rows import read_rows
-from bench_utils.results.study_results import CompileCostResult, artifacts_path, compile_cost_path
-from bench_utils.sweep.runner import run_studies
+from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult, artifacts_path
+from bench_utils.sweep.loop import run_sweep
 
 # seconds and calls: quick, these tests check behaviour, not speed
 FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
@@ -65,19 +65,19 @@ def test_cache_artifacts_before_whole_and_unknown_strategy_are_error_rows(tmp_pa
 def vit_study(tmp_path_factory):
     """whole, regional and cache-artifacts of tiny ViT, each in a fresh process with an empty cache."""
     results = tmp_path_factory.mktemp("study") / "results.jsonl"
-    cfg = BenchConfig(models=("vit",), compile_strategies=("regional", "cache-artifacts"), **FAST)
+    cfg = BenchConfig(**(FAST | dict(models=("vit",), modes=("eager",), compile_strategies=("regional", "cache-artifacts"))))
     with pytest.MonkeyPatch.context() as env:
         # C++ kernels built in the study process: on a 2-core machine tiny ViT compiles in ~20 s that
         # way, ~35 s with Inductor's pool of compile workers (their start-up costs more than it saves)
         env.setenv("TORCHINDUCTOR_COMPILE_THREADS", "1")
-        line = run_studies(cfg, results, progress=False).line()
-    rows = {row.strategy: row for row in read_rows(compile_cost_path(results), CompileCostResult).rows}
+        line = run_sweep(cfg, results, progress=False).line()  # one eager round, then the study
+    rows = {row.strategy: row for row in read_rows(COMPILE_COST.path(results), CompileCostResult).rows}
     return cfg, results, line, rows
 
 
 def test_whole_compiles_cold_and_saves_its_artifacts(vit_study):
     cfg, results, line, rows = vit_study
-    assert line == f"3 jobs: 0 already done, 3 ok -> {results}"
+    assert line.startswith("4 jobs: 0 already done, 4 ok; timed calls") and line.endswith(f" -> {results}")
     assert all((results.parent / "logs" / f"compile-cost-vit-{s}.log").is_file() for s in rows)
     whole = rows["whole"]
     assert whole.status == "ok", whole.error
@@ -114,4 +114,4 @@ def test_cache_artifacts_in_a_fresh_process_hit_the_cache(vit_study):
 
 def test_a_second_run_measures_nothing_again(vit_study):
     cfg, results, _, _ = vit_study
-    assert run_studies(cfg, results, progress=False).line() == f"3 jobs: 3 already done, nothing new -> {results}"
+    assert run_sweep(cfg, results, progress=False).line() == f"4 jobs: 4 already done, nothing new -> {results}"

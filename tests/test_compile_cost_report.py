@@ -4,11 +4,10 @@ import math
 
 import pytest
 
-from bench_utils.report.compile_cost_report import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
-                                                    compile_cost_table, compile_cost_verdict, eager_medians,
-                                                    load_compile_cost_frame)
+from bench_utils.studies.compile_cost import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
+                                                    compile_cost_table, compile_cost_verdict, eager_medians)
 from bench_utils.results.aggregate import to_dataframe
-from bench_utils.results.study_results import CompileCostResult, compile_cost_path
+from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult
 from bench_utils.results.writer import ResultsWriter
 from conftest import figure_texts, make_row
 
@@ -108,8 +107,8 @@ def test_eager_medians_from_the_sweep_and_the_study_file(tmp_path):
     with pytest.raises(ValueError, match="several labels"):
         eager_medians(to_dataframe([make_row("vit", label="A"), make_row("vit", label="B")]))
     results = tmp_path / "results.jsonl"
-    with ResultsWriter(compile_cost_path(results)) as writer:
+    with ResultsWriter(COMPILE_COST.path(results)) as writer:
         for row in ROWS:
             writer.append(row)
-    loaded = load_compile_cost_frame(results, sweep)
+    loaded = COMPILE_COST.frame(results, sweep)
     assert list(loaded[loaded["model"] == "vit"]["speedup"]) == [1.5, 1.2, 1.5]

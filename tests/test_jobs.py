@@ -5,7 +5,7 @@ import pytest
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.rows import BenchResult, cell_fields
-from bench_utils.results.study_results import SERVING_SETTINGS, ServingResult, serving_fields, serving_path
+from bench_utils.studies.serving import SETTINGS as SERVING_SETTINGS, STUDY as SERVING, ServingResult
 from bench_utils.results.writer import ResultsWriter
 from bench_utils.sweep.jobs import (Job, Round, SettingsMismatchError, done_keys, first_rounds, job_row,
                                     pending_study_jobs, read_cell_rows, round_pending, study_jobs)
@@ -80,24 +80,24 @@ def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_pat
     cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
     results = tmp_path / "results.jsonl"
     assert pending_study_jobs(cfg, results) == study_jobs(cfg)
-    with ResultsWriter(serving_path(results)) as writer:
-        writer.append(ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="crashed"))
+    with ResultsWriter(SERVING.path(results)) as writer:
+        writer.append(ServingResult(**SERVING.identity(cfg, "vit", "static", "cpu"), status="crashed"))
         other = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), iterations=7)  # other settings: not done
-        writer.append(ServingResult(**serving_fields(other, "vit", "auto", "cpu"), status="ok"))
+        writer.append(ServingResult(**SERVING.identity(other, "vit", "auto", "cpu"), status="ok"))
     with pytest.warns(UserWarning, match="different settings under one label; their rows are kept apart"):
         assert [j.option for j in pending_study_jobs(cfg, results)] == ["eager", "dynamic", "auto"]
 
 
 def test_a_jobs_row_type_and_identity_give_the_key_its_row_is_found_by():
     from bench_utils.results.rows import run_key
-    from bench_utils.results.study_results import CompileCostResult
+    from bench_utils.studies.compile_cost import CompileCostResult
 
     cfg = BenchConfig(models=("vit",), batch_sizes=(4,), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
     row_type, identity = job_row(cfg, Job("cell", "vit", 4, "default", 2))
     assert row_type is BenchResult and identity == cell_fields(cfg, "vit", 4, "default", cfg.device, 2)
     assert row_type(**identity, status="crashed").key == run_key(cfg, ("vit", 4, "default", 2))
     row_type, identity = job_row(cfg, Job("serving", "vit", 1, "auto"))
-    assert row_type is ServingResult and identity == serving_fields(cfg, "vit", "auto", cfg.device)
+    assert row_type is ServingResult and identity == SERVING.identity(cfg, "vit", "auto", cfg.device)
     row_type, identity = job_row(cfg, Job("compile-cost", "vit", 4, "regional"))
     assert row_type is CompileCostResult and row_type(**identity, status="ok").key == (
         "vit", cfg.size, 4, cfg.dtype, cfg.compiled_mode(), "regional")

@@ -1,15 +1,17 @@
-"""Imports go one way: config < (paths, messages) < results < measure < sweep < report < (selfcheck,
-__main__), and no module imports itself back through others. Read from the source (ast), every
-import counted, those inside functions too: an import on use is still a dependency."""
+"""Imports go one way: config < (paths, messages) < results < measure < sweep < report < (studies,
+selfcheck, __main__), and no module imports itself back through others. Read from the source (ast),
+every import counted, those inside functions too: an import on use is still a dependency. The studies
+are plug-ins: the core reaches them by name through results/studies.REGISTRY, never by an import."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bench_utils"
 # The rank of each room. paths and messages are helpers every layer above config may use (paths raises
-# config's ConfigError); selfcheck and __main__ are entry points that drive sweeps and reports.
+# config's ConfigError); a study (studies/) declares its measurement and its page section, so it sits
+# above report; selfcheck and __main__ are entry points that drive sweeps and reports.
 LAYERS = {"config": 0, "paths": 1, "messages": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
-          "selfcheck": 6, "__main__": 6, "__init__": 6}
+          "studies": 6, "selfcheck": 6, "__main__": 6, "__init__": 6}
 
 
 def module_name(path: Path) -> str:
@@ -75,4 +77,9 @@ def test_no_import_cycle():
 def test_the_walker_sees_relative_and_lazy_imports():
     assert "bench_utils.config.validation" in GRAPH["bench_utils.config.bench_config"]
     assert "bench_utils.measure.faults" in GRAPH["bench_utils.measure.cell"]  # from . import faults
-    assert "bench_utils.sweep.runner" in GRAPH["bench_utils.__main__"]  # imported inside a function
+    assert "bench_utils.sweep.loop" in GRAPH["bench_utils.__main__"]  # imported inside a function
+
+
+def test_the_core_never_imports_a_study():
+    core = [m for m in GRAPH if not m.startswith("bench_utils.studies")]
+    assert not [m for m in core if any(dep.startswith("bench_utils.studies") for dep in GRAPH[m])]

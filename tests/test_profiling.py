@@ -7,7 +7,7 @@ import torch
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure import profiling
-from bench_utils.measure.cell import measure_cell
+from conftest import measure_cell
 
 FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", batch_sizes=(1,),
             modes=("eager", "default"), warmup=1, iterations=2,
@@ -17,10 +17,10 @@ FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu",
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
     """Eager and compiled processes of tiny ResNet at batch 1, profiled, with their traces."""
-    folder = tmp_path_factory.mktemp("traces")
+    folder = tmp_path_factory.mktemp("results")
     cfg = BenchConfig(**FAST)
-    return {mode: (measure_cell(cfg, "resnet", 1, mode, 0, folder / f"{mode}.json"), folder / f"{mode}.json")
-            for mode in ("eager", "default")}
+    return {mode: (measure_cell(cfg, "resnet", 1, mode, 0, folder / "results.jsonl"),
+                   folder / "traces" / f"resnet-bs1-{mode}-r0.json") for mode in ("eager", "default")}
 
 
 def test_compiling_fuses_operators_into_compiled_code(profiled):
@@ -55,8 +55,8 @@ def test_trace_is_written_for_perfetto(profiled):
 
 def test_profile_runs_in_repeat_zero_only(tmp_path):
     cfg = BenchConfig(**(FAST | {"modes": ("eager",)}))
-    later = measure_cell(cfg, "resnet", 1, "eager", 1, tmp_path / "r1.json")
-    assert later.status == "ok" and later.profile_calls is None and not (tmp_path / "r1.json").exists()
+    later = measure_cell(cfg, "resnet", 1, "eager", 1, tmp_path / "results.jsonl")
+    assert later.status == "ok" and later.profile_calls is None and not (tmp_path / "traces").exists()
 
 
 def test_events_without_the_call_mark_are_refused():

@@ -105,7 +105,7 @@ def test_compare_with_reference_one_gpu():
     assert (vit.gpu, vit.study, vit.speedup) == ("A100", "torch 2.0.1", pytest.approx(1.5))
     ours_vit = df[(df.model == "vit") & (df["mode"] == "default")].iloc[0]
     assert (vit.speedup_ci95_low, vit.speedup_ci95_high) == (ours_vit.speedup_ci95_low, ours_vit.speedup_ci95_high)
-    assert vit.speedup_ci95_low < 1.5 < vit.speedup_ci95_high
+    assert vit.speedup_ci95_low == pytest.approx(1.5) == vit.speedup_ci95_high  # paired: every round 1.5x
     assert vit.eager_ms_median == EAGER_MS and vit.latency_ms_median == pytest.approx(EAGER_MS / 1.5)
     assert vit.ref_speedup == pytest.approx(9.325 / 7.584)
     assert vit.speedup_vs_ref == pytest.approx(1.5 / (9.325 / 7.584))

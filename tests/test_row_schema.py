@@ -25,7 +25,7 @@ def _values(**changes) -> dict:
     ({"samples_s": [0.0] * 10}, "samples_s: a value outside"),
     ({"samples_s": [1e308] * 10}, "samples_s: a value outside"),
     ({"samples_s": [1e-12] * 10}, "samples_s: a value outside"),
-    ({"samples_s": [0.002, 0.002]}, "fewer than the row's own iterations (10)"),
+    ({"samples_s": [0.002, 0.002], "block_lengths": [1, 1]}, "fewer than the row's own iterations (10)"),
     ({"samples_s": {"a": 1}}, "samples_s: "),
     ({"env": ["a list"]}, "env: "),
     ({"env": {"hostname": {"x": 1}}}, "env.hostname: not text"),
@@ -79,7 +79,9 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
 
 
 def test_every_field_annotation_has_a_check():
-    assert row_problem(json.loads(BenchResult(**{**_values(), "samples_s": []}).to_json()), TYPES) == ""
+    values = {k: v for k, v in _values().items() if k != "format"}
+    assert row_problem(json.loads(BenchResult(**{**values, "samples_s": [], "block_lengths": []}).to_json()),
+                       TYPES) == ""
 
 
 def test_blocks_and_exit_codes_are_checked_for_what_they_are():
@@ -98,15 +100,15 @@ def test_blocks_and_exit_codes_are_checked_for_what_they_are():
 def _study_rows():
     """A believable row of each study, every field filled (so every field's check runs)."""
     from bench_utils.config.bench_config import BenchConfig
-    from bench_utils.results.study_results import (CompileCostResult, ServingResult, compile_cost_fields,
-                                                   serving_fields)
+    from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult
+    from bench_utils.studies.serving import STUDY as SERVING, ServingResult
 
     cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
-    serving = ServingResult(**serving_fields(cfg, "vit", "static", "cpu"), status="ok", step_ms=[90.0, 12.0],
+    serving = ServingResult(**SERVING.identity(cfg, "vit", "static", "cpu"), status="ok", step_ms=[90.0, 12.0],
                             step_compiled=[True, True], compiles=2, compile_total_s=0.1,
                             steady_ms={"1": 2.0, "4": 6.0}, steady_samples_s={"1": [0.002] * 3, "4": [0.006] * 3},
                             env={"hostname": "h"}, duration_s=3.0)
-    cost = CompileCostResult(**compile_cost_fields(cfg, "vit", "regional", "cpu"), status="ok", note="12 x ViTLayer",
+    cost = CompileCostResult(**COMPILE_COST.identity(cfg, "vit", "regional", "cpu"), status="ok", note="12 x ViTLayer",
                              compile_s=4.0, graph_count=1, latency_ms_median=2.0, samples_s=[0.002] * 5,
                              max_abs_diff=1e-6, accuracy_ok=True, duration_s=9.0)
     return serving, cost

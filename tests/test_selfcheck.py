@@ -106,8 +106,7 @@ def test_the_json_file_holds_checks_and_cells_with_nan_as_null(tmp_path):
     from bench_utils.results.aggregate import to_dataframe
 
     cells = to_dataframe([make_row("vit", 1, "eager", 2.0)]).to_dict("records")
-    assert math.isnan(cells[0]["speedup_ci95_low"]) is False and cells[0]["speedup"] == 1.0
-    cells[0]["speedup"] = float("nan")
+    assert math.isnan(cells[0]["speedup"])  # an eager cell has no speedup: NaN, written as null
     write_json(tmp_path / "s.json", [Check("clock", "PASS", "ok"), Check("x", "FAIL", "why")], cells, 12.0)
     sent = json.loads((tmp_path / "s.json").read_text())
     assert sent["passed"] is False and sent["checks"][1] == {"name": "x", "status": "FAIL", "reason": "why"}

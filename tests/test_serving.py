@@ -5,20 +5,22 @@ import pytest
 import torch
 
 import bench_utils.measure.cell as measure
-import bench_utils.measure.serving as serving
-import bench_utils.sweep.jobs as jobs
+import bench_utils.studies.serving as serving
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.models import LoadedModel
-from bench_utils.measure.serving import STEADY_COMPILED_NOTE, measure_serving
 from bench_utils.results.rows import read_rows
 from bench_utils.results.stats import summarize
-from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult, serving_path
-from bench_utils.sweep.runner import run_studies
+from bench_utils.studies.serving import STUDY as SERVING, ServingResult
+from bench_utils.sweep.loop import run_sweep
 
 SEQUENCE = (2, 3, 2)  # a size seen again; no 1: dynamo specializes size 1 even with dynamic=True
 FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", iterations=2, min_time_s=0.0, warmup=0,
             max_warmup_s=0.0)  # seconds: behaviour, not figures
 SIZE_CHANGED = "size mismatch at index 0"  # dynamo's guard failure when the batch dimension changed
+
+
+def measure_serving(cfg: BenchConfig, model: str, setting: str) -> ServingResult:
+    return SERVING.measure(cfg, model, setting, None)
 
 
 def serving_config(**values) -> BenchConfig:
@@ -49,7 +51,7 @@ def test_every_row_holds_its_sequence_and_steady_state(rows):
 def test_measured_rows_read_back_whole_through_the_row_schema(rows, tmp_path):
     from bench_utils.results.writer import ResultsWriter
 
-    path = serving_path(tmp_path / "results.jsonl")
+    path = SERVING.path(tmp_path / "results.jsonl")
     with ResultsWriter(path) as writer:
         for row in rows.values():
             writer.append(row)
@@ -84,7 +86,7 @@ def test_recompile_limit_is_reported_not_silent():
         row = measure_serving(serving_config(), "resnet", "static")
     assert row.status == "ok", row.error
     assert row.step_compiled == [True, False, False] and row.compiles == 1  # size 3 ran eagerly
-    assert RECOMPILE_LIMIT_NOTE.format(limit=1) in row.recompile_reasons
+    assert row.recompile_limit_hit
 
 
 def test_a_compile_in_the_steady_state_is_reported(monkeypatch):
@@ -93,7 +95,7 @@ def test_a_compile_in_the_steady_state_is_reported(monkeypatch):
     row = measure_serving(serving_config(), "resnet", "static")
     assert row.status == "ok", row.error
     assert row.step_compiled == [True] and row.compiles == 1 and sorted(row.steady_ms) == ["2", "3"]
-    assert row.recompile_reasons[-1] == STEADY_COMPILED_NOTE.format(graphs=1)
+    assert row.steady_compiles == 1 and not row.recompile_limit_hit
     assert any(SIZE_CHANGED in reason for reason in row.recompile_reasons)  # and why it compiled
 
 
@@ -140,18 +142,19 @@ def test_a_bad_setting_is_refused():
 
 
 @pytest.mark.slow
-def test_run_studies_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch):
+def test_the_loop_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch):
     # two of the four settings: each study process compiles from an empty compiler cache (~30-60 s
     # here), and the behaviour of every setting is checked in-process above
-    monkeypatch.setattr(jobs, "SERVING_SETTINGS", ("eager", "dynamic"))
-    cfg = serving_config(serving_batch_sizes=(2, 3))
+    monkeypatch.setattr(serving, "SETTINGS", ("eager", "dynamic"))
+    cfg = serving_config(serving_batch_sizes=(2, 3), modes=("eager",), repeats=1)
     results = tmp_path / "results.jsonl"
-    assert run_studies(cfg, results, progress=False).line() == f"2 jobs: 0 already done, 2 ok -> {results}"
-    rows = {row.setting: row for row in read_rows(serving_path(results), ServingResult).rows}
+    line = run_sweep(cfg, results, progress=False).line()  # one eager round, then the study
+    assert line.startswith("3 jobs: 0 already done, 3 ok") and line.endswith(f" -> {results}")
+    rows = {row.setting: row for row in read_rows(SERVING.path(results), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"]
     assert all(row.status == "ok" and row.sequence == [2, 3] and sorted(row.steady_ms) == ["2", "3"]
                for row in rows.values()), {s: r.error for s, r in rows.items()}
     assert rows["dynamic"].step_compiled == [True, False] and rows["dynamic"].compiles == 1
     assert rows["eager"].compiles == 0 and rows["dynamic"].settings == cfg.settings_fingerprint()
     assert (tmp_path / "logs" / "serving-resnet-dynamic.log").is_file()
-    assert run_studies(cfg, results, progress=False).line() == f"2 jobs: 2 already done, nothing new -> {results}"
+    assert run_sweep(cfg, results, progress=False).line() == f"3 jobs: 3 already done, nothing new -> {results}"

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from bench_utils.report.serving_report import serving_chart, serving_frame, serving_table, serving_verdict
-from bench_utils.results.study_results import RECOMPILE_LIMIT_NOTE, ServingResult
+from bench_utils.studies.serving import STUDY as SERVING, serving_chart, serving_frame, serving_table
+from bench_utils.studies.serving import ServingResult
 from conftest import figure_texts
 
 SEQUENCE = [1, 4, 1]
@@ -40,10 +40,9 @@ def resnet_rows() -> list:
 
 def vit_rows() -> list:
     """static hit the recompile limit, dynamic is within 5% of eager: use eager."""
-    limit = RECOMPILE_LIMIT_NOTE.format(limit=1)
     return [serving_row("vit", "eager", [10.0, 40.0, 10.0], [False] * 3, {1: 10.0, 4: 40.0}),
             serving_row("vit", "static", [5000.0, 30.0, 5.0], [True, False, False], {1: 5.0, 4: 20.0},
-                        recompile_reasons=[limit]),
+                        recompile_limit_hit=True),
             serving_row("vit", "dynamic", [4000.0, 40.0, 10.0], [True, False, False], {1: 9.8, 4: 39.2})]
 
 
@@ -75,23 +74,27 @@ def test_frame_refuses_two_rows_of_one_setting():
 
 
 def test_table_formats_numbers_and_statuses():
-    table = serving_table(serving_frame(resnet_rows()))
-    assert table.loc[(RESNET, "static"), "compile total (s)"] == "11.0"
-    assert table.loc[(RESNET, "static"), "compiles"] == "2"
-    assert table.loc[(RESNET, "dynamic"), "bs 4 (ms)"] == "24.000"
-    assert table.loc[(RESNET, "dynamic"), "speedup (x)"] == "1.67"
-    assert table.loc[(RESNET, "auto"), "bs 1 (ms)"] == "ERROR"
-    assert table.loc[(RESNET, "static"), "recompile reasons"].startswith("tensor 'pixel_values' size mismatch")
+    table = serving_table(serving_frame(resnet_rows() + vit_rows())).set_index(["Model", "Setting"])
+    assert table.loc[(RESNET, "static"), "Compile total (s)"] == "11.0"  # 3 significant figures
+    assert table.loc[(RESNET, "static"), "Graphs compiled"] == "2"
+    assert table.loc[(RESNET, "dynamic"), "Batch 4 (ms)"] == "24.0"
+    assert table.loc[(RESNET, "dynamic"), "Speedup (×)"] == "1.67"
+    assert table.loc[(RESNET, "auto"), "Batch 1 (ms)"] == "ERROR"
+    assert table.loc[(RESNET, "static"), "Why it recompiled"].startswith("tensor 'pixel_values' size mismatch")
+    assert table.loc[(RESNET, "eager"), "Why it recompiled"] == "—"
+    assert table.loc[("ViT-B/16", "static"), "Why it recompiled"] == (
+        "recompile limit hit: dynamo ran later new shapes eagerly, without compiling")
 
 
 def test_verdict_picks_the_fastest_once_warm_and_names_the_others():
-    text = serving_verdict(serving_frame(resnet_rows() + vit_rows()))
+    text = SERVING.verdict(serving_frame(resnet_rows() + vit_rows()))
     lines = text.splitlines()
     assert len(lines) == 2 and lines[0].startswith("- **ViT-B/16: use eager**")
-    assert "(best: static x2.00)" in lines[0]  # fastest, but it hit the recompile limit
+    assert "(best: static 2.00×)" in lines[0]  # fastest, but it hit the recompile limit
     assert lines[1] == (
-        f"- **{RESNET}: use static**: x2.00 eager once warm over the sequence (bs 1 x2.00, bs 4 x2.00); cold "
-        "sequence 11.0 s with 2 graph(s) (dynamic 7.0 s, 2 graph(s)); its compiles pay back after 367 passes of "
+        f"- **{RESNET}: use static**: 2.00× eager's speed once warm over the sequence (batch 1 2.00×, batch 4 "
+        "2.00×); cold "
+        "sequence 11.0 s with 2 graph(s) (dynamic 7.01 s, 2 graph(s)); its compiles pay back after 367 passes of "
         "the sequence. Static shapes compile once per new batch size: past dynamo's recompile_limit (8 by "
         "default) new sizes run eagerly. Failed: auto ERROR.")
 
@@ -99,16 +102,16 @@ def test_verdict_picks_the_fastest_once_warm_and_names_the_others():
 def test_verdict_prefers_the_cheaper_start_within_5_percent_of_the_fastest():
     rows = resnet_rows()
     rows[3] = serving_row("resnet", "dynamic", [4000.0, 3000.0, 6.0], [True, True, False], {1: 5.1, 4: 20.4})
-    assert serving_verdict(serving_frame(rows)) == (
-        f"- **{RESNET}: use dynamic**: x1.96 eager once warm over the sequence (bs 1 x1.96, bs 4 x1.96), within 5% "
-        "of the fastest (static x2.00); cold sequence 7.0 s with 2 graph(s) (static 11.0 s, 2 graph(s)); its "
+    assert SERVING.verdict(serving_frame(rows)) == (
+        f"- **{RESNET}: use dynamic**: 1.96× eager's speed once warm over the sequence (batch 1 1.96×, batch 4 "
+        "1.96×), within 5% of the fastest (static 2.00×); cold sequence 7.01 s with 2 graph(s) (static 11.0 s, 2 graph(s)); its "
         "compiles pay back after 238 passes of the sequence. Failed: auto ERROR.")
 
 
 def test_verdict_without_eager_or_rows():
     rows = [row for row in resnet_rows() if row.setting != "eager"]
-    assert serving_verdict(serving_frame(rows)).startswith(f"- **{RESNET}: no verdict**: no eager baseline")
-    assert serving_verdict(serving_frame([])) == "No serving rows yet: no verdict."
+    assert SERVING.verdict(serving_frame(rows)).startswith(f"- **{RESNET}: no verdict**: no eager baseline")
+    assert SERVING.verdict(serving_frame([])) == "No serving rows yet: no verdict."
     assert serving_table(serving_frame([])).empty
 
 
@@ -135,10 +138,10 @@ def test_chart_of_an_absent_model_says_so():
 
 def test_verdict_warns_when_other_programs_were_busy_while_timing():
     rows = resnet_rows()
-    quiet = serving_verdict(serving_frame(rows))
+    quiet = SERVING.verdict(serving_frame(rows))
     assert "Caveat" not in quiet
     rows[1] = serving_row("resnet", "eager", [10.0, 40.0, 10.0], [False] * 3, {1: 10.0, 4: 40.0},
                           steady_others_cpu_pct={"1": 3.0, "4": 42.0})
-    busy = serving_verdict(serving_frame(rows))
+    busy = SERVING.verdict(serving_frame(rows))
     assert busy.endswith("Caveat: other programs used up to 42% of the CPU while timing; "
                          "measure again on a quiet machine.")

@@ -161,10 +161,6 @@ class BenchConfig:
         skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", "target_halfwidth",
                 "budget_min", "max_repeats", "rounds_per_process", "live_groups", *STUDY_FIELDS)
         keep = {k: v for k, v in self.to_dict().items() if k not in skip}
-        if keep["dynamic"] is False:
-            del keep["dynamic"]  # static shapes, as before the setting existed: the fingerprint stays
-        if keep["keep_freed_memory"] is False:
-            del keep["keep_freed_memory"]  # glibc's defaults, as before the setting existed
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:

@@ -1,9 +1,8 @@
 """Measure one process of a cell (model, batch size, mode, round) and return its row.
 
-A `CellProcess` lives in a worker process that never runs another mode (the runner starts one per mode
+A `CellProcess` lives in a worker process that never runs another mode (the sweep starts one per mode
 of a cell group, they take turns timing blocks, and measure up to `rounds_per_process` rounds; see
-sweep/runner.py). Order of work,
-all under torch.inference_mode():
+sweep/rounds.py). Order of work, all under torch.inference_mode():
 1. build the model and the batch;
 2. mode "eager": warm up until steady; a compile mode: one eager call as the accuracy reference,
    reset dynamo, compile and time the first call (compile_s), warm up until steady, compare one
@@ -15,7 +14,6 @@ Any failure becomes the row's status.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import os
 import re
@@ -32,6 +30,7 @@ from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
 from . import accuracy, environment, faults, machine_load, profiling, schedule
 from .compiler_cache import compiler_cache
+from .task import Task
 from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
 from .models import TORCH_DTYPES, load_model
@@ -156,9 +155,10 @@ class CellProcess:
     round take turns in their own processes); `finish` returns the row. A failure at any step is
     kept (`failed`) and becomes the row's status; what was measured before it stays in the row."""
 
-    def __init__(self, cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0,
-                 trace_path: Path | None = None):
-        self.cfg, self.mode, self.repeat, self.trace_path = cfg, mode, repeat, trace_path
+    def __init__(self, task: Task):
+        job = task.job
+        self.task, self.cfg, self.mode, self.repeat = task, task.cfg, job.option, job.repeat
+        model_name, batch_size, mode, repeat, cfg = job.model, job.batch_size, job.option, job.repeat, task.cfg
         self.model_name, self.batch_size = model_name, batch_size
         self.device = environment.resolve_device(cfg.device)
         self.identity = cell_fields(cfg, model_name, batch_size, mode, self.device, repeat)
@@ -293,7 +293,7 @@ class CellProcess:
         """The profiler's pass over the prepared callable (after the row: it cannot cost the timing)."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
-        return _profile(self.call, self.device, self.trace_path)
+        return _profile(self.call, self.device, self.task.trace_path(self.repeat))
 
     def _finish(self) -> None:
         if not self.fields["samples_s"]:
@@ -356,21 +356,6 @@ def release_cuda_memory() -> None:
         torch.cuda.empty_cache()
     except RuntimeError:
         pass
-
-
-def measure_cell(cfg: BenchConfig, model_name: str, batch_size: int, mode: str, repeat: int = 0,
-                 trace_path: Path | None = None) -> BenchResult:
-    """One process's row of a cell measured alone (no other mode taking turns): prepared, then
-    cfg.blocks blocks in a row. Never raises for a failure of the cell itself (it becomes the status)."""
-    process = CellProcess(cfg, model_name, batch_size, mode, repeat, trace_path)
-    process.prepare()
-    for _ in range(cfg.blocks):
-        process.time_block()
-    row = process.finish()
-    if cfg.profiled(batch_size, repeat) and row.status == "ok":
-        row = dataclasses.replace(row, **process.profile())
-    process.close()
-    return row
 
 
 def measured_row(row_type, identity: dict, device: str, work):

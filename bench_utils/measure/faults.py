@@ -10,13 +10,18 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 ENV_VAR = "BENCH_UTILS_FAULT"
+# "hang-once": hang like "hang" the first time a cell's process reaches its load, then never again: a
+# marker file per cell in this folder remembers (a test kills the hung process at a point it controls,
+# and the retry measures normally)
+ONCE_DIR_VAR = "BENCH_UTILS_FAULT_ONCE_DIR"
 # "segfault-at-exit": the process measures and sends its row, then dies of SIGSEGV while it shuts
 # down, as CUPTI teardown after CUDA-graph replays can (pytorch#75504).
-KINDS = ("oom", "eager-error", "compile-error", "hang", "segfault", "sigkill", "segfault-at-exit")
+KINDS = ("oom", "eager-error", "compile-error", "hang", "hang-once", "segfault", "sigkill", "segfault-at-exit")
 # "hang" fires before the model loads (like a stalled hub download), so a small timeout_s reaches it.
-STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "load",
+STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "load", "hang-once": "load",
           "segfault": "eager", "sigkill": "eager", "segfault-at-exit": "exit"}
 
 
@@ -25,7 +30,18 @@ class InjectedFault(RuntimeError):
 
 
 def planned_fault(model: str, batch_size: int, mode: str, spec: str | None = None) -> str | None:
-    """The fault kind planned for this cell, or None."""
+    """The fault kind planned for this cell, or None ("hang-once": None once its marker exists)."""
+    kind = _planned(model, batch_size, mode, spec)
+    if kind == "hang-once":
+        marker = Path(os.environ[ONCE_DIR_VAR]) / f"{model}-bs{batch_size}-{mode}"
+        if marker.exists():
+            return None
+        marker.touch()
+        return "hang"
+    return kind
+
+
+def _planned(model: str, batch_size: int, mode: str, spec: str | None) -> str | None:
     spec = os.environ.get(ENV_VAR, "") if spec is None else spec
     for entry in filter(None, (part.strip() for part in spec.split(";"))):
         target, _, kind = entry.partition("=")

@@ -1,23 +1,24 @@
 """The measuring process: one loop that runs whatever jobs the runner sends over its pipe.
 
-The runner (sweep/runner.py) forks workers from a server that imported torch and transformers once
+The sweep (sweep/rounds.py) forks workers from a server that imported torch and transformers once
 (multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
 seconds. A worker runs one job at a time and may run several in turn when the runner asks; the sweep
 keeps a cell's workers for several rounds of that cell, and no process ever runs two modes.
 
-Messages, runner -> worker, each answered by one reply:
-- ("cell", {config, model, batch_size, mode, repeat, trace}) -> ("ready", None) or ("failed", row):
-  build, compile and warm up (measure/cell.py's CellProcess.prepare);
-- ("round", {repeat}) -> ("ready", None): the prepared cell measures another round (a new row);
-- ("block", {after_switch}) -> ("timed", None) or ("failed", row): one timed block of the prepared
-  cell, after an untimed call when another worker ran since this one's last block;
+Messages, runner -> worker, each answered by one reply (tasks and rows travel as the typed objects
+they are, pickled by the pipe):
+- ("cell", Task) -> ("ready", None) or ("failed", row): build, compile and warm up (measure/cell.py's
+  CellProcess.prepare);
+- ("round", repeat) -> ("ready", None): the prepared cell measures another round (a new row);
+- ("block", after_switch) -> ("timed", None) or ("failed", row): one timed block of the prepared cell,
+  after an untimed call when another worker ran since this one's last block;
 - ("finish", None) -> ("row", row): the cell's row;
 - ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
   `profile`), asked for after the row is safe with the runner;
-- ("study", {config, kind, model, option, results}) -> ("row", row): a whole study process;
+- ("study", Task) -> ("row", row): a whole study process (its measurement: results/studies.py);
 - ("exit", None): the worker returns.
-Rows travel as JSON text. Any failure of a job becomes its row's status; only a crash (a signal,
-os._exit) ends a worker without its reply, and the runner writes that row itself.
+Any failure of a job becomes its row's status; only a crash (a signal, os._exit) ends a worker
+without its reply, and the runner writes that row itself.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ import torch._dynamo  # noqa: F401 - and the compiler, imported at a process's f
 import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on this project's 2-core CPU)
 import transformers
 
-from ..config.parameters_file import config_from_dict
 from ..config.registry import MODELS
 from .host_memory import keep_freed_memory
+from .task import Task
 
 
 def _preload_architectures() -> None:
@@ -77,46 +78,31 @@ def _detach(log_path: str) -> None:
         forkserver._forkserver._forkserver_alive_fd = None
 
 
-def _use_environ(payload: dict) -> None:
-    """The runner's environment of now (the fork server's is that of its start): test faults, cache
-    folders, hub settings. Variables read only when torch was imported stay the server's."""
-    if payload.get("environ") is not None:
+def _use(task: Task) -> None:
+    """The runner's environment of now (the fork server's is that of its start: test faults, cache
+    folders, hub settings; variables read only when torch was imported stay the server's), and the
+    allocator the settings ask for."""
+    if task.environ:
         os.environ.clear()
-        os.environ.update(payload["environ"])
-
-
-def _job_config(payload: dict):
-    """The job's settings, with the runner's environment and the allocator they ask for in place."""
-    _use_environ(payload)
-    cfg = config_from_dict(payload["config"])
-    if cfg.keep_freed_memory:
+        os.environ.update(task.environ)
+    if task.cfg.keep_freed_memory:
         keep_freed_memory()
-    return cfg
 
 
-def _cell(payload: dict):
-    from .cell import CellProcess
+def _study_row(task: Task):
+    """A whole study process, with its own empty compiler cache: what it compiles is a first start."""
+    from ..results.studies import study
 
-    cfg = _job_config(payload)
-    trace = Path(payload["trace"]) if payload.get("trace") else None
-    return CellProcess(cfg, payload["model"], payload["batch_size"], payload["mode"], payload["repeat"], trace)
-
-
-def _study(payload: dict) -> str:
-    cfg = _job_config(payload)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = payload["cache_dir"]  # read by Inductor on every cache access
+    _use(task)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = task.cache_dir  # read by Inductor on every cache access
     os.environ.pop("TRITON_CACHE_DIR", None)  # Triton's cache then lives under the empty one too
-    if payload["kind"] == "serving":
-        from .serving import measure_serving
-
-        return measure_serving(cfg, payload["model"], payload["option"]).to_json()
-    from .compile_cost import measure_compile_cost
-
-    return measure_compile_cost(cfg, payload["model"], payload["option"], Path(payload["results"])).to_json()
+    return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
 
 
 def serve(conn, log_path: str) -> None:
     """The worker's loop (the forkserver child's target)."""
+    from .cell import CellProcess
+
     _detach(log_path)
     process = None
     while True:
@@ -128,20 +114,20 @@ def serve(conn, log_path: str) -> None:
         if command == "exit":
             return
         if command == "study":
-            conn.send(("row", _study(payload)))
+            conn.send(("row", _study_row(payload)))
         elif command == "cell":
-            process = _cell(payload)
+            _use(payload)
+            process = CellProcess(payload)
             process.prepare()
-            conn.send(("failed", process.finish().to_json()) if process.failed else ("ready", None))
+            conn.send(("failed", process.finish()) if process.failed else ("ready", None))
         elif command == "round":
-            process.next_round(payload["repeat"])
-            process.trace_path = Path(payload["trace"]) if payload.get("trace") else None
+            process.next_round(payload)
             conn.send(("ready", None))
         elif command == "block":
-            process.time_block(after_switch=(payload or {}).get("after_switch", True))
-            conn.send(("failed", process.finish().to_json()) if process.failed else ("timed", None))
+            process.time_block(after_switch=payload)
+            conn.send(("failed", process.finish()) if process.failed else ("timed", None))
         elif command == "finish":
-            conn.send(("row", process.finish().to_json()))
+            conn.send(("row", process.finish()))
         elif command == "profile":
             conn.send(("profile", process.profile()))
         sys.stdout.flush()

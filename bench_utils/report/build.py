@@ -181,12 +181,12 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
     from ..results.writer import NotAResultsFileError, ResultsLockedError
-    from ..sweep.runner import SettingsMismatchError, run_profile
+    from ..sweep.jobs import SettingsMismatchError
+    from ..sweep.loop import run_sweep
 
     print(f"[report] {params.name}: measuring -> {results}", file=sys.stderr)
     try:
-        for summary in run_profile(cfg, results):
-            print(f"[report] {summary.line()}", file=sys.stderr)
+        print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
     except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
         return f"{type(err).__name__}: {err}"
     return ""
@@ -240,7 +240,8 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     blocks = []
     for outcome in outcomes:
         if outcome.results.exists():
-            blocks.append(f"{outcome.cfg.label}:\n{verdict_text(load_dataframe(outcome.results))}")
+            text = verdict_text(load_dataframe(outcome.results), outcome.cfg.target_halfwidth)
+            blocks.append(f"{outcome.cfg.label}:\n{text}")
     return "\n".join(blocks)
 
 

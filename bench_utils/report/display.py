@@ -19,33 +19,22 @@ import numbers
 import pandas as pd
 
 from ..config.registry import MODELS, display_name
+from ..results.record import RECORD
 
 MISSING = "—"  # a value the run never measured
 NEVER = "never"  # an infinite count: a compiled model that is not faster never pays back
 SIGNIFICANT_DIGITS = 3
 
-# DataFrame column -> label on a page, with the unit
-COLUMN_LABELS = {
-    "label": "Run", "model": "Model", "task_model": "Model", "display_name": "Model", "checkpoint": "Checkpoint", "task": "Task",
-    "hardware": "Hardware", "torch": "torch", "transformers": "transformers",
-    "batch_size": "Batch (images)", "mode": "Compile mode", "variant": "Precision / layout", "status": "Status",
-    "eager_ms_median": "Eager median (ms)", "compiled_ms_median": "Compiled median (ms)",
-    "latency_ms_median": "Median (ms)", "latency_ms_mean": "Mean (ms)", "latency_ms_p90": "p90 (ms)",
+# DataFrame column -> label on a page, with the unit: the record's declared labels (results/record.py),
+# then the columns the report's own tables make
+COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label} | {
+    "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
     "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
-    "eager_peak_mem_mb": "Eager peak memory (MB)", "compiled_peak_mem_mb": "Compiled peak memory (MB)",
-    "peak_mem_mb": "Peak memory (MB)",
-    "improvement_pct": "Improvement (%)", "speedup": "Speedup (×)", "speedup_ci95_low": "95% low (×)",
-    "speedup_ci95_high": "95% high (×)", "significant": "Sure?", "noisy": "Noisy", "disturbed": "Disturbed",
-    "disturbed_reason": "Why disturbed", "repeats": "Processes", "repeats_ok": "Processes ok",
-    "compile_s": "Cold compile (s)", "compile_warm_s": "Warm compile (s)", "fx_cache_hits": "Cache hits",
-    "breakeven_calls": "Pays back after (calls, cold)", "breakeven_warm_calls": "Pays back after (calls, warm)",
-    "graph_breaks": "Graph breaks", "recompiles": "Recompiles", "break_reasons": "Why the graph broke",
-    "recompile_reasons": "Why it recompiled", "cudagraph_note": "CUDA graphs", "max_abs_diff": "Largest difference",
-    "accuracy_ok": "Matches eager", "task_agreement": "Task agreement", "hostname": "Host",
-    "duration_s": "Process time (s)", "error": "Error", "why": "Why", "verdict": "Answer",
-    "device": "Device", "size": "Model size", "weights": "Weights", "setting": "Setting",
-}
+    "eager_peak_mem_mb": "Eager peak memory (MiB)", "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
+    "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
+    "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
+    "setting": "Setting"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
                  "breakeven_calls", "breakeven_warm_calls"}

@@ -75,11 +75,6 @@ def legend(ax, series: list[Bars], title: str, **kwargs) -> None:
     ax.legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.0, 1.0), **kwargs)
 
 
-def status_words(texts) -> list[str]:
-    """Status words ("OOM") stay as notes; numbers and the missing mark do not."""
-    return [t if isinstance(t, str) and t.isalpha() and t.isupper() else "" for t in texts]
-
-
 def status_notes(statuses) -> list[str]:
     """The status in capitals ("OOM") for failed cells; "" for ok cells and cells never measured."""
     return [s.upper() if isinstance(s, str) and s != "ok" else "" for s in statuses]

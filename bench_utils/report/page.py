@@ -26,10 +26,10 @@ def header_html(header: PageHeader) -> str:
             f'<p class="bench-facts">{facts}</p></header>')
 
 
-def verdict_html(df, studies: list[str] = ()) -> str:
+def verdict_html(df, studies: list[str] = (), target_halfwidth: float = 0.0) -> str:
     """The verdict table (pandas escapes its cells), its one-line legend, the page-wide caveats and
     `studies`' verdict lines (plain text, one per study)."""
-    table = verdict_table(df)
+    table = verdict_table(df, target_halfwidth)
     if table.empty:
         body = "<p>No measured cells yet: no verdict.</p>"
     else:
@@ -46,9 +46,10 @@ def links_html(csv_name: str = CELLS_CSV) -> str:
             "method</a></p>")
 
 
-def top_of_page(df, label: str = "", studies: list[str] = ()) -> str:
-    """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML."""
-    return header_html(page_header(df, label)) + verdict_html(df, studies) + links_html()
+def top_of_page(df, label: str = "", studies: list[str] = (), target_halfwidth: float = 0.0) -> str:
+    """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML
+    (`target_halfwidth`: the profile's, to say where the budget ran out before it)."""
+    return header_html(page_header(df, label)) + verdict_html(df, studies, target_halfwidth) + links_html()
 
 
 def folded_figures(figures: list, summary: str, columns: int = 3) -> str:

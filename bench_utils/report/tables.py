@@ -15,6 +15,7 @@ from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
 from ..results.stats import breakeven_calls
 from .display import MISSING, number
+from .notes import compile_note_words, disturbance_words
 
 STATS = ("mean", "median")
 MODEL_INDEX_NAME = "Model"
@@ -147,7 +148,7 @@ def improvement_table(df) -> pd.DataFrame:
     Every number is read from the DataFrame (aggregate.py computes them once): the eager median is
     the eager cell's; `significant` means the speedup CI excludes 1, `noisy` that the compiled
     (p90 - p10) / median exceeds stats.NOISY_SPREAD, `disturbed` that the machine was busy or the
-    processes disagreed (`disturbed_reason`). Failed cells keep their row (status) with NaN numbers.
+    processes disagreed (`disturbed_why`, in words). Failed cells keep their row (status) with NaN numbers.
     """
     check_frame(df)
     compiled = df[df["mode"] != "eager"]
@@ -162,7 +163,7 @@ def improvement_table(df) -> pd.DataFrame:
         table[column] = numeric_column(compiled, column).where(ok)
     for column in ("significant", "noisy", "disturbed"):
         table[column] = compiled[column].fillna(False).astype(bool) & ok
-    table["disturbed_reason"] = compiled["disturbed_reason"].fillna("")
+    table["disturbed_why"] = [disturbance_words(record) for record in compiled.to_dict("records")]
     table["repeats"] = numeric_column(compiled, "repeats_ok")
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
     table["graph_breaks"] = numeric_column(compiled, "graph_breaks")
@@ -237,10 +238,10 @@ def compile_table(df) -> pd.DataFrame:
     table["break_reasons"] = _reasons(compiled)
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
-    table["cudagraph_note"] = compiled["cudagraph_note"].fillna("")
+    table["compile_notes"] = [compile_note_words(record) for record in compiled.to_dict("records")]
     order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
              "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "breakeven_calls", "graph_breaks", "recompiles",
-             "break_reasons", "recompile_reasons", "cudagraph_note", "max_abs_diff", "accuracy_ok", "task_agreement",
+             "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",
              "peak_mem_mb"]
     return sort_cells(table[order])
 

@@ -17,16 +17,15 @@ that hold for the whole page (random weights, one process per cell) are said onc
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
-from ..config.modes import MODES
 from ..config.registry import display_name
 from ..results.stats import breakeven_calls
 from .display import MISSING, model_text, number, times
 from .header import weights_words
-from .tables import check_frame, ordered_models, ordered_modes
+from .notes import compile_note_words, disturbance_words, precision_words
+from .tables import check_frame, ordered_models
 
 COMPILE, DONT, INCONCLUSIVE, NO_DATA = "compile", "don't compile", "inconclusive", "no data"
 COLUMNS = ["label", "model", "task_model", "verdict", "mode", "variant", "batch_size", "speedup", "speedup_ci95_low",
@@ -40,7 +39,7 @@ def _failed_accuracy(best: pd.Series) -> bool:
     return value is not None and not pd.isna(value) and not bool(value)
 
 
-def _caveats(best: pd.Series, compiled: pd.DataFrame) -> list[str]:
+def _caveats(best: pd.Series, compiled: pd.DataFrame, target_halfwidth: float) -> list[str]:
     """What may change this model's answer, in words (what applies to every model is said once per page:
     page_caveats)."""
     notes = []
@@ -49,37 +48,15 @@ def _caveats(best: pd.Series, compiled: pd.DataFrame) -> list[str]:
     if _failed_accuracy(best):
         notes.append(f"output differs from eager by {number(best['max_abs_diff'])}")
     if best.get("disturbed"):
-        notes.append(f"busy machine: {_plain_reason(str(best['disturbed_reason']))}")
+        notes.append(f"busy machine: {disturbance_words(best)}")
     elif best.get("noisy"):
         notes.append("noisy timings")
-    if best.get("cudagraph_note"):
-        notes.append(best["cudagraph_note"])
-    if isinstance(best.get("precision_note"), str) and best["precision_note"]:
-        notes.append(best["precision_note"])
+    notes += [words for words in (compile_note_words(best), precision_words(best, target_halfwidth)) if words]
     slower = compiled[compiled["speedup_ci95_high"] < 1.0]
     if not slower.empty:
         where = ", ".join(f"{m} mode at batch {int(b)}" for m, b in zip(slower["mode"], slower["batch_size"]))
         notes.append(f"slower than eager with {where}")
     return notes
-
-
-def _plain_reason(reason: str) -> str:
-    """aggregate's "default processes disagree by 19%" as "the default-mode runs differ by 19%"."""
-    for mode in ordered_modes(["eager", *MODES]):
-        reason = reason.replace(f"{mode} processes disagree", f"the {mode}{'' if mode == 'eager' else '-mode'} "
-                                "runs differ")
-    # eager's and compiled's reasons may say the same with other numbers: each said once, with the largest
-    largest: dict[str, str] = {}
-    for part in reason.split("; "):
-        key = re.sub(r"\d+%", "N%", part)
-        if key not in largest or _percent_in(part) > _percent_in(largest[key]):
-            largest[key] = part
-    return "; ".join(largest.values())
-
-
-def _percent_in(text: str) -> float:
-    found = re.search(r"(\d+)%", text)
-    return float(found.group(1)) if found else 0.0
 
 
 def page_caveats(df) -> list[str]:
@@ -135,7 +112,7 @@ def payback_words(compile_s: float, warm_s: float, calls: float, warm_calls: flo
     return text
 
 
-def verdicts(df) -> pd.DataFrame:
+def verdicts(df, target_halfwidth: float = 0.0) -> pd.DataFrame:
     """One row per (label, model): the verdict, the cell behind it, its cost, caveats and the answer in
     words (`answer`, `cost`, `summary`: plain text)."""
     check_frame(df)
@@ -144,11 +121,13 @@ def verdicts(df) -> pd.DataFrame:
         run = df[df["label"] == label]
         several_batches = run["batch_size"].nunique() > 1
         for model in ordered_models(run["model"]):
-            records.append(_verdict_record(label, model, run[run["model"] == model], several_batches))
+            records.append(_verdict_record(label, model, run[run["model"] == model], several_batches,
+                                           target_halfwidth))
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 
-def _verdict_record(label: str, model: str, rows: pd.DataFrame, several_batches: bool) -> dict:
+def _verdict_record(label: str, model: str, rows: pd.DataFrame, several_batches: bool,
+                    target_halfwidth: float) -> dict:
     compiled = rows[(rows["mode"] != "eager") & (rows["status"] == "ok") & rows["speedup"].notna()]
     name = display_name(model)
     if compiled.empty:
@@ -159,7 +138,7 @@ def _verdict_record(label: str, model: str, rows: pd.DataFrame, several_batches:
     best = compiled.loc[compiled["speedup_ci95_low"].idxmax()]
     verdict = _decide(best, compiled)
     cold, warm = (_payback(best, column) for column in ("compile_s", "compile_warm_s"))
-    caveats = _caveats(best, compiled)
+    caveats = _caveats(best, compiled, target_halfwidth)
     said = answer(verdict, best, several_batches)
     cost = payback_words(best["compile_s"], best["compile_warm_s"], cold, warm) if verdict == COMPILE else MISSING
     summary = f"{name}: {said}" + (f"; {cost}" if verdict == COMPILE and cost != MISSING else "")
@@ -182,10 +161,10 @@ LEGEND = ("Speedup = eager latency ÷ compiled latency (medians; 2× = twice as 
           "first run on this machine), warm = the cache filled (every later process).")
 
 
-def verdict_table(df) -> pd.DataFrame:
+def verdict_table(df, target_halfwidth: float = 0.0) -> pd.DataFrame:
     """The verdict as a page shows it: one row per model (display name and checkpoint), the answer and
     what compiling costs, in plain text; the run's label as a column only when there are several."""
-    table = verdicts(df)
+    table = verdicts(df, target_halfwidth)
     shown = pd.DataFrame({"Model": [model_text(m, with_checkpoint=True) for m in table["model"]],
                           "Answer": table["answer"], "Compile cost": table["cost"],
                           "Watch out": [c or MISSING for c in table["caveats"].fillna("")]})
@@ -194,17 +173,17 @@ def verdict_table(df) -> pd.DataFrame:
     return shown
 
 
-def verdict_text(df) -> str:
+def verdict_text(df, target_halfwidth: float = 0.0) -> str:
     """The verdict as lines of plain text, for the terminal after `report`."""
-    table = verdicts(df)
+    table = verdicts(df, target_halfwidth)
     if table.empty:
         return "No measured cells yet: no verdict."
     return "\n".join(f"  {row.summary}" for row in table.itertuples())
 
 
-def verdict_short(df) -> str:
+def verdict_short(df, target_halfwidth: float = 0.0) -> str:
     """One line for the index page: "ViT-B/16: compile 2.00× · ResNet-50: can't tell"."""
-    table = verdicts(df)
+    table = verdicts(df, target_halfwidth)
     words = {COMPILE: "compile", DONT: "don't compile", INCONCLUSIVE: "can't tell", NO_DATA: "no data"}
     parts = [f"{display_name(row.model)}: {words[row.verdict]}"
              + (f" {times(row.speedup)}" if row.verdict == COMPILE else "") for row in table.itertuples()]

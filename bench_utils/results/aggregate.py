@@ -1,87 +1,27 @@
-"""From process rows to cells: the repeats of a cell combined, and every compiled cell paired with
-its eager cell. The one place a cell's statistics are computed and the one place rows become a
-pandas DataFrame (`to_dataframe`, one row per cell): every table, chart, verdict and comparison
-reads its columns. No torch; pandas is imported on use.
+"""From process rows to cells: the rows of a cell combined by the declared record (record.py), and
+every compiled cell paired with its eager cell. The one place a cell's statistics are computed and the
+one place rows become a pandas DataFrame (`to_dataframe`, one row per cell): every table, chart,
+verdict and comparison reads its columns. Numbers and codes only: report/ makes the words. No torch;
+pandas is imported on use.
 
-One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read
-from the eager cell of the same model, batch size and variant, the very numbers the eager row shows.
+One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read from
+the eager cell of the same model, batch size and variant, the very numbers the eager row shows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..config.bench_config import variant_name
 from ..config.modes import CUDAGRAPH_MODES
-import numpy as np
-
+from .record import COLUMNS, RECORD
 from .rows import read_results
-from .stats import (LatencySummary, block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement,
-                    relative_halfwidth, round_clusters, speedup_over_processes, speedup_over_rounds, summarize_runs)
+from .stats import (block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement, relative_halfwidth,
+                    round_clusters, speedup_over_rounds, summarize_runs)
 
-_IDENTITY = ("label", "model", "checkpoint", "task", "size", "batch_size", "mode", "fullgraph", "dtype", "device",
-             "settings", "autocast", "channels_last", "warmup", "iterations", "min_time_s")
-PROFILE = ("profile_calls", "profile_call_ms", "profile_ops_per_call", "profile_op_ms", "profile_compiled_ms",
-           "profile_overhead_ms", "profile_kernels_per_call", "profile_device_ms", "profile_launches_per_call",
-           "profile_graph_replays_per_call", "profile_top_ops", "profile_error", "profile_trace")
-_FIRST_OK = ("weights", "weights_note", "num_params", "compile_s", "compile_warm_s", "fx_cache_hits",
-             "fx_cache_misses", "started_at", "accuracy_reference", *PROFILE)  # from the first process: with cold_compile, the
-# cold one; the profiler pass runs in repeat 0 only
-_LARGEST = ("peak_mem_mb", "peak_reserved_mb", "cudagraph_pool_mb", "max_abs_diff", "graph_breaks", "graph_count",
-            "recompiles", "cudagraph_skips", "cudagraphs_recorded", "others_cpu_pct", "steal_pct", "warmup_s", "warmup_calls")
-_LISTS = ("break_reasons", "recompile_reasons")
 # others' CPU share or steal while timing (measure/machine_load.py), % of the machine: above this, disturbed
 DISTURBED_PCT = 10.0
-ENV_COLUMNS = {"hardware": "device_name", "torch": "torch", "transformers": "transformers",
-               "hostname": "hostname", "torch_threads": "torch_threads", "allocator": "allocator",
-               "compute_capability": "compute_capability", "cpu_count": "cpu_count", "python": "python",
-               "gpu_memory_gb": "gpu_memory_gb"}
-
-
-def _largest(values):
-    present = [v for v in values if v is not None]
-    return max(present) if present else None
-
-
-def _status(rows: list) -> tuple[str, str]:
-    ok = [row for row in rows if row.status == "ok"]
-    failed = [row for row in rows if row.status != "ok"]
-    if not ok:
-        return failed[-1].status, failed[-1].error
-    notes = [f"{len(failed)} of {len(rows)} processes failed; last: {failed[-1].status}: {failed[-1].error}"
-             ] if failed else []
-    exited = [row for row in ok if row.exit_code]  # measured, then the process died (e.g. at teardown)
-    if exited:
-        notes.append(f"{len(exited)} of {len(rows)} processes wrote their row, then exited with status "
-                     f"{', '.join(str(row.exit_code) for row in exited)}")
-    return "ok", "; ".join(notes)
-
-
-def _no_samples(row):
-    """An ok row without samples cannot be summarized: it counts as an error of that process."""
-    import dataclasses
-
-    return dataclasses.replace(row, status="error", error="the row has status ok but no samples")
-
-
-def _latency(summary: LatencySummary | None) -> dict:
-    names = ("mean", "median", "p10", "p90", "std", "ci95_low", "ci95_high")
-    if summary is None:
-        return {f"latency_ms_{name}": None for name in names} | {"process_spread": None, "between_process": None}
-    return {f"latency_ms_{name}": getattr(summary, f"{name}_ms") for name in names} | {
-        "process_spread": summary.process_spread, "between_process": summary.processes > 1}
-
-
-def _disturbance(record: dict) -> str:
-    """Why a cell's numbers may not be the machine's own: "" when nothing says so."""
-    reasons = []
-    if (record["others_cpu_pct"] or 0) > DISTURBED_PCT:
-        reasons.append(f"other processes used {record['others_cpu_pct']:.0f}% of the CPU")
-    if (record["steal_pct"] or 0) > DISTURBED_PCT:
-        reasons.append(f"hypervisor stole {record['steal_pct']:.0f}%")
-    return "; ".join(reasons)
-
-
 # Inductor compiles bfloat16 graphs for a GPU only from compute capability 8.0: below it
 # torch/_inductor/compile_fx.py, _check_triton_bf16_support, raises SkipFrame when
 # device_interface.is_bf16_supported(including_emulation=False) is False (torch/cuda/__init__.py:
@@ -92,6 +32,25 @@ BF16_MIN_CAPABILITY = 8
 # non-static inputs with one torch._foreach_copy_ per replay, _copy_inputs_and_remove_from_src); more
 # than this share of its kernels launched one by one means partial CUDA-graph coverage.
 OUTSIDE_GRAPHS_SHARE = 0.1
+EAGER_PROFILE = ("profile_ops_per_call", "profile_op_ms", "profile_overhead_ms", "profile_call_ms",
+                 "profile_kernels_per_call", "profile_device_ms", "profile_top_ops")  # beside a compiled cell's own
+
+
+def _present(values) -> list:
+    return [v for v in values if v is not None]
+
+
+COMBINE = {  # record.COMBINES -> (every row, the ok rows, field) -> the cell's value
+    "same": lambda rows, ok, name: getattr((ok or rows)[0], name),
+    "first": lambda rows, ok, name: getattr((ok or rows)[0], name),  # with cold_compile, the cold process
+    "largest": lambda rows, ok, name: max(_present(getattr(r, name) for r in ok), default=None),
+    "least": lambda rows, ok, name: min(_present(getattr(r, name) for r in ok), default=None),
+    "union": lambda rows, ok, name: sorted({v for r in ok for v in getattr(r, name)}),
+    "all": lambda rows, ok, name: (None if not _present(getattr(r, name) for r in ok)
+                                   else all(_present(getattr(r, name) for r in ok))),
+    "sum": lambda rows, ok, name: sum(getattr(r, name) or 0.0 for r in rows),
+    "env": lambda rows, ok, name: (ok or rows)[0].env.get(name, ""),
+}
 
 
 def bf16_compiles(dtype: str, device: str, capability: str) -> bool:
@@ -111,94 +70,77 @@ def kernels_outside_graphs(record: dict) -> float | None:
     return max(launches - replays, 0.0)
 
 
-def _ran_eager(record: dict) -> str:
-    """A compile mode whose process compiled no graph ran the eager model under the mode's name."""
-    if record["mode"] == "eager" or record.get("graph_count") != 0:
-        return ""
-    capability = record.get("compute_capability") or ""
-    if not bf16_compiles(record["dtype"], record["device"], capability):
-        return (f"compiled no graph, ran eager: Inductor does not compile bfloat16 below compute capability "
-                f"{BF16_MIN_CAPABILITY}.0 (this GPU: {capability}; SkipFrame)")
-    return "compiled no graph, ran eager (graph_count 0)"
-
-
-def _graph_coverage(record: dict) -> str:
-    """For a CUDA-graph mode: "" when its kernels ran in CUDA graphs, else what happened."""
-    if record["cudagraphs_recorded"] == 0:
-        return "ran without CUDA graphs (none recorded)"
-    notes = [f"{record['cudagraph_skips']} graph(s) skipped CUDA graphs"] if record["cudagraph_skips"] else []
-    outside, kernels = kernels_outside_graphs(record), record.get("profile_kernels_per_call")
-    if record.get("profile_graph_replays_per_call") == 0 and kernels:
-        notes.append("no CUDA-graph replay in the profiled calls")
-    elif outside is not None and kernels and outside > OUTSIDE_GRAPHS_SHARE * kernels:
-        # graph partitions (torch._inductor.config.graph_partition, on by default) run ops that cannot
-        # be graphed between the graphs, and a graph with cudagraph_fail_reasons is disabled without a
-        # cudagraph_skips count (output_code.py, cudagraph_partition_post_compile)
-        notes.append(f"partial CUDA-graph coverage: {outside:.0f} of {kernels:.0f} kernels per call launched "
-                     "outside CUDA graphs")
-    return "; ".join(notes)
-
-
-def cudagraph_note(record: dict) -> str:
-    """What a compile mode did not do on an ok cell, "" when nothing: a compile mode that compiled no
-    graph ran eager (any device); a CUDA-graph mode on CUDA that recorded no CUDA graph, skipped some,
-    or ran part of its kernels outside them (partial coverage: needs the profile's kernel and launch
-    counts). Its speed is then partly or wholly another mode's under this mode's label."""
-    if record["status"] != "ok":
-        return ""
-    notes = [_ran_eager(record)]
+def compile_notes(record: dict) -> list[str]:
+    """Codes for what a compile mode did not do on an ok cell (its speed is then partly or wholly
+    another mode's under this mode's label): "ran_eager" (no graph compiled; "bf16_capability" too when
+    the GPU is below BF16_MIN_CAPABILITY), and for a CUDA-graph mode on CUDA "no_cudagraphs" (none
+    recorded), "cudagraph_skips", "no_replay" (no replay in the profiled calls) or "partial_cudagraphs"
+    (more than OUTSIDE_GRAPHS_SHARE of its kernels launched outside the graphs: graph partitions run ops
+    that cannot be graphed between them, output_code.py, cudagraph_partition_post_compile)."""
+    if record["status"] != "ok" or record["mode"] == "eager":
+        return []
+    notes = []
+    if record.get("graph_count") == 0:
+        notes.append("ran_eager")
+        if not bf16_compiles(record["dtype"], record["device"], record.get("compute_capability") or ""):
+            notes.append("bf16_capability")
     if record["mode"] in CUDAGRAPH_MODES and record["device"] == "cuda":
-        notes.append(_graph_coverage(record))
-    return "; ".join(note for note in notes if note)
+        kernels, outside = record.get("profile_kernels_per_call"), record.get("kernels_outside_graphs")
+        if record["cudagraphs_recorded"] == 0:
+            notes.append("no_cudagraphs")
+        if record["cudagraph_skips"]:
+            notes.append("cudagraph_skips")
+        if record.get("profile_graph_replays_per_call") == 0 and kernels:
+            notes.append("no_replay")
+        elif outside is not None and kernels and outside > OUTSIDE_GRAPHS_SHARE * kernels:
+            notes.append("partial_cudagraphs")
+    return notes
+
+
+def _outcome(rows: list, ok: list) -> dict:
+    """status and error (the last failure's when no process ended ok), and the counts of the others."""
+    failed = [row for row in rows if row not in ok]
+    exited = [row for row in ok if row.exit_code]  # measured, then the process died (e.g. at teardown)
+    last = failed[-1] if failed else None
+    return {"status": "ok" if ok else last.status, "error": last.error if last else "",
+            "failed_processes": len(failed), "exited_processes": len(exited),
+            "exit_codes": [row.exit_code for row in exited]}
 
 
 def combine(rows: list) -> dict:
-    """One cell's record from the rows of its processes (same cell key, any status)."""
-    rows = sorted(rows, key=lambda row: row.repeat)
-    ok = [row for row in rows if row.status == "ok" and row.samples_s]
-    first = (ok or rows)[0]
-    record = {name: getattr(first, name) for name in _IDENTITY + _FIRST_OK}
-    record["status"], record["error"] = _status([r if r.status != "ok" or r.samples_s else _no_samples(r)
-                                                 for r in rows])
-    record["variant"] = variant_name(first.dtype, first.autocast, first.channels_last)
-    record |= {column: first.env.get(key, "") for column, key in ENV_COLUMNS.items()}
+    """One cell's record from the rows of its processes (same cell key, any status): every declared
+    column with a combine rule, then the statistics over its rounds. An ok row without samples counts
+    as a failure of its process."""
+    rows = sorted((row if row.status != "ok" or row.samples_s else
+                   dataclasses.replace(row, status="error", error="the row has status ok but no samples")
+                   for row in rows), key=lambda row: row.repeat)
+    ok = [row for row in rows if row.status == "ok"]
+    record = {c.name: COMBINE[c.combine](rows, ok, c.field) for c in RECORD if c.combine in COMBINE}
+    record |= _outcome(rows, ok)
+    record["variant"] = variant_name(record["dtype"], record["autocast"], record["channels_last"])
     record["hostname"] = ", ".join(sorted({row.env.get("hostname", "") for row in rows} - {""}))
     record["repeats"], record["repeats_ok"] = len(rows), len(ok)
-    record |= {name: _largest(getattr(row, name) for row in ok) for name in _LARGEST}
-    record |= {name: sorted({r for row in ok for r in getattr(row, name)}) for name in _LISTS}
-    record["accuracy_ok"] = None if not ok or any(r.accuracy_ok is None for r in ok) else all(r.accuracy_ok for r in ok)
-    record["task_agreement"] = min((r.task_agreement for r in ok if r.task_agreement is not None), default=None)
-    record["warmup_steady"] = None if not ok else all(r.warmup_steady is not False for r in ok)
-    record["duration_s"] = sum(row.duration_s or 0.0 for row in rows)
-    warm = sorted(row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None)
-    if warm:  # later rounds compile in new processes with the cache round 0 filled: what a restart pays
-        record["compile_warm_s"] = warm[len(warm) // 2]
+    warm = [row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None]
+    # later fresh processes compile with the cache round 0 filled: what a restart pays
+    record["compile_warm_s"] = sorted(warm)[len(warm) // 2] if warm else None
     record["samples_s"] = [row.samples_s for row in ok]
-    # round -> block medians, ms (rows from before blocks: the whole process as one block)
-    record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths or [len(row.samples_s)])
-                                 for row in ok}
-    record["blocked"] = bool(ok) and all(row.block_lengths for row in ok)
+    record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
     record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
-    record["target_halfwidth"] = first.target_halfwidth
     summary = summarize_runs(record["samples_s"]) if ok else None
-    record |= _latency(summary)
+    for name in ("mean", "median", "p10", "p90", "std", "ci95_low", "ci95_high"):
+        record[f"latency_ms_{name}"] = getattr(summary, f"{name}_ms") if summary else None
+    record["process_spread"] = summary.process_spread if summary else None
+    record["between_process"] = bool(summary and summary.processes > 1)
     record["noisy"] = bool(summary and summary.noisy)
     record["mean_outliers"] = bool(summary and summary.mean_outliers)
-    record["cudagraph_note"] = cudagraph_note(record)
+    record["kernels_outside_graphs"] = kernels_outside_graphs(record)
+    record["compile_notes"] = compile_notes(record)
     return record
-
-
-EAGER_PROFILE = ("profile_ops_per_call", "profile_op_ms", "profile_overhead_ms", "profile_call_ms",
-                 "profile_kernels_per_call", "profile_device_ms", "profile_top_ops")  # beside a compiled cell's own
-_SPEEDUP = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
-            "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct", "speedup_halfwidth",
-            "paired_rounds")
 
 
 def _run(row) -> tuple:
     """Rows of one cell of one run: the same label, settings, hardware and torch (two torch versions
-    measured under one label, e.g. a before/after pair loaded together, stay two cells; so do rows
-    measured with other settings: their numbers are not comparable)."""
+    measured under one label stay two cells; so do rows measured with other settings)."""
     return (row.label, row.settings, row.env.get("device_name", ""), row.env.get("torch", ""), *row.cell)
 
 
@@ -207,65 +149,50 @@ def _baseline_key(record: dict) -> tuple:
             record["batch_size"], record["dtype"], record["fullgraph"], record["autocast"], record["channels_last"])
 
 
-def _no_rounds() -> dict:
-    """The round fields (_speedup) of a cell compared without paired rounds."""
-    return {"paired_rounds": 0, "outlying_rounds": [], "round_logs": [], "round_workers": []}
+PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
+          "speedup_ci95_low", "speedup_ci95_high", "improvement_pct", "speedup_halfwidth")
 
 
 def _pair(record: dict, eager: dict | None) -> dict:
-    """The eager columns and the speedup of `record` against its eager cell (NaN without one)."""
-    empty = dict.fromkeys(_SPEEDUP, math.nan) | {"significant": False} | _no_rounds() | {
-        f"eager_{n}": None for n in EAGER_PROFILE}
+    """The eager columns and the speedup of a compiled `record` against its eager cell (NaN without one;
+    an eager cell gets its eager columns only: no speedup is made up for it)."""
+    fields = dict.fromkeys(PAIRED, math.nan) | {"significant": False, "paired_rounds": 0, "outlying_rounds": [],
+                                                "round_logs": [], "round_workers": []}
+    fields |= {f"eager_{name}": None for name in EAGER_PROFILE}
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
-        return empty
-    fields = {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
-              "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
+        return fields
+    fields |= {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
+               "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
-    if record is eager:
-        return fields | {"speedup": 1.0, "speedup_ci95_low": 1.0, "speedup_ci95_high": 1.0, "significant": False,
-                         "improvement_pct": 0.0, "speedup_halfwidth": 0.0} | _no_rounds()
-    estimate, paired = _speedup(eager, record)
-    return fields | paired | {"speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low,
-                              "speedup_ci95_high": estimate.ci95_high, "significant": estimate.significant,
-                              "speedup_halfwidth": relative_halfwidth(estimate),
-                              "improvement_pct": percent_improvement(eager["latency_ms_median"],
-                                                                     record["latency_ms_median"])}
-
-
-def _speedup(eager: dict, record: dict):
-    """(SpeedupEstimate, fields): the speedup over the rounds both cells measured in blocks
-    (stats.speedup_over_rounds), with the rounds paired, the outlying ones, and each round's log
-    speedup and worker pair (what sweep/adaptive.py projects the next round's worth from); rows from
-    before blocks, or no common round: the processes' medians compared unpaired
-    (stats.speedup_over_processes)."""
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
-    if not (eager["blocked"] and record["blocked"] and common):
-        return speedup_over_processes(eager["samples_s"], record["samples_s"]), _no_rounds()
+    if record is eager or not common:
+        return fields
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
     pairs = worker_pairs(eager, record, common)
     logs, labels = round_clusters(rounds, pairs)
-    measured = [r for r, blocks in zip(common, rounds) if np.size(blocks)]  # the rounds round_clusters keeps
-    return speedup_over_rounds(rounds, pairs), {
-        "paired_rounds": len(common), "outlying_rounds": [measured[i] for i in outlying_rounds(logs)],
+    estimate = speedup_over_rounds(rounds, pairs)
+    return fields | {
+        "speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low, "speedup_ci95_high": estimate.ci95_high,
+        "significant": estimate.significant, "speedup_halfwidth": relative_halfwidth(estimate),
+        "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"]),
+        "paired_rounds": len(common), "outlying_rounds": [common[i] for i in outlying_rounds(logs)],
         "round_logs": list(logs), "round_workers": labels}
 
 
 def worker_pairs(eager: dict, record: dict, rounds: list[int]) -> list:
     """Per round, the pair of workers that measured it, (eager's, compiled's) first round: the design
-    effect's clusters (stats.design_effect); None for rows from before workers measured several
-    rounds (each round then had its own pair)."""
-    pairs = [(eager["round_process"].get(r), record["round_process"].get(r)) for r in rounds]
-    return [None if None in pair else pair for pair in pairs]
+    effect's clusters (stats.design_effect)."""
+    return [(eager["round_process"][r], record["round_process"][r]) for r in rounds]
 
 
-def precision_note(record: dict) -> str:
-    """For a compiled cell measured with a precision target: "" when its speedup interval is within
-    it, else that the budget (or max_repeats) ran out first, with the precision reached."""
-    target, width = record.get("target_halfwidth") or 0.0, record.get("speedup_halfwidth")
-    if record["mode"] == "eager" or not target or width is None or math.isnan(width) or width <= target:
-        return ""
-    reached = "no interval" if math.isinf(width) else "more than +-100%" if width > 1 else f"+-{width:.0%}"
-    return f"the budget ran out at {reached} after {record['paired_rounds']} rounds (target +-{target:.0%})"
+def _disturbance(record: dict, eager: dict | None) -> dict:
+    """The machine while the cell and its eager cell timed: the larger shares of others' CPU and of
+    steal, and whether they (or outlying rounds) say its numbers may not be the machine's own."""
+    sides = [record] + ([eager] if eager is not None and eager is not record else [])
+    busy = max((side["others_cpu_pct"] or 0.0 for side in sides), default=0.0)
+    stolen = max((side["steal_pct"] or 0.0 for side in sides), default=0.0)
+    return {"busy_pct": busy, "stolen_pct": stolen,
+            "disturbed": busy > DISTURBED_PCT or stolen > DISTURBED_PCT or bool(record["outlying_rounds"])}
 
 
 def cells(rows) -> list[dict]:
@@ -280,45 +207,22 @@ def cells(rows) -> list[dict]:
     for record in records:
         baseline = eager.get(_baseline_key(record))
         record |= _pair(record, baseline)
-        reasons = [_disturbance(record)] + ([_disturbance(baseline)] if baseline and baseline is not record else [])
-        if record.get("outlying_rounds"):
-            reasons.append(f"round(s) {', '.join(map(str, record['outlying_rounds']))} disagree with the others "
-                           "more than their spread explains")
-        record["disturbed_reason"] = "; ".join(r for r in reasons if r)
-        record["disturbed"] = bool(record["disturbed_reason"])
-        record["precision_note"] = precision_note(record)
+        record |= _disturbance(record, baseline)
     return records
 
 
 def to_dataframe(rows, with_samples: bool = False):
-    """The one place a list of rows becomes a pandas DataFrame: one row per cell, its processes
-    combined and compiled cells paired with their eager cell (cells). With `with_samples`,
+    """The one place a list of rows becomes a pandas DataFrame: one row per cell (record.COLUMNS), its
+    processes combined and compiled cells paired with their eager cell (cells). With `with_samples`,
     `samples_s` holds one list of raw samples (seconds) per process."""
     import pandas as pd
 
-    frame = pd.DataFrame.from_records(cells(rows), columns=CELL_COLUMNS)
+    frame = pd.DataFrame.from_records(cells(rows), columns=COLUMNS)
     return frame if with_samples else frame.drop(columns=["samples_s"])
-
-
-CELL_COLUMNS = [  # the DataFrame's columns, in order
-    "label", "model", "checkpoint", "task", "size", "batch_size", "mode", "variant", "dtype", "autocast",
-    "channels_last", "fullgraph", "device", "status", "error", "weights", "weights_note", "num_params",
-    "latency_ms_mean", "latency_ms_median", "latency_ms_p10", "latency_ms_p90", "latency_ms_std",
-    "latency_ms_ci95_low", "latency_ms_ci95_high", "eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low",
-    "eager_ms_ci95_high", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "improvement_pct",
-    "speedup_halfwidth", "paired_rounds", "outlying_rounds", "target_halfwidth", "precision_note",
-    "between_process", "repeats", "repeats_ok", "process_spread", "noisy", "mean_outliers", "disturbed",
-    "disturbed_reason", "others_cpu_pct", "steal_pct", "warmup", "warmup_calls", "warmup_s", "warmup_steady",
-    "iterations", "min_time_s", "compile_s", "compile_warm_s", "fx_cache_hits", "fx_cache_misses",
-    "cudagraph_skips", "cudagraphs_recorded", "cudagraph_note", "peak_mem_mb", "peak_reserved_mb",
-    "cudagraph_pool_mb", "max_abs_diff", "accuracy_ok", "accuracy_reference", "task_agreement", "graph_breaks",
-    "graph_count", "recompiles", "break_reasons", "recompile_reasons", *PROFILE,
-    *(f"eager_{name}" for name in EAGER_PROFILE), "hardware", "torch", "transformers", "hostname", "torch_threads",
-    "allocator", "compute_capability", "cpu_count", "python", "gpu_memory_gb", "settings", "started_at",
-    "duration_s", "samples_s"]
 
 
 def load_dataframe(*paths, with_samples: bool = False):
     """Rows of one or more results files as a single DataFrame."""
     rows = [row for path in paths for row in read_results(path).rows]
     return to_dataframe(rows, with_samples=with_samples)
+

@@ -54,12 +54,12 @@ def _field_problem(values: dict, types: dict) -> str:
     return ""
 
 
-def _samples_problem(values: dict) -> str:
+def _samples_problem(values: dict, blocked: bool) -> str:
     samples = values.get("samples_s", [])
     if any(not MIN_SAMPLE_S <= s <= MAX_SAMPLE_S for s in samples):
         return f"samples_s: a value outside {MIN_SAMPLE_S:g} .. {MAX_SAMPLE_S:g} s"
     blocks = values.get("block_lengths") or []
-    if blocks and sum(blocks) != len(samples):
+    if (blocks or (blocked and samples)) and sum(blocks) != len(samples):
         return f"block_lengths: {sum(blocks)} calls in blocks, {len(samples)} samples"
     needed = max(values.get("iterations", 0), 1)
     if values.get("status") == "ok" and samples and len(samples) < needed:
@@ -84,7 +84,7 @@ def row_problem(values: dict, types: dict) -> str:
     for name in ("max_abs_diff", "latency_ms_mean", "latency_ms_median", "compile_s", "compile_warm_s"):
         if values.get(name) is not None and values[name] < 0:
             return f"{name}: negative"
-    return _samples_problem(values)
+    return _samples_problem(values, "block_lengths" in types)
 
 
 def field_types(cls) -> dict:

@@ -13,9 +13,18 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.validation import ConfigError
 from .row_schema import field_types, row_problem
 
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
+# The rows' format, written on every line: a file written by another version of the rows is refused
+# whole, in one line, rather than read half right.
+ROW_FORMAT = 2
+FORMAT_KEY = "format"
+
+
+class OtherFormatError(ConfigError):
+    """A results file written by an older (or newer) compile-bench: its rows are not this one's."""
 
 
 class Row:
@@ -40,21 +49,22 @@ class Row:
         return (self.label, self.settings, *self.key)
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return json.dumps({FORMAT_KEY: ROW_FORMAT} | dataclasses.asdict(self), sort_keys=True)
 
     @classmethod
     def from_dict(cls, values: dict):
-        """The row from its JSON object; fields of a newer or older version are left out."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
+        """The row from its JSON object (the format key left out)."""
+        return cls(**{k: v for k, v in values.items() if k != FORMAT_KEY})
 
     @classmethod
     def from_line(cls, line: str):
         """The row of one line of a results file; ValueError (RowSchemaError when it is JSON but not a
-        believable row) or TypeError when it is not one."""
+        believable row; OtherFormatError when another version wrote it) or TypeError when it is not one."""
         values = json.loads(line)
         if not isinstance(values, dict):
             raise TypeError("not a JSON object")
+        if values.get(FORMAT_KEY) != ROW_FORMAT:
+            raise OtherFormatError(values.get(FORMAT_KEY))
         problem = row_problem(values, _field_types(cls))
         if problem:
             raise RowSchemaError(problem)
@@ -94,7 +104,6 @@ class BenchResult(Row):
     warmup: int = 0  # the config's minimum warm-up calls
     iterations: int = 0  # the config's minimum timed calls
     min_time_s: float = 0.0  # the config's minimum timed duration per mode, seconds
-    target_halfwidth: float = 0.0  # the config's precision target for the cell's speedup (0: none)
     autocast: bool = False  # torch.autocast(dtype) around float32 weights
     channels_last: bool = False  # channels_last memory format for the model and 4-D inputs
     # --- this process's latency for the row's mode, milliseconds (the cell's statistics over all its
@@ -109,8 +118,7 @@ class BenchResult(Row):
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    compile_warm_s: float | None = None  # rows before rounds: the same compile again in-process; a cell's
-    # warm compile is now its later rounds' compile_s (a new process with the cache round 0 filled)
+    # a cell's warm compile is its later fresh processes' compile_s (results/aggregate.py)
     # Memory, MiB, read right after the timed calls (before the accuracy check). peak_mem_mb: CUDA max
     # allocated while timing, or the process's peak RSS on CPU. A CUDA-graph replay allocates nothing
     # (cudagraph_trees.py: graph.replay(), outputs rebuilt on the pool's memory from raw pointers), so a
@@ -157,10 +165,10 @@ class BenchResult(Row):
     started_at: str = ""  # ISO 8601 UTC
     duration_s: float | None = None  # wall time of the whole cell
     exit_code: int | None = None  # the worker's exit status (-N: killed by signal N) when it ended after this
-    # round; None while it went on to later rounds, or measured in-process
+    # round; None while it went on to later rounds
     # the round this row's worker process started in (built, compiled, warmed up): `repeat` for a fresh
-    # process, smaller when the process measured earlier rounds too (rounds_per_process); None in rows
-    # from before workers measured several rounds (each round then had processes of its own)
+    # process, smaller when the process measured earlier rounds too (rounds_per_process); None in the row
+    # of a process lost before it wrote one
     process_round: int | None = None
 
     @property
@@ -174,10 +182,6 @@ class BenchResult(Row):
         """The process this row is: its cell and repeat. A later row with the same key replaces it."""
         return (*self.cell, self.repeat)
 
-    @classmethod
-    def from_dict(cls, values: dict) -> "BenchResult":
-        return super().from_dict({"repeat": 0} | values)  # rows before repeats: process 0
-
 
 def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
     """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
@@ -185,8 +189,7 @@ def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
                 batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
-                iterations=cfg.iterations, min_time_s=cfg.min_time_s, target_halfwidth=cfg.target_halfwidth,
-                autocast=cfg.autocast,
+                iterations=cfg.iterations, min_time_s=cfg.min_time_s, autocast=cfg.autocast,
                 channels_last=cfg.channels_last)
 
 
@@ -227,6 +230,11 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
                 continue
             try:
                 row = row_type.from_line(line)
+            except OtherFormatError as err:
+                found = "none" if err.args[0] is None else repr(err.args[0])
+                raise OtherFormatError(f"{path}: written by {'an older' if not isinstance(err.args[0], int) or err.args[0] < ROW_FORMAT else 'a newer'} "
+                                       f"compile-bench (line {number}: results format {found}, this one reads "
+                                       f"{ROW_FORMAT}); measure again into a new results file") from None
             except (json.JSONDecodeError, TypeError, ValueError) as err:
                 skipped.append(number)
                 if isinstance(err, RowSchemaError):

@@ -292,7 +292,7 @@ def round_log_speedup(pair_logs: np.ndarray) -> float:
 def round_clusters(rounds: list[np.ndarray], processes=None) -> tuple[np.ndarray, list]:
     """Each round's log speedup (round_log_speedup; a round without a block pair is dropped) and the
     label of the worker pair that measured it: speedup_over_rounds' input, and halfwidth_with_round's.
-    A round of rows from before workers measured several rounds (label None) had a pair of its own."""
+    A round without a label (None, or no `processes`) counts as a pair of its own."""
     kept = [(np.asarray(r, dtype=float), p) for r, p in zip(rounds, processes or [None] * len(rounds)) if np.size(r)]
     labels = [p if p is not None else f"round {i}" for i, (_, p) in enumerate(kept)]
     return np.array([round_log_speedup(r) for r, _ in kept]), labels

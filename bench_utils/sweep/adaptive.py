@@ -51,7 +51,7 @@ def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> flo
     else the first's."""
     per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(rows).items()
                  if (model, batch_size) == group}
-    started = {row.repeat: row.process_round in (None, row.repeat) for row in rows
+    started = {row.repeat: row.process_round == row.repeat for row in rows
                if (row.model, row.batch_size) == group}
     later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
     alike = [seconds for repeat, seconds in per_round.items() if repeat > 0 and started.get(repeat) == fresh]
@@ -96,11 +96,12 @@ def halfwidth_after(records: list[dict], fresh: bool) -> float:
     return max(after(record) for record in records)
 
 
-def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, int] | None = None) -> Round | None:
+def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, int] | None = None,
+               busy: set = frozenset()) -> Round | None:
     """The extra round to measure next, or None: precision reached, `max_repeats`, or no budget. The
     best offer per second (module docstring) goes first; the group `last` measured goes after the
     others that want a round: two rounds of a group back to back would see one stretch of the machine
-    twice."""
+    twice. Groups in `busy` (a launcher measuring several units at once is measuring them now) wait."""
     if cfg.target_halfwidth <= 0 or cfg.budget_min <= 0:
         return None
     rounds = {}
@@ -111,7 +112,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     for group, records in compiled_cells(cfg, rows).items():
         width = widest_halfwidth(records)
         within = width <= cfg.target_halfwidth
-        if (group not in cell_groups(cfg) or rounds[group] + 1 >= cfg.max_repeats
+        if (group not in cell_groups(cfg) or group in busy or rounds[group] + 1 >= cfg.max_repeats
                 or (within and rounds[group] + 1 >= MIN_ROUNDS_TO_STOP)):
             continue
         forced = next_is_fresh(cfg, rows, group)  # its workers end anyway: only a fresh pair is on offer

@@ -1,10 +1,10 @@
 """What a profile asks to measure, as jobs, and which of them a results file still lacks. No torch.
 
-A job is one measuring process's work: a cell's mode in one round ("cell"), or one process of a study
-("serving", "compile-cost"). The cell jobs of one round (one per mode of a model and batch size) run
-together, each in a worker of its own, taking turns timing blocks (runner.run_round): a `Round`.
-A worker measures up to `rounds_per_process` rounds of its cell (sweep/sessions.py).
-Adding a kind of measurement means a kind here, its measure module, and its branch in the worker.
+A job (measure/task.py) is one measuring process's work: a cell's mode in one round, or one process of
+a study. The cell jobs of one round (one per mode of a model and batch size) run together, each in a
+worker of its own, taking turns timing blocks (sweep/rounds.py): a `Round`. A worker measures up to
+`rounds_per_process` rounds of its cell. A study's jobs come from the study itself (results/studies.py):
+nothing here knows a study's kind.
 """
 
 from __future__ import annotations
@@ -13,34 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..measure.task import CELL, Job
 from ..results.rows import BenchResult, Row, cell_fields, read_results, read_rows, run_key
-from ..results.study_results import (SERVING_SETTINGS, CompileCostResult, ServingResult, compile_cost_fields,
-                                     compile_cost_path, serving_fields, serving_path)
-
-STUDY_KINDS = {  # kind -> (row type, its file next to results.jsonl, its identity fields)
-    "serving": (ServingResult, serving_path, serving_fields),
-    "compile-cost": (CompileCostResult, compile_cost_path, compile_cost_fields),
-}
+from ..results.studies import study, studies
 
 
 class SettingsMismatchError(ValueError):
     """The results file holds rows measured with other settings."""
-
-
-@dataclass(frozen=True)
-class Job:
-    kind: str  # "cell", or a study: "serving", "compile-cost"
-    model: str
-    batch_size: int
-    option: str  # cell: the mode; serving: the dynamic setting; compile-cost: the strategy
-    repeat: int = 0  # cell: the round
-
-    @property
-    def name(self) -> str:
-        """As people read it and as its log file is named: "vit-bs1-default-r0", "serving-vit-auto"."""
-        if self.kind == "cell":
-            return f"{self.model}-bs{self.batch_size}-{self.option}-r{self.repeat}"
-        return f"{self.kind}-{self.model}-{self.option}"
 
 
 @dataclass(frozen=True)
@@ -57,7 +36,7 @@ class Round:
 
     @property
     def jobs(self) -> list[Job]:
-        return [Job("cell", self.model, self.batch_size, mode, self.repeat) for mode in self.modes]
+        return [Job(CELL, self.model, self.batch_size, mode, self.repeat) for mode in self.modes]
 
     @property
     def group(self) -> tuple[str, int]:
@@ -113,16 +92,10 @@ def pair_start(cfg: BenchConfig, repeat: int) -> int:
 
 
 def study_jobs(cfg: BenchConfig) -> list[Job]:
-    """Every study process of `cfg`, in run order. The whole-model compile runs before
-    "cache-artifacts": it leaves the artifacts that one loads."""
-    jobs = []
-    if cfg.serving_batch_sizes:
-        jobs += [Job("serving", model, cfg.serving_batch_sizes[0], setting) for model in cfg.models
-                 for setting in SERVING_SETTINGS]
-    if cfg.compile_strategies:
-        jobs += [Job("compile-cost", model, cfg.batch_sizes[0], strategy) for model in cfg.models
-                 for strategy in ("whole", *cfg.compile_strategies)]
-    return jobs
+    """Every study process of `cfg`, in run order (each study's own order: the compile-time study's
+    whole-model compile first, it leaves the artifacts a later job loads)."""
+    return [Job(each.name, model, batch_size, option) for each in studies()
+            for model, batch_size, option in each.jobs(cfg)]
 
 
 def read_cell_rows(cfg: BenchConfig, results_path: Path) -> list:
@@ -153,20 +126,33 @@ def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
 
 def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:
     """The row type a job of `cfg` writes, and that row's identity fields (its key among them)."""
-    if job.kind == "cell":
+    if job.kind == CELL:
         return BenchResult, cell_fields(cfg, job.model, job.batch_size, job.option, cfg.device, job.repeat)
-    row_type, _, fields = STUDY_KINDS[job.kind]
-    return row_type, fields(cfg, job.model, job.option, cfg.device)
+    each = study(job.kind)
+    return each.row, each.identity(cfg, job.model, job.option, cfg.device)
 
 
-def study_key(cfg: BenchConfig, job: Job) -> tuple:
+def failure_row(cfg: BenchConfig, job: Job, status: str, error: str, duration_s: float) -> Row:
+    """The row of a job (a cell's mode or a study process) whose worker or task was lost."""
     row_type, identity = job_row(cfg, job)
-    return row_type, row_type(**identity, status="crashed").key
+    return row_type.failed(identity, status, error, duration_s)
 
 
-def pending_study_jobs(cfg: BenchConfig, results_path: Path) -> list[Job]:
+def rows_path(results_path: Path, job: Job) -> Path:
+    """The file a job's row goes to: the results file, or its study's file next to it."""
+    return Path(results_path) if job.kind == CELL else study(job.kind).path(results_path)
+
+
+def pending_study_jobs(cfg: BenchConfig, results_path: Path, retry_failed: bool = False) -> list[Job]:
+    """The study jobs of `cfg` whose rows (of these settings) its study files do not hold yet."""
     done = set()
-    for row_type, path_of, _ in STUDY_KINDS.values():
-        done |= {(row_type, row.key) for row in read_rows(path_of(results_path), row_type).rows
-                 if row.settings == cfg.settings_fingerprint()}
-    return [job for job in study_jobs(cfg) if study_key(cfg, job) not in done]
+    for each in studies():
+        done |= {(each.name, row.key) for row in read_rows(each.path(results_path), each.row).rows
+                 if row.settings == cfg.settings_fingerprint() and (row.status == "ok" or not retry_failed)}
+    return [job for job in study_jobs(cfg) if (job.kind, _key(cfg, job)) not in done]
+
+
+def _key(cfg: BenchConfig, job: Job) -> tuple:
+    """The key of the row a job writes."""
+    row_type, identity = job_row(cfg, job)
+    return row_type(**identity, status="crashed").key

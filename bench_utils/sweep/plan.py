@@ -1,11 +1,11 @@
 """How long will a profile take, and where does the time go? An estimate per round before anything
 runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
-A round (runner.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
+A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
 workers, side by side on a GPU and one at a time on a CPU (start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
-(sessions.py). Per call, the latency is, in this order: what the results file measured for the cell,
+(rounds.py). Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
 min_time_s, and the estimate is a lower bound). Compile times come from the mode table
 (config/modes.py, each constant with its source) unless the results file measured the cell's. The
@@ -128,7 +128,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
-        else:  # the group's workers are prepared already (sessions.py)
+        else:  # the group's workers are prepared already (rounds.py)
             parts = {}
         prepare[mode] = parts
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s

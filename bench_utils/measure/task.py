@@ -1,0 +1,59 @@
+"""What a measuring process is asked to do: a `Job` (one process's work) and the `Task` a worker is
+sent for it, the job with the settings it runs under, as one typed object: the BenchConfig validated
+once, where the profile was read, travels to the worker whole (pickled over its pipe, or to a Ray node),
+never re-parsed. No torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.bench_config import BenchConfig
+from ..paths import inside
+
+CELL = "cell"  # a Job's kind for one mode of a cell in one round; any other kind is a study's name
+TRACES_DIR, LOGS_DIR = "traces", "logs"  # in the results folder: profiler traces, workers' output
+
+
+@dataclass(frozen=True)
+class Job:
+    """One measuring process's work: a cell's mode in one round, or one process of a study."""
+
+    kind: str  # CELL, or a registered study's name (results/studies.py)
+    model: str
+    batch_size: int
+    option: str  # cell: the mode; a study: its option (serving: the dynamic setting; compile-cost: the strategy)
+    repeat: int = 0  # cell: the round
+
+    @property
+    def name(self) -> str:
+        """As people read it and as its log file is named: "vit-bs1-default-r0", "serving-vit-auto"."""
+        if self.kind == CELL:
+            return f"{self.model}-bs{self.batch_size}-{self.option}-r{self.repeat}"
+        return f"{self.kind}-{self.model}-{self.option}"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A job as a worker receives it: the profile's settings, the results file its rows belong to (its
+    folder holds the logs, traces and a study's artifacts) and the runner's environment of now."""
+
+    cfg: BenchConfig
+    job: Job
+    results_path: Path
+    environ: dict = field(default_factory=dict)
+    cache_dir: str | None = None  # a study's own empty compiler cache (the runner removes it)
+
+    def trace_path(self, repeat: int | None = None) -> Path:
+        """traces/<job name>.json in the results folder: the profiler's trace of round `repeat`."""
+        job = self.job if repeat is None else Job(self.job.kind, self.job.model, self.job.batch_size,
+                                                   self.job.option, repeat)
+        folder = Path(self.results_path).parent / TRACES_DIR
+        return inside(folder / f"{job.name}.json", folder)
+
+
+def log_path(results_path: Path, job: Job) -> Path:
+    """Where a worker's output goes: logs/<first job's name>.log in the results folder."""
+    folder = Path(results_path).parent / LOGS_DIR
+    return inside(folder / f"{job.name}.log", folder)

@@ -1,0 +1,73 @@
+"""The record's codes in words: what a compile mode did not do, what disturbed a measurement, how a
+cell's processes ended. results/ computes the codes and their numbers (aggregate.py); a page, the
+terminal and the self-check say them through here only. Plain text (the page escapes it). No torch.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .display import number
+
+COMPILE_NOTE_WORDS = {
+    "ran_eager": "compiled no graph, ran eager",
+    "bf16_capability": "Inductor does not compile bfloat16 below compute capability 8.0 (this GPU: {capability})",
+    "no_cudagraphs": "ran without CUDA graphs (none recorded)",
+    "cudagraph_skips": "{skips} graph(s) skipped CUDA graphs",
+    "no_replay": "no CUDA-graph replay in the profiled calls",
+    "partial_cudagraphs": "partial CUDA-graph coverage: {outside} of {kernels} kernels per call launched outside "
+                          "CUDA graphs",
+}
+
+
+def _value(record, name: str):
+    value = record.get(name) if hasattr(record, "get") else None
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def compile_note_words(record) -> str:
+    """A cell's compile notes (aggregate.compile_notes codes) in words, "" when there are none."""
+    values = {"capability": _value(record, "compute_capability") or "?", "skips": _value(record, "cudagraph_skips"),
+              "outside": number(_value(record, "kernels_outside_graphs"), integer=True),
+              "kernels": number(_value(record, "profile_kernels_per_call"), integer=True)}
+    codes = record.get("compile_notes")
+    return "; ".join(COMPILE_NOTE_WORDS[code].format(**values) for code in (codes if isinstance(codes, list) else []))
+
+
+def disturbance_words(record) -> str:
+    """What says a cell's numbers may not be the machine's own, "" when nothing does."""
+    from ..results.aggregate import DISTURBED_PCT
+
+    words = []
+    if (_value(record, "busy_pct") or 0) > DISTURBED_PCT:
+        words.append(f"other processes used {record['busy_pct']:.0f}% of the CPU")
+    if (_value(record, "stolen_pct") or 0) > DISTURBED_PCT:
+        words.append(f"the hypervisor took {record['stolen_pct']:.0f}% of the CPU")
+    rounds = record.get("outlying_rounds")
+    if isinstance(rounds, list) and rounds:
+        words.append(f"round(s) {', '.join(map(str, rounds))} disagree with the others more than their spread explains")
+    return "; ".join(words)
+
+
+def outcome_words(record) -> str:
+    """How a cell's processes ended when some did not end ok (or died after their row), "" otherwise."""
+    words = []
+    failed, total = _value(record, "failed_processes") or 0, _value(record, "repeats") or 0
+    if failed and record.get("status") == "ok":
+        words.append(f"{failed} of {total} processes failed (last: {record.get('error', '')[:200]})")
+    exited = record.get("exit_codes")
+    if isinstance(exited, list) and exited:
+        words.append(f"{len(exited)} process(es) wrote their row, then exited with status "
+                     f"{', '.join(map(str, exited))}")
+    return "; ".join(words)
+
+
+def precision_words(record, target_halfwidth: float) -> str:
+    """For a compiled cell measured with a precision target: "" when its speedup interval is within it,
+    else that the budget (or max_repeats) ran out first, with the precision reached."""
+    width = _value(record, "speedup_halfwidth")
+    if record.get("mode") == "eager" or not target_halfwidth or width is None or width <= target_halfwidth:
+        return ""
+    reached = "no interval" if math.isinf(width) else "more than ±100%" if width > 1 else f"±{width:.0%}"
+    return (f"the budget ran out at {reached} after {record.get('paired_rounds')} rounds "
+            f"(target ±{target_halfwidth:.0%})")

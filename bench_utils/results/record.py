@@ -1,0 +1,196 @@
+"""The cell record, declared once: every column of a cell (one row of the report's DataFrame, one line
+of cells.csv) with its unit, what it means and how a cell's rounds give its value, the way config's
+`Parameter` declares a parameter. aggregate.py combines a cell's rows by these declarations (a loop,
+not hand-kept lists); the report reads the labels and units; cells.csv's data dictionary is this table.
+Values are numbers, codes and measured text (error messages, dynamo's reasons): the words a reader
+sees are made in report/. No torch.
+
+Adding a measured column: the row field (rows.BenchResult), where the worker measures it
+(measure/cell.py), its declaration here (a combine rule, a unit, a meaning, a label) and, to show it
+by default, its table's key columns (report/display.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# How a cell's rows (one per process and round) give a column's value; "computed": results/aggregate.py
+# and results/stats.py compute it (statistics, the pairing with eager, codes).
+COMBINES = ("same", "first", "largest", "union", "all", "least", "sum", "env", "computed")
+CUDA = "cuda"  # a column only a CUDA run fills
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    combine: str  # one of COMBINES
+    unit: str = ""  # "ms", "s", "MiB", "%", "×", "calls", ...; "" for codes, text and counts of things
+    meaning: str = ""  # one line: cells.csv's data dictionary
+    label: str = ""  # its name on a page, unit included ("" : a column pages do not show by name)
+    source: str = ""  # the row field (or env key, combine "env") it is read from, when not `name`
+    device: str = ""  # CUDA: filled on CUDA runs only (left out of a CPU run's cells.csv)
+    internal: bool = False  # for results/ and sweep/ (adaptive rounds, benchmarks/): never a DataFrame column
+
+    def __post_init__(self) -> None:
+        if self.combine not in COMBINES:
+            raise ValueError(f"{self.name}: combine {self.combine!r} is not allowed; allowed: {', '.join(COMBINES)}")
+
+    @property
+    def field(self) -> str:
+        return self.source or self.name
+
+
+def _profile(name: str, unit: str, meaning: str, device: str = "") -> Column:
+    return Column(f"profile_{name}", "first", unit, f"profiler pass (round 0): {meaning}", device=device)
+
+
+RECORD = (
+    # --- what the cell is (the same in every round) ---
+    Column("label", "same", meaning="the run's label (a profile's `label`)", label="Run"),
+    Column("model", "same", meaning="registry short name, or your checkpoint's name", label="Model"),
+    Column("checkpoint", "same", meaning="the hub id (or folder) of the architecture", label="Checkpoint"),
+    Column("task", "same", meaning="the model's task, e.g. image-classification", label="Task"),
+    Column("size", "same", meaning="full (the checkpoint's architecture) or tiny (a shrunk config)", label="Model size"),
+    Column("batch_size", "same", "images", "images per forward pass", "Batch (images)"),
+    Column("mode", "same", meaning="eager, or the torch.compile mode", label="Compile mode"),
+    Column("variant", "computed", meaning="precision and layout, e.g. 'bfloat16 autocast, channels_last'",
+           label="Precision / layout"),
+    Column("dtype", "same", meaning="weights' and inputs' dtype, or the autocast dtype"),
+    Column("autocast", "same", meaning="float32 weights run under torch.autocast(dtype)"),
+    Column("channels_last", "same", meaning="model and image inputs in channels_last memory format"),
+    Column("fullgraph", "same", meaning="torch.compile(fullgraph=...)"),
+    Column("device", "same", meaning="cpu or cuda", label="Device"),
+    # --- how it ended ---
+    Column("status", "computed", meaning="ok, or the last failure's status (oom, error, timeout, crashed) when "
+           "no process ended ok", label="Status"),
+    Column("error", "computed", meaning="the last failed process's error text", label="Error"),
+    Column("failed_processes", "computed", "processes", "processes of the cell that did not end ok"),
+    Column("exited_processes", "computed", "processes", "processes that wrote their row, then exited with a "
+           "non-zero status (exit_codes)"),
+    Column("exit_codes", "computed", meaning="those processes' exit statuses (-N: killed by signal N)"),
+    Column("weights", "first", meaning="pretrained or random", label="Weights"),
+    Column("weights_note", "first", meaning="why those weights (e.g. not in the local cache, offline)"),
+    Column("num_params", "first", "parameters", "the model's parameter count"),
+    # --- latency: statistics over the rounds (results/stats.py) ---
+    Column("latency_ms_mean", "computed", "ms", "mean of every timed call (the guide's statistic)", "Mean (ms)"),
+    Column("latency_ms_median", "computed", "ms", "geometric mean of the processes' medians", "Median (ms)"),
+    Column("latency_ms_p10", "computed", "ms", "10th percentile of every timed call"),
+    Column("latency_ms_p90", "computed", "ms", "90th percentile of every timed call", "p90 (ms)"),
+    Column("latency_ms_std", "computed", "ms", "standard deviation of every timed call"),
+    Column("latency_ms_ci95_low", "computed", "ms", "95% interval of the median, low end"),
+    Column("latency_ms_ci95_high", "computed", "ms", "95% interval of the median, high end"),
+    Column("process_spread", "computed", "fraction", "largest / smallest process median - 1"),
+    Column("between_process", "computed", meaning="the intervals include the variation between processes"),
+    Column("noisy", "computed", meaning="(p90 - p10) / median above 10%", label="Noisy"),
+    Column("mean_outliers", "computed", meaning="the mean is more than 10% above the median: a few slow calls"),
+    # --- against eager (a compiled cell; an eager cell leaves them empty) ---
+    Column("eager_ms_mean", "computed", "ms", "the eager cell's mean", "Eager mean (ms)"),
+    Column("eager_ms_median", "computed", "ms", "the eager cell's median", "Eager median (ms)"),
+    Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
+    Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
+    Column("speedup", "computed", "×", "eager time / compiled time over the paired rounds (> 1: faster)",
+           "Speedup (×)"),
+    Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end", "95% low (×)"),
+    Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end", "95% high (×)"),
+    Column("speedup_halfwidth", "computed", "fraction", "the interval's half-width on the log scale (0.08: ±8%)"),
+    Column("significant", "computed", meaning="the speedup's interval excludes 1×", label="Sure?"),
+    Column("improvement_pct", "computed", "%", "the guide's improvement: (eager - compiled) / eager of the medians",
+           "Improvement (%)"),
+    Column("paired_rounds", "computed", "rounds", "rounds both cells timed in blocks (the interval's rounds)"),
+    Column("outlying_rounds", "computed", meaning="rounds whose speedup lies outside the others' 99% prediction "
+           "interval"),
+    Column("round_logs", "computed", meaning="each round's log speedup", internal=True),
+    Column("round_workers", "computed", meaning="each round's worker pair", internal=True),
+    Column("round_blocks_ms", "computed", meaning="round -> its blocks' medians, ms", internal=True),
+    Column("round_process", "computed", meaning="round -> the round its processes started in", internal=True),
+    # --- the machine while timing ---
+    Column("others_cpu_pct", "largest", "%", "CPU used by other processes while timing, of the machine"),
+    Column("steal_pct", "largest", "%", "CPU time the hypervisor took while timing, of the machine"),
+    Column("busy_pct", "computed", "%", "the larger others_cpu_pct of this cell and its eager cell"),
+    Column("stolen_pct", "computed", "%", "the larger steal_pct of this cell and its eager cell"),
+    Column("disturbed", "computed", meaning="busy_pct or stolen_pct above 10%, or outlying rounds", label="Disturbed"),
+    # --- how it was measured ---
+    Column("repeats", "computed", "processes", "rows of the cell (a process per round)", "Processes"),
+    Column("repeats_ok", "computed", "processes", "of them, ended ok", "Processes ok"),
+    Column("warmup", "same", "calls", "the profile's minimum warm-up calls"),
+    Column("warmup_calls", "largest", "calls", "untimed calls until the latency was steady"),
+    Column("warmup_s", "largest", "s", "seconds they took"),
+    Column("warmup_steady", "all", meaning="every process reached a steady latency before max_warmup_s"),
+    Column("iterations", "same", "calls", "the profile's minimum timed calls per worker and round"),
+    Column("min_time_s", "same", "s", "the profile's minimum timed seconds per worker and round"),
+    # --- compiling ---
+    Column("compile_s", "first", "s", "the first compiled call of round 0 (cold with cold_compile)",
+           "Cold compile (s)"),
+    Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes (the cache filled)",
+           "Warm compile (s)"),
+    Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits while compiling", "Cache hits"),
+    Column("fx_cache_misses", "first", "graphs", "... and misses"),
+    Column("graph_breaks", "largest", "breaks", "dynamo's graph breaks", "Graph breaks"),
+    Column("graph_count", "largest", "graphs", "graphs dynamo compiled"),
+    Column("recompiles", "largest", "recompiles", "frames compiled again after the first call", "Recompiles"),
+    Column("break_reasons", "union", meaning="dynamo's graph-break reasons, first lines", label="Why the graph broke"),
+    Column("recompile_reasons", "union", meaning="the guards that failed, first lines", label="Why it recompiled"),
+    Column("compile_notes", "computed", meaning="codes: what a compile mode did not do (ran_eager, bf16_capability, "
+           "no_cudagraphs, cudagraph_skips, no_replay, partial_cudagraphs)", label="Compile notes"),
+    Column("cudagraph_skips", "largest", "graphs", "graphs Inductor ran without CUDA graphs", device=CUDA),
+    Column("cudagraphs_recorded", "largest", "graphs", "CUDA graphs recorded (0: the mode ran without)", device=CUDA),
+    Column("kernels_outside_graphs", "computed", "kernels per call", "kernels the host launched outside CUDA-graph "
+           "replays (profiled)", device=CUDA),
+    # --- memory, MiB, right after the timed calls ---
+    Column("peak_mem_mb", "largest", "MiB", "CUDA: max allocated while timing; CPU: the process's peak resident "
+           "memory (model, inputs, torch and Python)", "Peak memory (MiB)"),
+    Column("peak_reserved_mb", "largest", "MiB", "CUDA: max reserved while timing (CUDA-graph pools included)",
+           device=CUDA),
+    Column("cudagraph_pool_mb", "largest", "MiB", "CUDA: reserved in CUDA-graph pools after timing", device=CUDA),
+    # --- accuracy against eager ---
+    Column("max_abs_diff", "largest", "", "largest absolute difference of the compiled output from eager's",
+           "Largest difference"),
+    Column("accuracy_ok", "all", meaning="within the tolerance (float32) or as close to float64 as eager (low "
+           "precision)", label="Matches eager"),
+    Column("accuracy_reference", "first", meaning="eager (float32) or float64 (low precision)"),
+    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager", "Task agreement"),
+    # --- why (the profiler's pass, round 0) ---
+    _profile("calls", "calls", "calls profiled"),
+    _profile("call_ms", "ms", "a profiled call (the profiler slows it)"),
+    _profile("ops_per_call", "operators", "dispatcher operators per call, top of their nesting"),
+    _profile("op_ms", "ms", "time inside those operators per call"),
+    _profile("compiled_ms", "ms", "time in compiled graphs outside operators per call"),
+    _profile("overhead_ms", "ms", "the rest per call: Python, module calls, guards"),
+    _profile("kernels_per_call", "kernels", "CUDA kernels run per call", CUDA),
+    _profile("device_ms", "ms", "the GPU's busy time per call", CUDA),
+    _profile("launches_per_call", "launches", "kernel launches by the host per call", CUDA),
+    _profile("graph_replays_per_call", "replays", "CUDA-graph replays per call", CUDA),
+    _profile("top_ops", "", "[operator or kernel, self ms per call] with the most time"),
+    _profile("error", "", "why the profiler's pass failed (the timing stands)"),
+    _profile("trace", "", "the trace's file in traces/ (Perfetto, TensorBoard)"),
+    Column("eager_profile_ops_per_call", "computed", "operators", "the eager cell's profiled operators per call"),
+    Column("eager_profile_op_ms", "computed", "ms", "the eager cell's time inside operators per call"),
+    Column("eager_profile_overhead_ms", "computed", "ms", "the eager cell's overhead per call"),
+    Column("eager_profile_call_ms", "computed", "ms", "the eager cell's profiled call"),
+    Column("eager_profile_kernels_per_call", "computed", "kernels", "the eager cell's kernels per call", device=CUDA),
+    Column("eager_profile_device_ms", "computed", "ms", "the eager cell's GPU time per call", device=CUDA),
+    Column("eager_profile_top_ops", "computed", meaning="the eager cell's operators with the most time"),
+    # --- where it ran ---
+    Column("hardware", "env", meaning="GPU or CPU name", label="Hardware", source="device_name"),
+    Column("torch", "env", meaning="torch version", label="torch"),
+    Column("transformers", "env", meaning="transformers version", label="transformers"),
+    Column("python", "env", meaning="Python version"),
+    Column("hostname", "computed", meaning="the hosts that measured it (several on a Ray cluster)", label="Host"),
+    Column("torch_threads", "env", "threads", "torch.get_num_threads() in the measuring process"),
+    Column("allocator", "env", meaning="the C allocator's settings (keep_freed_memory)"),
+    Column("cpu_count", "env", "cores", "CPU cores the measuring process could use"),
+    Column("compute_capability", "env", meaning="the GPU's compute capability", device=CUDA),
+    Column("gpu_memory_gb", "env", "GB", "the GPU's memory", device=CUDA),
+    Column("settings", "same", meaning="fingerprint of the settings that change a measurement"),
+    Column("started_at", "first", meaning="when its first process started, UTC"),
+    Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),
+    Column("samples_s", "computed", "s", "every process's raw samples (with_samples only)"),
+)
+BY_NAME = {column.name: column for column in RECORD}
+COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataFrame's columns, in order
+
+
+def dictionary_rows(device: str) -> list[dict]:
+    """cells.csv's data dictionary for a run on `device`: name, unit and meaning of every column it has."""
+    return [{"column": c.name, "unit": c.unit, "meaning": c.meaning} for c in RECORD
+            if not c.internal and c.name != "samples_s" and (not c.device or c.device == device)]

@@ -1,0 +1,292 @@
+"""The Ray launcher: the sweep loop's units measured on a Ray cluster, several at once, each on a node
+with the profile's GPU type. Rows come back to the loop in this process, which writes them as a local
+run does (resume, --retry-failed and failure rows alike).
+
+Each cell group gets an actor (`GroupActor`, placed with the profile's resources: one GPU of the type
+its label names, or CPUs) that measures the group's rounds exactly as the local launcher does
+(sweep/rounds.py: a worker process per mode, kept across rounds in its Sessions), so a Ray run has the
+local run's paired design, worker pairs and extra rounds; a study's jobs of one model run in an actor
+of their own. At most `capacity` actors live at once (what the cluster can place for the profile); the
+least recently used idle one ends first. An actor whose process or node dies is restarted and its
+round retried (`max_retries`); then the round's rows are "crashed". Ray is imported here only, and
+lazily: `pip install 'compile-bench[cluster]'`. No torch import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import socket
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...config.bench_config import BenchConfig, ConfigError
+from ..jobs import Round, failure_row, read_cell_rows
+from ..loop import SweepSummary, default_results_path, run_sweep, unit_group
+from ..rounds import Sessions, run_round, run_study
+
+ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
+RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connection before ray.init
+
+
+@dataclass(frozen=True)
+class RayTarget:
+    address: str | None  # for ray.init(address=...); None = start a Ray instance on this machine
+    num_cpus: int | None = None  # local:N only: CPUs of that instance (cells at once, for CPU cells)
+
+
+def parse_ray_address(spec: str) -> RayTarget:
+    """`--ray` value -> where to connect; raises ConfigError naming --ray for any other spelling."""
+    text = str(spec).strip()
+    local = re.fullmatch(r"local:(\d+)", text)
+    if local and int(local.group(1)) >= 1:
+        return RayTarget(address=None, num_cpus=int(local.group(1)))
+    if text == "auto" or (not local and re.fullmatch(r"(ray://)?[\w.\-]+:\d+", text)):
+        return RayTarget(address=text)
+    raise ConfigError(f"--ray: {spec!r} is not allowed; allowed: {ADDRESS_SPELLINGS} (N >= 1)")
+
+
+def accelerator_type(label: str) -> str | None:
+    """The Ray accelerator type a hardware label names ("A100 (nightly)" -> "A100"), else None.
+
+    Ray gives every GPU node the resource "accelerator_type:<type>" (detected, e.g. A100, T4), and a
+    task or actor with that accelerator_type runs only on such nodes.
+    """
+    from ray.util.accelerators import accelerators  # the full table; the package exports a subset
+
+    known = {value.upper(): value for name, value in vars(accelerators).items()
+             if name.startswith("NVIDIA_") and isinstance(value, str) and value.isalnum()}
+    for word in re.findall(r"[A-Za-z0-9]+", label):
+        if word.upper() in known:
+            return known[word.upper()]
+    return None
+
+
+def cpus_per_gpu(nodes: list[dict]) -> int:
+    """The CPU share of one GPU on the leanest GPU node (its CPUs / its GPUs, at least 1), from
+    ray.nodes(): a GPU cell compiles with Inductor's worker pool and, at batch 1, is host-bound; with
+    one CPU each, eight cells on an 8-GPU node would compile and launch kernels on top of each other."""
+    shares = [int(node["Resources"].get("CPU", 1) // node["Resources"]["GPU"]) for node in nodes
+              if node.get("Alive", True) and node.get("Resources", {}).get("GPU", 0) > 0]
+    return max(1, min(shares, default=1))
+
+
+def task_options(cfg: BenchConfig, cluster_has_gpus: bool, cpus_per_cell: int = 1, gpu_cpus: int = 1) -> dict:
+    """Ray resources for one cell group of `cfg`: one GPU for a cuda profile (or auto on a cluster with
+    GPUs), else none; CPUs: `cpus_per_cell`, and for a GPU cell at least `gpu_cpus` (its node's CPU
+    share per GPU, cpus_per_gpu); the accelerator type the label names, if any."""
+    gpu = cfg.device == "cuda" or (cfg.device == "auto" and cluster_has_gpus)
+    options = {"num_gpus": 1 if gpu else 0, "num_cpus": max(cpus_per_cell, gpu_cpus) if gpu else cpus_per_cell}
+    kind = accelerator_type(cfg.label)
+    if kind:
+        options["accelerator_type"] = kind
+    return options
+
+
+def capacity(nodes: list[dict], options: dict) -> int:
+    """Cell groups the cluster can measure at once for a profile of `options`: per alive node that has
+    its accelerator type, as many as its GPUs and CPUs hold (at least 1: Ray queues the rest)."""
+    wanted = f"accelerator_type:{options['accelerator_type']}" if "accelerator_type" in options else None
+    total = 0
+    for node in nodes:
+        resources = node.get("Resources", {})
+        if not node.get("Alive", True) or (wanted and wanted not in resources):
+            continue
+        fits = [int(resources.get("CPU", 0) // options["num_cpus"])] if options["num_cpus"] else []
+        if options["num_gpus"]:
+            fits.append(int(resources.get("GPU", 0) // options["num_gpus"]))
+        total += min(fits, default=0)
+    return max(1, total)
+
+
+def _writable_path(results_path: Path) -> Path:
+    """The driver's results path on this node when its folder can be made here (the driver's machine, or a
+    shared disk), else the same name under a temp folder: logs, traces and artifacts go beside it."""
+    try:
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        return results_path
+    except OSError:
+        return Path(tempfile.gettempdir()) / "compile-bench-logs" / results_path.parent.name / results_path.name
+
+
+class GroupActor:
+    """In a Ray actor: one cell group's rounds (or one model's study jobs), measured as the local
+    launcher measures them; its rows tagged with the node, worker and GPU that measured them."""
+
+    def __init__(self, cfg: BenchConfig, results_path: str, round_runner=run_round):
+        self.cfg, self.results_path = cfg, _writable_path(Path(results_path))
+        self.sessions, self.round_runner = Sessions(cfg, self.results_path), round_runner
+
+    def measure(self, unit, keep: bool) -> tuple[list, list]:
+        """(the unit's rows, earlier rows given exit codes of workers that ended meanwhile)."""
+        if isinstance(unit, Round):
+            rows = self.round_runner(self.cfg, unit, self.results_path, self.sessions, keep)
+        else:
+            rows = [run_study(self.cfg, unit, self.results_path)]
+        return self._where(rows), self._where(self.sessions.take_ended_rows())
+
+    def close(self) -> list:
+        self.sessions.close_all()
+        return self._where(self.sessions.take_ended_rows())
+
+    @staticmethod
+    def _where(rows: list) -> list:
+        import ray
+
+        context = ray.get_runtime_context()
+        where = {"hostname": socket.gethostname(), "ray_node_id": context.get_node_id(),
+                 "ray_worker_pid": os.getpid(), "ray_gpu_ids": [str(i) for i in ray.get_gpu_ids()]}
+        return [dataclasses.replace(row, env={**row.env, **where}) for row in rows]
+
+
+class RayLauncher:
+    """The loop's units as calls on group actors, up to `capacity` at once. `round_runner`: what an actor
+    measures a round with (rounds.run_round; tests give a stand-in)."""
+
+    def __init__(self, ray, cfg: BenchConfig, results_path: Path, options: dict, capacity: int,
+                 env: dict, max_retries: int = 2, round_runner=run_round):
+        threads = str(options["num_cpus"])  # a cell's OpenMP threads and Inductor compile workers
+        env_vars = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
+        self.ray, self.cfg, self.results_path, self.capacity = ray, cfg, Path(results_path).resolve(), capacity
+        self.actor_class = ray.remote(GroupActor).options(
+            **options, max_restarts=max_retries, max_task_retries=max_retries,
+            runtime_env={"env_vars": env_vars})
+        self.round_runner = round_runner
+        self.actors: dict[tuple, object] = {}  # unit_group -> actor, least recently used first
+        self.calls: dict = {}  # ObjectRef -> (unit, actor group, submitted at)
+        self.ended: list = []
+
+    def start(self, unit, keep: bool) -> None:
+        group = unit_group(unit)
+        actor = self.actors.pop(group, None)
+        if actor is None:
+            busy = {g for _, g, _ in self.calls.values()}
+            while len(self.actors) >= self.capacity:  # end the least recently used idle actor
+                idle = next(g for g in self.actors if g not in busy)
+                self._end(idle)
+            actor = self.actor_class.remote(self.cfg, str(self.results_path), self.round_runner)
+        self.actors[group] = actor  # most recently used last
+        self.calls[actor.measure.remote(unit, keep)] = (unit, group, time.perf_counter())
+
+    def finished(self) -> list[tuple]:
+        done, _ = self.ray.wait(list(self.calls), num_returns=1)
+        unit, group, submitted = self.calls.pop(done[0])
+        try:
+            rows, ended = self.ray.get(done[0])
+            self.ended += ended
+        except self.ray.exceptions.RayError as err:  # the actor died for good (retries spent)
+            self.actors.pop(group, None)
+            first = next((line for line in str(err).splitlines() if line.strip()), "")[:500]
+            error = f"Ray actor lost after its retries: {type(err).__name__}: {first}"
+            jobs = unit.jobs if isinstance(unit, Round) else [unit]
+            rows = [failure_row(self.cfg, job, "crashed", error, time.perf_counter() - submitted) for job in jobs]
+        return [(unit, rows)]
+
+    def take_ended_rows(self) -> list:
+        ended, self.ended = self.ended, []
+        return ended
+
+    def _end(self, group: tuple) -> None:
+        actor = self.actors.pop(group)
+        try:
+            self.ended += self.ray.get(actor.close.remote())
+        except self.ray.exceptions.RayError:
+            pass  # a dead actor's workers are gone with it
+        self.ray.kill(actor)
+
+    def close(self) -> list:
+        for ref in self.calls:  # Ctrl-C mid-round: stop it; the rows written stay, resume redoes the rest
+            self.ray.cancel(ref, force=True)
+        self.calls.clear()
+        for group in list(self.actors):
+            self._end(group)
+        return self.take_ended_rows()
+
+
+def probe_ray_address(target: RayTarget, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> None:
+    """One TCP connect to HOST:PORT with a timeout: ray.init itself retries a wrong address for minutes."""
+    if target.address is None or target.address == "auto":
+        return
+    host, port = target.address.removeprefix("ray://").rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return
+    except OSError as err:
+        reason = "no answer" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
+        raise ConfigError(f"--ray {target.address}: no Ray cluster there ({reason} within {timeout_s:g} s); "
+                          "start one with `ray start --head`, or check the address") from None
+
+
+def _connect(ray, target: RayTarget) -> bool:
+    """ray.init unless already connected; True when this call started the connection."""
+    if ray.is_initialized():
+        return False
+    probe_ray_address(target)
+    try:
+        if target.address is None:
+            ray.init(num_cpus=target.num_cpus, include_dashboard=False)
+        else:
+            ray.init(address=target.address)
+    except ConnectionError as err:
+        raise ConfigError(f"--ray {target.address}: no Ray cluster there ({err}); "
+                          "start one with `ray start --head`") from None
+    return True
+
+
+def _check_feasible(ray, configs: list[BenchConfig], options: list[dict]) -> None:
+    """Fail before anything runs when no node could take a profile's cells (they would wait forever)."""
+    offered = ray.cluster_resources()
+    for cfg, opts in zip(configs, options):
+        wanted = [("GPU", opts["num_gpus"]), ("CPU", opts["num_cpus"])]
+        if "accelerator_type" in opts:
+            wanted.append((f"accelerator_type:{opts['accelerator_type']}", 0.001))
+        for resource, amount in wanted:
+            if amount and offered.get(resource, 0) < amount:
+                have = ", ".join(f"{k}={v:g}" for k, v in sorted(offered.items()) if not k.startswith("node:"))
+                raise ConfigError(f"profile {cfg.label!r}: no Ray node offers {resource} (cluster has: {have})")
+
+
+def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results_paths: list | None = None,
+                      retry_failed: bool = False, progress: bool = True, cpus_per_cell: int = 1,
+                      max_retries: int = 2, env: dict | None = None, round_runner=run_round) -> list[SweepSummary]:
+    """Every profile's sweep (the one loop, sweep/loop.py) with a Ray launcher, the profiles at once;
+    one SweepSummary per profile. `env`: extra environment variables for the measuring processes;
+    `round_runner`: rounds.run_round, or a test's stand-in."""
+    target = parse_ray_address(address)
+    if type(cpus_per_cell) is not int or cpus_per_cell < 1:
+        raise ConfigError(f"cpus_per_cell (--cpus-per-cell): {cpus_per_cell!r} is not allowed; "
+                          "allowed: an integer >= 1")
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'compile-bench[cluster]'") from None
+    results_paths = list(results_paths) if results_paths is not None else [None] * len(configs)
+    if len(results_paths) != len(configs):
+        raise ValueError(f"results_paths: {len(results_paths)} paths for {len(configs)} configs; "
+                         "allowed: one per config")
+    paths = [Path(p) if p else default_results_path(cfg) for cfg, p in zip(configs, results_paths)]
+    started_here = _connect(ray, target)
+    try:
+        nodes = ray.nodes()
+        has_gpus = ray.cluster_resources().get("GPU", 0) > 0
+        options = [task_options(cfg, has_gpus, cpus_per_cell, cpus_per_gpu(nodes)) for cfg in configs]
+        _check_feasible(ray, configs, options)
+        for cfg, path in zip(configs, paths):  # a profile refused for its results file stops all before any runs
+            read_cell_rows(cfg, path)
+
+        def sweep(index: int) -> SweepSummary:
+            launcher = RayLauncher(ray, configs[index], paths[index], options[index], capacity(nodes, options[index]),
+                                   env or {}, max_retries, round_runner)
+            return run_sweep(configs[index], paths[index], retry_failed, progress, launcher=launcher, position=index)
+
+        if len(configs) == 1:
+            return [sweep(0)]
+        with ThreadPoolExecutor(len(configs)) as pool:  # the loops wait on Ray, not on this process
+            return list(pool.map(sweep, range(len(configs))))
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,209 @@
+"""The one sweep loop: every job of a profile (its cells in rounds, then its studies) measured through
+a launcher, each row appended the moment it exists. No torch here.
+
+The loop owns what a run needs whatever measures it: resume (rounds and study jobs whose rows the
+results files hold are not measured again), writing, progress, the adaptive extra rounds and the
+studies. A launcher (launchers/) only starts units of work (a round, a study job) and hands their rows
+back: the local one measures one unit at a time on this machine, the Ray one several at once on a
+cluster; both measure a round the same way (sweep/rounds.py), so a Ray run has the same paired design
+and the same extra rounds as a local one.
+
+Rounds are spread over the run (round r of every group of a chunk of `live_groups` groups before round
+r + 1), and a cell's interval is taken over its rounds (results/stats.py): the change of the machine's
+state between stretches stays inside it. With `target_halfwidth` and `budget_min`, once every first
+round has started the loop adds a round where the answer is least sure (adaptive.py) until every cell
+is within its target, reaches `max_repeats`, or the budget would be passed: it stops on precision,
+never on significance. A group's rounds, and a study's jobs of one model, run one after another.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.bench_config import BenchConfig
+from ..measure.task import Job
+from ..paths import reports_root
+from ..results.rows import BenchResult
+from ..results.writer import ResultsWriter
+from . import adaptive
+from .jobs import Round, done_keys, first_rounds, pending_study_jobs, read_cell_rows, round_pending, rows_path, study_jobs
+
+
+@dataclass
+class SweepSummary:
+    results_path: Path
+    total: int  # rounds of the first pass (cells x repeats), plus study processes
+    skipped: int = 0  # finished in an earlier run
+    statuses: dict = field(default_factory=dict)  # status -> count for processes run now
+    extra_rounds: int = 0  # rounds added for precision
+    seconds: float = 0.0  # wall time of this run
+    timed_s: float = 0.0  # of it, timed calls (the sum of every sample)
+    cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
+
+    def line(self) -> str:
+        done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
+        extra = f", {self.extra_rounds} extra round(s) for precision" if self.extra_rounds else ""
+        share = ""
+        if self.timed_s and self.seconds > self.cold_compile_s:
+            share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
+                     f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
+        return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share} -> {self.results_path}"
+
+    def count(self, rows: list) -> None:
+        for row in rows:
+            self.statuses[row.status] = self.statuses.get(row.status, 0) + 1
+            self.timed_s += sum(getattr(row, "samples_s", None) or [])
+            if getattr(row, "repeat", None) == 0 and getattr(row, "compile_s", None):
+                self.cold_compile_s += row.compile_s
+
+
+def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
+    """<root>/<label slug>/results.jsonl; root defaults to paths.reports_root()."""
+    return Path(root or reports_root()) / cfg.slug() / "results.jsonl"
+
+
+def unit_group(unit: Round | Job) -> tuple:
+    """What a unit must not run beside: a round its cell group's other rounds (the same workers), a
+    study job its study's other jobs of the same model (the compile-time study's whole-model compile
+    leaves the artifacts its cache-artifacts job loads)."""
+    return ("cell", *unit.group) if isinstance(unit, Round) else (unit.kind, unit.model)
+
+
+def unit_line(unit: Round | Job, row) -> str:
+    """One line per process on the terminal."""
+    if not isinstance(row, BenchResult):
+        return f"{unit.name}: {row.status} {row.error[:160]}".rstrip()
+    name = f"{row.model} bs={row.batch_size} {row.mode} #{row.repeat}"
+    if row.status != "ok":
+        return f"{name}: {row.status.upper()} {row.error[:160]}"
+    text = f"{name}: {row.latency_ms_median:.2f} ms median of {len(row.samples_s)} calls"
+    if row.mode != "eager" and row.compile_s is not None:
+        text += f" (compile {row.compile_s:.1f} s)"
+    return text
+
+
+class _Schedule:
+    """Which unit starts next: the first pass's rounds in order, then extra rounds for precision (once
+    every first round has started), then the studies' jobs (once no cell round is left); never a unit
+    of a group (unit_group) already being measured."""
+
+    def __init__(self, cfg: BenchConfig, firsts: list[Round], studies: list[Job], rows: list):
+        self.cfg, self.firsts, self.studies, self.rows = cfg, list(firsts), list(studies), rows
+        self.later: dict = {}  # cell group -> its first-pass rounds not yet started
+        for round_ in self.firsts:
+            self.later[round_.group] = self.later.get(round_.group, 0) + 1
+        self.extra_possible = cfg.target_halfwidth > 0 and cfg.budget_min > 0
+        self.last_group = None  # the cell group of the round that ended last
+
+    def next(self, busy: set, elapsed_s: float) -> tuple[Round | Job, bool] | None:
+        """(the unit to start, whether it is an extra round), or None while nothing may start."""
+        for index, round_ in enumerate(self.firsts):
+            if unit_group(round_) not in busy:
+                self.later[round_.group] -= 1
+                return self.firsts.pop(index), False
+        if self.firsts:
+            return None  # the first pass's next rounds wait for their groups
+        cells_busy = {group[1:] for group in busy if group[0] == "cell"}
+        if self.extra_possible:
+            extra = adaptive.next_round(self.cfg, self.rows, elapsed_s, self.last_group, cells_busy)
+            if extra is not None:
+                return extra, True
+        if cells_busy:
+            return None  # the studies come after every round (an extra round may still follow one)
+        for index, job in enumerate(self.studies):
+            if unit_group(job) not in busy:
+                return self.studies.pop(index), False
+        return None
+
+    def keep(self, round_: Round) -> bool:
+        """Keep the group's workers after this round: it has first-pass rounds to come, or may get extras."""
+        return self.later.get(round_.group, 0) > 0 or self.extra_possible
+
+
+def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
+              progress: bool = True, after_round=None, launcher=None, position: int = 0) -> SweepSummary:
+    """Measure every pending job of `cfg` through `launcher` (default: this machine, launchers/local.py):
+    its first rounds, then extra rounds for precision within the budget, then its studies; each row is
+    appended to `results_path` (a study's to its own file next to it) as its unit ends.
+    `after_round(round_)`, if given, runs after each round, its time left out of the budget
+    (benchmarks/method_check.py interleaves an independent measurement with the rounds)."""
+    from .launchers.local import LocalLauncher
+
+    results_path = Path(results_path) if results_path else default_results_path(cfg)
+    started = time.perf_counter()
+    with ResultsWriter(results_path) as writer:
+        rows = read_cell_rows(cfg, results_path)
+        firsts = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done_keys(rows, retry_failed))]
+        studies = pending_study_jobs(cfg, results_path, retry_failed)
+        total = len(first_rounds(cfg)) + len(study_jobs(cfg))
+        summary = SweepSummary(results_path, total=total, skipped=total - len(firsts) - len(studies))
+        schedule = _Schedule(cfg, firsts, studies, rows)
+        bar = progress_bar(len(firsts) + len(studies), progress, position)
+        spent_before_s, outside_s = adaptive.seconds_spent(rows), 0.0  # outside: after_round's, not the sweep's
+        launcher = launcher or LocalLauncher(cfg, results_path)
+        in_flight: dict[tuple, Round | Job] = {}  # unit_group -> the unit being measured
+
+        def write(unit, new: list) -> None:
+            """A study job's rows to its study's file, a round's to the results file."""
+            if isinstance(unit, Round):
+                write_cells(new)
+            else:
+                with ResultsWriter(rows_path(results_path, unit)) as study_writer:
+                    for row in new:
+                        study_writer.append(row)
+
+        def write_cells(new: list) -> None:
+            """Cell rows to the results file; each replaces the row of its key in `rows`."""
+            for row in new:
+                writer.append(row)
+            keys = {row.key for row in new}
+            rows[:] = [row for row in rows if row.key not in keys] + new
+
+        try:
+            while True:
+                while len(in_flight) < launcher.capacity:
+                    elapsed_s = spent_before_s + time.perf_counter() - started - outside_s
+                    chosen = schedule.next(set(in_flight), elapsed_s)
+                    if chosen is None:
+                        break
+                    unit, extra = chosen
+                    summary.extra_rounds += extra
+                    if bar is not None:
+                        bar.total += extra
+                        bar.set_description(unit.name)
+                    in_flight[unit_group(unit)] = unit
+                    launcher.start(unit, keep=isinstance(unit, Round) and schedule.keep(unit))
+                if not in_flight:
+                    break
+                for unit, new in launcher.finished():
+                    del in_flight[unit_group(unit)]
+                    write(unit, new)
+                    summary.count(new)
+                    if isinstance(unit, Round):
+                        schedule.last_group = unit.group
+                        if after_round is not None:
+                            aside = time.perf_counter()
+                            after_round(unit)
+                            outside_s += time.perf_counter() - aside
+                    if bar is not None:
+                        for row in new:
+                            bar.write(unit_line(unit, row))
+                        bar.update(1)
+                write_cells(launcher.take_ended_rows())  # earlier rows, with the exit codes of workers that ended
+        finally:
+            write_cells(launcher.close())  # the same, for the workers closed at the end
+            if bar is not None:
+                bar.close()
+    summary.seconds = time.perf_counter() - started - outside_s
+    return summary
+
+
+def progress_bar(total: int, enabled: bool, position: int = 0):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True, position=position)

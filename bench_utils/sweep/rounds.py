@@ -1,0 +1,208 @@
+"""Measure one unit of a sweep in worker processes on this machine: a round (a cell group's modes,
+taking turns) or a study job. Both launchers use it: the local one in this process, the Ray one in an
+actor on the node it placed. No torch here.
+
+A round measures one model and batch size once per mode: a worker per mode (none ever runs another
+mode), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side by
+side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for `rounds_per_process`
+rounds (`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...)
+with `settle_s` of quiet before each handoff, so each mode's block i is timed moments from the
+others'. After `rounds_per_process` rounds, at the last round of the first pass (jobs.needs_fresh_workers),
+or where an extra round is worth more in a new pair (Round.new_workers), a group's workers are replaced
+by fresh ones, so the rounds also sample the variation between processes. At most `live_groups` groups
+hold workers at once (each a CUDA context on a GPU); the least recently used group's are closed first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.bench_config import BenchConfig
+from ..measure.task import Job, Task, log_path
+from ..results.rows import BenchResult, Row
+from .jobs import Round, failure_row, needs_fresh_workers, prepares_one_at_a_time
+from .workers import Worker, WorkerLost
+
+
+@dataclass
+class Session:
+    """A cell group's workers (mode -> Worker) since `first_round`; `last_rows` are the rows of the last
+    round they measured, given their exit codes when the workers end."""
+
+    first_round: int
+    workers: dict[str, Worker]
+    last_rows: list = field(default_factory=list)
+
+
+class Sessions:
+    """The live sessions of a sweep on this machine, by cell group, least recently used first."""
+
+    def __init__(self, cfg: BenchConfig, results_path: Path):
+        self.cfg, self.results_path = cfg, Path(results_path)
+        self.live: dict[tuple[str, int], Session] = {}
+        self.ended_rows: list = []  # rows given exit codes by `close`, for the loop to write again
+
+    def open(self, round_: Round) -> tuple[Session, bool]:
+        """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
+        session = self.live.pop(round_.group, None)
+        if session is not None and (round_.new_workers or needs_fresh_workers(self.cfg, round_.repeat,
+                                                                              session.first_round)):
+            self._end(session)
+            session = None
+        if session is None:
+            while len(self.live) >= self.cfg.live_groups:
+                self._end(self.live.pop(next(iter(self.live))))
+            session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s)
+                                              for job in round_.jobs})
+            fresh = True
+        else:
+            for worker in session.workers.values():
+                worker.new_deadline()
+            fresh = False
+        self.live[round_.group] = session  # most recently used last
+        return session, fresh
+
+    def close(self, group: tuple[str, int]) -> None:
+        """End a group's workers now (a failure in them, or no further round for them)."""
+        session = self.live.pop(group, None)
+        if session is not None:
+            self._end(session)
+
+    def close_all(self) -> None:
+        for group in list(self.live):
+            self.close(group)
+
+    def _end(self, session: Session) -> None:
+        for worker in session.workers.values():
+            worker.close()
+        # a worker that replied, then died (e.g. at teardown: CUDA graphs replayed under CUPTI,
+        # pytorch#75504) keeps its measured rows; its last row says how the process ended
+        for row in session.last_rows:
+            code = session.workers[row.mode].exit_code
+            if code:
+                self.ended_rows.append(dataclasses.replace(row, exit_code=code))
+
+    def take_ended_rows(self) -> list:
+        rows, self.ended_rows = self.ended_rows, []
+        return rows
+
+    def __enter__(self) -> "Sessions":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close_all()
+
+
+class _RoundRun:
+    """One round's conversation with its workers; `rows` fills as each job ends (a row per job)."""
+
+    def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session):
+        self.cfg, self.round, self.results_path = cfg, round_, results_path
+        self.workers = {job: session.workers[job.option] for job in round_.jobs}
+        self.rows: dict[Job, BenchResult] = {}
+
+    def answered(self, job: Job, reply) -> bool:
+        """The worker's reply (`reply()`): True while the job goes on, its row kept when it ended; a lost
+        worker is its row."""
+        try:
+            kind, value = reply()
+        except WorkerLost as lost:
+            self.rows[job] = failure_row(self.cfg, job, lost.status, lost.error, self.workers[job].seconds)
+            return False
+        if kind in ("failed", "row"):
+            self.rows[job] = value
+            return False
+        return True
+
+    def ask(self, job: Job, command: str, payload=None) -> bool:
+        return self.answered(job, lambda: self.workers[job].ask(command, payload))
+
+    def prepare(self, fresh: bool) -> list[Job]:
+        """Fresh workers build, compile and warm up (one at a time on a CPU), kept ones start a new
+        round; nothing is timed. The jobs whose workers are ready to time."""
+        jobs = self.round.jobs
+        waves = [[job] for job in jobs] if fresh and prepares_one_at_a_time(self.cfg) else [jobs]
+        ready = set()
+        for wave in waves:
+            for job in wave:
+                worker = self.workers[job]
+                if len(waves) > 1:
+                    worker.new_deadline()  # its timeout_s counts from its own turn to prepare
+                if fresh:
+                    worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ)))
+                else:
+                    worker.send("round", job.repeat)
+            ready |= {job for job in wave if self.answered(job, self.workers[job].receive)}
+        return [job for job in jobs if job in ready]
+
+    def time_blocks(self, live: list[Job]) -> None:
+        """`blocks` turns per worker in ABBA order (drift cancels in each pair), `settle_s` of quiet
+        before a worker's turn begins (the last one's OpenMP threads stop spinning)."""
+        previous = None
+        for block in range(self.cfg.blocks):
+            for job in (live if block % 2 == 0 else live[::-1]):
+                if job in self.rows:
+                    continue
+                switched = previous is not job
+                if switched:
+                    time.sleep(self.cfg.settle_s)
+                previous = job
+                self.ask(job, "block", switched)
+
+    def finish(self, live: list[Job]) -> None:
+        for job in live:
+            if job not in self.rows:
+                self.ask(job, "finish")
+        for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
+            if self.cfg.profiled(self.round.batch_size, self.round.repeat) and self.rows[job].status == "ok":
+                self.rows[job] = _with_profile(self.rows[job], self.workers[job])
+
+
+def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Sessions, keep: bool) -> list[BenchResult]:
+    """Measure one round in `sessions`; a row per mode, always (a failure or a lost worker is its row's
+    status). With `keep`, the group's workers stay alive for its next round unless it needs fresh
+    ones or a worker failed."""
+    session, fresh = sessions.open(round_)
+    run = _RoundRun(cfg, round_, Path(results_path), session)
+    try:
+        live = run.prepare(fresh)
+        run.time_blocks(live)
+        run.finish(live)
+    except BaseException:
+        sessions.close(round_.group)
+        raise
+    measured = [run.rows[job] for job in round_.jobs]
+    if not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round) or any(
+            row.status != "ok" for row in measured):
+        sessions.close(round_.group)
+        return [dataclasses.replace(row, exit_code=session.workers[row.mode].exit_code) for row in measured]
+    session.last_rows = measured
+    return measured
+
+
+def _with_profile(row: BenchResult, worker: Worker) -> BenchResult:
+    """The row with its profiler pass (profile: round 0), or with the reason the pass gave none."""
+    try:
+        kind, fields = worker.ask("profile")
+    except WorkerLost as lost:
+        return dataclasses.replace(row, profile_error=f"the worker died in the profiler's pass: {lost.error}")
+    return dataclasses.replace(row, **fields) if kind == "profile" else row
+
+
+def run_study(cfg: BenchConfig, job: Job, results_path: Path) -> Row:
+    """One study process in a worker of its own, with an empty compiler cache of its own (what it
+    compiles is what a first start costs); always a row."""
+    worker = Worker(log_path(results_path, job), cfg.timeout_s)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
+            task = Task(cfg, job, Path(results_path), dict(os.environ), str(Path(tmp) / "inductor-cache"))
+            return worker.ask("study", task)[1]
+    except WorkerLost as lost:
+        return failure_row(cfg, job, lost.status, lost.error, worker.seconds)
+    finally:
+        worker.close()

@@ -1,0 +1,267 @@
+"""The sweep engine: rounds in real worker processes on CPU (tiny models, eager + default, two rounds
+per cell), and one round's choreography with stand-in workers (no process, no torch)."""
+
+import math
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import datetime as dt
+
+import bench_utils.sweep.rounds as rounds_module
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.config.parameters_file import load_config
+from bench_utils.results.aggregate import cells, load_dataframe
+from bench_utils.results.rows import BenchResult, cell_fields, read_results
+from bench_utils.results.stats import block_medians_ms
+from bench_utils.sweep.jobs import Round, SettingsMismatchError, read_cell_rows
+from bench_utils.sweep.loop import SweepSummary, run_sweep
+from conftest import REPO, run_cli, summary_line, tiny_params
+from test_rounds import FakeWorker
+
+BLOCKS = 2
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sweep")
+    params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1], modes=["eager", "default"],
+                         iterations=8, repeats=3, blocks=BLOCKS, settle_s=0.05)
+    results = tmp / "results.jsonl"
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return params, results, proc
+
+
+def test_every_process_yields_a_complete_row_in_round_order(sweep):
+    params, results, proc = sweep
+    rows = read_results(results).rows
+    # round r of every cell before round r + 1; within a round, one row per mode
+    assert [(r.model, r.batch_size, r.mode, r.repeat) for r in rows] == load_config(params).runs() == [
+        (model, 1, mode, repeat) for repeat in range(3) for model in ("vit", "resnet") for mode in ("eager", "default")]
+    for row in rows:
+        assert row.status == "ok", row.error
+        assert row.weights == "random" and "tiny config" in row.weights_note
+        assert row.device == "cpu" and row.env["torch"] and row.env["transformers"] and row.env["device_name"]
+        assert row.env["allocator"].startswith("glibc, freed memory kept")  # keep_freed_memory, the default
+        # `blocks` blocks of at least ceil(iterations / blocks) calls and min_time_s / blocks seconds each
+        assert len(row.block_lengths) == BLOCKS and sum(row.block_lengths) == len(row.samples_s)
+        assert min(row.block_lengths) >= 4 and len(row.samples_s) >= 8
+        assert all(s > 0 for s in row.samples_s) and sum(row.samples_s) >= 0.09
+        assert row.latency_ms_mean == pytest.approx(sum(row.samples_s) / len(row.samples_s) * 1000)
+        assert row.repeat > 0 or (row.warmup_calls >= 1 and row.warmup_s > 0)  # later rounds: warm already
+        assert row.peak_mem_mb > 100  # the worker's peak RSS: torch alone is more than this
+        assert row.num_params > 1000
+
+
+def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
+    _, results, _ = sweep
+    rows = read_results(results).rows
+    for eager, compiled in zip(rows[::2], rows[1::2]):  # the two processes of one round overlap in time
+        assert (eager.model, eager.repeat) == (compiled.model, compiled.repeat)
+        spans = [(dt.datetime.fromisoformat(row.started_at).timestamp(), row.duration_s) for row in (eager, compiled)]
+        # started_at is to the second: each process began before the other ended, within that second
+        assert all(start <= other + duration + 1 for start, _ in spans for other, duration in spans)
+    logs = results.parent / "logs"
+    # rounds 0 and 1 in the workers round 0 started; the first pass's last round (2) in fresh ones
+    assert [row.process_round for row in rows] == [0] * 8 + [2] * 4
+    for row in rows:
+        text = (logs / f"{row.model}-bs1-{row.mode}-r{row.process_round}.log").read_text()
+        commands = [line for line in text.splitlines() if line.startswith("worker: ")]
+        # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row, and
+        # in round 0 (profile: true) the profiler's pass once the row is safe with the runner; round 1 in
+        # the same process, its blocks only; then the worker is asked to exit
+        first = ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish"]
+        if row.process_round == 0:
+            assert commands == [*first, "worker: profile", "worker: round", *["worker: block"] * BLOCKS,
+                                "worker: finish", "worker: exit"]
+        else:
+            assert commands == [*first, "worker: exit"]
+
+
+def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
+    _, results, _ = sweep
+    rows = read_results(results).rows
+    df = load_dataframe(results).set_index(["model", "mode"])
+    for model in ("vit", "resnet"):
+        eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
+        assert eager["repeats"] == compiled["repeats"] == 3 and bool(compiled["between_process"])
+        assert eager["latency_ms_ci95_low"] <= eager["latency_ms_median"] <= eager["latency_ms_ci95_high"]
+        assert compiled["eager_ms_median"] == eager["latency_ms_median"]  # the eager cell's, exactly
+        # the speedup pairs block i of both modes in each round, then averages the rounds (log scale)
+        rounds = []
+        for repeat in (0, 1, 2):
+            e, c = [next(r for r in rows if (r.model, r.mode, r.repeat) == (model, m, repeat))
+                    for m in ("eager", "default")]
+            ratios = block_medians_ms(e.samples_s, e.block_lengths) / block_medians_ms(c.samples_s, c.block_lengths)
+            rounds.append(np.log(ratios).mean())
+        assert compiled["speedup"] == pytest.approx(math.exp(np.mean(rounds)))
+        assert compiled["speedup_ci95_low"] <= compiled["speedup"] <= compiled["speedup_ci95_high"]
+        record = next(r for r in cells(rows) if (r["model"], r["mode"]) == (model, "default"))
+        assert record["paired_rounds"] == 3 and record["speedup"] == compiled["speedup"]
+        assert record["speedup_halfwidth"] == pytest.approx(
+            math.sqrt(compiled["speedup_ci95_high"] / compiled["speedup_ci95_low"]) - 1)
+
+
+def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
+    _, results, _ = sweep
+    compiled = [r for r in read_results(results).rows if r.mode == "default"]
+    assert len(compiled) == 6
+    for row in compiled:
+        # what describes the process's compiled model holds for each of its rounds
+        assert row.accuracy_ok and row.max_abs_diff < 1e-3 and row.task_agreement == 1.0
+        assert row.graph_breaks == 0 and row.graph_count >= 1 and row.recompiles == 0
+        if row.repeat != 1:  # the rounds that compiled: round 0 (the first compile), round 2 (fresh workers)
+            assert row.compile_s > 0.1  # tracing + code generation + the first call, seconds
+            assert row.fx_cache_hits + row.fx_cache_misses >= 1  # Inductor's cache was asked for the graph
+            assert row.warmup_calls >= 1
+        else:  # a later round of the same process: neither compiled nor warmed up again
+            assert row.compile_s is None and row.fx_cache_hits is None and row.warmup_calls is None
+
+
+def test_progress_and_one_line_per_process(sweep):
+    _, results, proc = sweep
+    assert "%|" in proc.stderr and "job/s" in proc.stderr  # the progress bar, by round or study job
+    lines = [line for line in proc.stdout.splitlines() if " ms median of " in line]
+    assert len(lines) == 12
+    assert any(line.startswith("vit bs=1 default #0: ") and "compile" in line for line in lines)
+    assert any(line.startswith("vit bs=1 default #1: ") and "compile" not in line for line in lines)
+    assert any(line.startswith("vit bs=1 default #2: ") and "compile" in line for line in lines)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert summary_line(last, "6 jobs: 0 already done, 12 ok", results), last
+
+
+def test_rerun_resumes_without_repeating_rounds(sweep):
+    params, results, _ = sweep
+    before = results.read_bytes()
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"6 jobs: 6 already done, nothing new -> {results}"
+    assert results.read_bytes() == before
+
+
+def test_changed_settings_refuse_to_mix_into_the_same_file(sweep, tmp_path):
+    params, results, _ = sweep
+    other = tiny_params(tmp_path, models=["vit"], batch_sizes=[1], modes=["eager"], iterations=9)
+    with pytest.raises(SettingsMismatchError, match="other settings"):
+        read_cell_rows(load_config(other), results)
+    proc = run_cli("run", other, "--results", results)
+    assert proc.returncode == 2 and "other settings" in proc.stderr
+
+
+def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
+    params = tiny_params(tmp_path, batch_sizes=[1, 2, 3], iterations=4)
+    results = tmp_path / "results.jsonl"
+    sweep = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
+                              str(results), "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
+        time.sleep(0.2)
+    sweep.send_signal(signal.SIGKILL)
+    sweep.wait()
+    first = results.read_text().splitlines()
+    assert 1 <= len(first) < 3
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert summary_line(last, f"3 jobs: {len(first)} already done, {3 - len(first)} ok", results), last
+    lines = results.read_text().splitlines()
+    assert lines[: len(first)] == first  # finished rows intact
+    assert sorted(r.batch_size for r in read_results(results).rows) == [1, 2, 3]
+    assert len(lines) == 3  # nothing measured twice
+
+
+def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
+    summary = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=2, extra_rounds=1, seconds=200.0)
+    summary.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", repeat), status=status,
+                               samples_s=[2.5] * 4, compile_s=None if mode == "eager" else 40.0)
+                   for mode, repeat, status in (("eager", 0, "ok"), ("default", 0, "ok"), ("default", 1, "ok"),
+                                                ("eager", 1, "crashed"))])
+    # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
+    assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
+    assert summary.line() == (f"6 jobs: 2 already done, 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
+                              f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
+    nothing = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
+    assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
+
+
+def test_in_process_sweep_api(tmp_path):
+    cfg = load_config(tiny_params(tmp_path, iterations=3))
+    summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False)
+    assert summary.statuses == {"ok": 1} and summary.skipped == 0 and summary.total == 1
+    assert 0 < summary.timed_s < summary.seconds
+    again = run_sweep(cfg, tmp_path / "r.jsonl", progress=False)  # no studies asked for: the cells only
+    assert again.skipped == 1 and again.statuses == {}
+
+
+# --- the loop with stand-in workers or launchers ---------------------------------------------------
+
+def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager",), blocks=1, settle_s=0.0,
+                      repeats=2, target_halfwidth=0.0)
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker([], {}, cfg))
+    seen = []
+
+    def aside(round_):
+        seen.append(round_.repeat)
+        time.sleep(0.3)
+
+    summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, after_round=aside)
+    assert seen == [0, 1] and summary.seconds < 0.3  # the hook's 0.6 s are not the sweep's
+
+
+class ListLauncher:
+    """Stands in for a launcher: records the units it is given, answers each with made-up rows."""
+
+    capacity = 1
+
+    def __init__(self, cfg):
+        self.cfg, self.units, self.started = cfg, [], None
+
+    def start(self, unit, keep):
+        self.started = unit
+
+    def finished(self):
+        from bench_utils.sweep.jobs import failure_row
+
+        unit, self.started = self.started, None
+        self.units.append(unit.name)
+        jobs = unit.jobs if isinstance(unit, Round) else [unit]
+        return [(unit, [failure_row(self.cfg, job, "error", "stand-in", 0.1) for job in jobs])]
+
+    def take_ended_rows(self):
+        return []
+
+    def close(self):
+        return []
+
+
+def test_a_profile_runs_its_cells_then_its_studies_through_one_loop(tmp_path):
+    from bench_utils.results.studies import study
+
+    cfg = BenchConfig(label="test", models=("vit",), modes=("eager", "default"), repeats=2, target_halfwidth=0.0,
+                      serving_batch_sizes=(1, 4), compile_strategies=("regional",))
+    launcher = ListLauncher(cfg)
+    summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=launcher)
+    assert launcher.units == ["vit-bs1-r0", "vit-bs1-r1", "serving-vit-eager", "serving-vit-static",
+                              "serving-vit-dynamic", "serving-vit-auto", "compile-cost-vit-whole",
+                              "compile-cost-vit-regional"]  # the cells first, then each study in turn
+    assert summary.total == 8 and summary.statuses == {"error": 10}
+    assert len(read_results(tmp_path / "r.jsonl").rows) == 4  # a study's rows go to its own file
+    assert [r.setting for r in read_rows_of(study("serving"), tmp_path / "r.jsonl")] == [
+        "eager", "static", "dynamic", "auto"]
+    again = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=ListLauncher(cfg))
+    assert again.skipped == 8 and again.statuses == {}  # resumed: failed studies too, without --retry-failed
+    retried = ListLauncher(cfg)
+    run_sweep(cfg, tmp_path / "r.jsonl", retry_failed=True, progress=False, launcher=retried)
+    assert len(retried.units) == 8
+
+
+def read_rows_of(each, results_path):
+    from bench_utils.results.rows import read_rows
+
+    return read_rows(each.path(results_path), each.row).rows

@@ -1,0 +1,238 @@
+"""One unit of a sweep in worker processes (sweep/rounds.py), with stand-in workers: the order of the
+blocks, failures, lost workers, sessions across rounds."""
+
+import dataclasses
+
+import pytest
+
+import bench_utils.sweep.rounds as rounds_module
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure.task import Job
+from bench_utils.results.rows import BenchResult, cell_fields
+from bench_utils.sweep.jobs import Round, failure_row
+from bench_utils.sweep.workers import WorkerLost
+
+
+class FakeWorker:
+    """Stands in for sweep/workers.Worker: records what it is asked, answers as its plan says."""
+
+    def __init__(self, events: list, plan: dict, cfg: BenchConfig):
+        self.events, self.plan, self.cfg = events, plan, cfg
+        self.seconds, self.mode, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
+
+    def send(self, command, payload=None):
+        if command == "cell":  # the task, typed: the settings as validated once, never re-parsed
+            self.mode, self.repeat = payload.job.option, payload.job.repeat
+            assert payload.job.model == "vit" and payload.cfg is self.cfg
+        if command == "round":
+            self.repeat = payload
+        self.events.append((self.mode, "send " + command))
+
+    def new_deadline(self):
+        self.events.append((self.mode, "new deadline"))
+
+    def receive(self):
+        self.events.append((self.mode, "receive"))
+        if self.plan.get(self.mode) == "fails to prepare":
+            return "failed", self._row("error", "RuntimeError: no")
+        return "ready", None
+
+    def ask(self, command, payload=None):
+        if command == "block" and payload:
+            self.events.append((self.mode, "untimed call"))
+        self.events.append((self.mode, command))
+        if command == "block":
+            self.blocks += 1
+            if self.plan.get(self.mode) == "crashes in block 2" and self.blocks == 2:
+                raise WorkerLost("crashed", "worker process killed by SIGSEGV; log: boom")
+            return "timed", None
+        return "row", self._row("ok", "")
+
+    def close(self):
+        self.events.append((self.mode, "close"))
+
+    def _row(self, status, error):
+        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.mode, "cpu", self.repeat), status=status,
+                           error=error)
+
+
+def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3,
+               device="auto"):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5,
+                      device=device)
+    events = []
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    monkeypatch.setattr(rounds_module.time, "sleep", lambda s: events.append((None, f"settle {s}")))
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        rows = rounds_module.run_round(cfg, Round("vit", 1, 3, modes), tmp_path / "results.jsonl", live, keep=False)
+    return rows, events
+
+
+def test_on_a_cpu_fresh_workers_prepare_one_at_a_time(monkeypatch, tmp_path):
+    # a warm-up beside another worker's compile is starved on shared cores: each prepares alone, its
+    # timeout counting from its own turn; a worker that fails to prepare is left out of the blocks
+    rows, events = fake_round(monkeypatch, tmp_path, {"default": "fails to prepare"}, device="cpu")
+    assert [what for _, what in events[:9]] == ["new deadline", "send cell", "receive"] * 3
+    assert [mode for mode, what in events[:9] if what == "send cell"] == ["eager", "default", "max-autotune"]
+    assert [r.status for r in rows] == ["ok", "error", "ok"]
+    assert [m for m, what in events if what == "block"] == ["eager", "max-autotune", "max-autotune", "eager", "eager",
+                                                            "max-autotune"]
+
+
+def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch, tmp_path):
+    rows, events = fake_round(monkeypatch, tmp_path, {})
+    assert [(r.mode, r.repeat, r.status) for r in rows] == [("eager", 3, "ok"), ("default", 3, "ok"),
+                                                            ("max-autotune", 3, "ok")]
+    # every worker is sent its cell before any is waited for: they build and compile at once
+    assert events[:6] == [("eager", "send cell"), ("default", "send cell"), ("max-autotune", "send cell"),
+                          ("eager", "receive"), ("default", "receive"), ("max-autotune", "receive")]
+    timed = [(mode, what) for mode, what in events[6:] if what in ("block", "settle 0.5")]
+    settle = (None, "settle 0.5")
+    # A B C, C B A, A B C: each handoff to another worker after settle_s of quiet, none within a worker
+    assert timed == [settle, ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block"),
+                     ("max-autotune", "block"), settle, ("default", "block"), settle, ("eager", "block"),
+                     ("eager", "block"), settle, ("default", "block"), settle, ("max-autotune", "block")]
+    # an untimed call where a turn begins, none in a block right after the worker's own
+    turns = [what for _, what in events if what in ("untimed call", "block")]
+    assert turns == ["untimed call", "block"] * 3 + ["block"] + ["untimed call", "block"] * 2 + ["block"] + [
+        "untimed call", "block"] * 2
+    assert events[-6:] == [("eager", "finish"), ("default", "finish"), ("max-autotune", "finish"),
+                           ("eager", "close"), ("default", "close"), ("max-autotune", "close")]
+
+
+def test_a_failed_or_lost_worker_becomes_its_row_and_the_others_go_on(monkeypatch, tmp_path):
+    plan = {"default": "fails to prepare", "max-autotune": "crashes in block 2"}
+    rows, events = fake_round(monkeypatch, tmp_path, plan)
+    eager, default, autotune = rows
+    assert eager.status == "ok"
+    assert (default.status, default.error) == ("error", "RuntimeError: no")  # the worker's own row
+    assert (autotune.status, autotune.error) == ("crashed", "worker process killed by SIGSEGV; log: boom")
+    assert autotune.duration_s == 1.5 and autotune.settings == eager.settings and autotune.repeat == 3
+    assert ("default", "block") not in events  # a failed preparation times nothing
+    assert [m for m, what in events if what == "block"] == ["eager", "max-autotune", "max-autotune", "eager", "eager"]
+    assert [m for m, what in events if what == "finish"] == ["eager"]  # the lost worker is not asked again
+    assert sorted(m for m, what in events if what == "close") == ["default", "eager", "max-autotune"]
+
+
+def test_a_round_of_one_mode_times_its_blocks_back_to_back(monkeypatch, tmp_path):
+    rows, events = fake_round(monkeypatch, tmp_path, {}, modes=("eager",), blocks=4)
+    assert [r.status for r in rows] == ["ok"]
+    assert [what for _, what in events if what in ("block", "settle 0.5")] == ["settle 0.5"] + ["block"] * 4
+
+
+def fake_workers(monkeypatch, cfg) -> tuple[list, list]:
+    """Sessions start FakeWorkers: (their events, the log names of the workers started, in order)."""
+    events, started = [], []
+
+    def worker(log_path, timeout_s):
+        started.append(log_path.name)
+        return FakeWorker(events, {}, cfg)
+
+    monkeypatch.setattr(rounds_module, "Worker", worker)
+    return events, started
+
+
+def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0, rounds_per_process=2)
+    events, started = fake_workers(monkeypatch, cfg)
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        rows = [rounds_module.run_round(cfg, Round("vit", 1, repeat, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+                for repeat in range(3)]
+    # rounds 0 and 1 in the workers round 0 started, round 2 in fresh ones (named after their first job)
+    assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r2.log",
+                       "vit-bs1-default-r2.log"]
+    assert [what for mode, what in events if mode == "eager" and what.startswith(("send", "new", "close"))] == [
+        "send cell", "new deadline", "send round", "close", "send cell", "close"]
+    assert [[row.repeat for row in round_rows] for round_rows in rows] == [[0, 0], [1, 1], [2, 2]]
+    # the workers that ended after a round give that round's rows their exit status; rows of a round
+    # after which they went on have none
+    assert [rows[i][0].exit_code for i in range(3)] == [None, 0, None]
+
+
+def test_a_failed_round_ends_its_workers_and_the_next_round_starts_fresh(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0)
+    events = []
+    plan = {"default": "crashes in block 2"}  # the fake counts blocks over its life: round 1's block
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        second = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        assert not live.live  # a failure in a round ends its group's workers
+        third = rounds_module.run_round(cfg, Round("vit", 1, 2, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+    assert [r.status for r in first + second + third] == ["ok", "ok", "ok", "crashed", "ok", "ok"]
+    assert [what for mode, what in events if mode == "eager" and what.startswith("send c")] == [
+        "send cell", "send cell"]  # round 2: fresh workers
+
+
+def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit", "resnet", "segformer"), batch_sizes=(1,), modes=("eager",),
+                      live_groups=2, repeats=2)
+    closed = []
+
+    class Counted(FakeWorker):
+        def close(self):
+            closed.append(self.repeat)
+
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: Counted([], {}, cfg))
+    live = rounds_module.Sessions(cfg, tmp_path / "results.jsonl")
+    for model in cfg.models:
+        session, fresh = live.open(Round(model, 1, 0, cfg.modes))
+        session.workers["eager"].repeat = model
+    assert fresh and list(live.live) == [("resnet", 1), ("segformer", 1)] and closed == ["vit"]  # least recent
+    live.close_all()
+    assert closed == ["vit", "resnet", "segformer"]
+    # and the sweep's order follows: chunks of live_groups groups, round-major within a chunk
+    from bench_utils.sweep.jobs import first_rounds
+
+    assert [(r.model, r.repeat) for r in first_rounds(cfg)] == [
+        ("vit", 0), ("resnet", 0), ("vit", 1), ("resnet", 1), ("segformer", 0), ("segformer", 1)]
+
+
+class LostStudyWorker:
+    """A study's worker that never replies: its deadline passes."""
+
+    def __init__(self, log_path, timeout_s):
+        self.seconds = 12.5
+
+    def ask(self, command, payload=None):
+        raise WorkerLost("timeout", "no reply within 300 s; log: study.log")
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("kind, option", [("serving", "auto"), ("compile-cost", "regional")])
+def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(monkeypatch, tmp_path, kind, option):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4),
+                      compile_strategies=("regional",))
+    from bench_utils.sweep.jobs import pending_study_jobs, rows_path
+    from bench_utils.results.writer import ResultsWriter
+
+    monkeypatch.setattr(rounds_module, "Worker", LostStudyWorker)
+    job = Job(kind, "vit", 1, option)
+    row = rounds_module.run_study(cfg, job, tmp_path / "results.jsonl")
+    assert (row.status, row.error, row.duration_s) == ("timeout", "no reply within 300 s; log: study.log", 12.5)
+    with ResultsWriter(rows_path(tmp_path / "results.jsonl", job)) as writer:
+        writer.append(row)
+    assert job not in pending_study_jobs(cfg, tmp_path / "results.jsonl")  # found as done by the next run
+    same = failure_row(cfg, job, "timeout", "no reply within 300 s; log: study.log", 12.5)
+    assert dataclasses.replace(row, started_at="") == dataclasses.replace(same, started_at="")
+    cell = failure_row(cfg, Job("cell", "vit", 1, "default", 3), "timeout", "no reply", 12.5)
+    assert type(cell) is BenchResult and (cell.mode, cell.repeat, cell.status, cell.duration_s) == (
+        "default", 3, "timeout", 12.5)
+
+
+def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monkeypatch, tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+                      settle_s=0.0, rounds_per_process=4)
+    events, started = fake_workers(monkeypatch, cfg)
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        rows = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.modes, new_workers=True), tmp_path / "results.jsonl", live, keep=True)
+    assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r1.log",
+                       "vit-bs1-default-r1.log"]  # round 1 in fresh workers, though rounds_per_process is 4
+    assert [what for mode, what in events if mode == "eager" and what.startswith("send")] == [
+        "send cell", "send cell"]  # prepared again: a build and a compile, not a "round"
+    assert [row.status for row in rows] == ["ok", "ok"]
