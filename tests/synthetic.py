@@ -9,14 +9,15 @@ from bench_utils.sweep.jobs import needs_fresh_workers
 
 SPEEDUP = {"vit": 1.5, "resnet": 0.95}  # the made-up compiled speedups
 ROUND_S = 2.0  # every made-up round's duration, seconds
-_first_round: dict = {}  # cell group -> the round its (imagined) workers started in: per process
+_first_round: dict = {}  # (results file, cell group) -> the round its (imagined) workers started in
 
 
 def synthetic_round(cfg, round_, results_path, sessions, keep) -> list:
-    first = _first_round.get(round_.group)
+    key = (str(results_path), round_.group)
+    first = _first_round.get(key)
     if round_.new_workers or needs_fresh_workers(cfg, round_.repeat, first):
         first = round_.repeat
-    _first_round[round_.group] = first if keep else None
+    _first_round[key] = first if keep else None
     rows = []
     for job in round_.jobs:
         draw = random.Random(f"{job.model}-{job.batch_size}-{job.repeat}-{first}")

@@ -192,7 +192,7 @@ def _running(events) -> list[int]:
 def test_on_ray_extra_rounds_for_precision_are_the_local_runs(tmp_path):
     """`--ray local:2` with a precision target: the same loop adds the same rounds, in the same worker
     pairs, as the local launcher (rounds made up from their cell, round and pair alone: synthetic.py)."""
-    import cloudpickle
+    from ray import cloudpickle
 
     import synthetic
     from bench_utils.sweep.launchers.local import LocalLauncher
