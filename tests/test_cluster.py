@@ -121,7 +121,7 @@ class FakeRay:
         self.events.append(("start", handle.number, getattr(args[0], "name", method) if args else method))
         return (handle, method, args)
 
-    def wait(self, refs, num_returns):
+    def wait(self, refs, num_returns, timeout=None):
         return refs[:1], refs[1:]
 
     def get(self, ref):
@@ -132,6 +132,9 @@ class FakeRay:
 
     def kill(self, handle):
         self.killed.append(handle.number)
+
+    def nodes(self):
+        return []
 
     def cancel(self, ref, force):
         pass
@@ -177,6 +180,34 @@ def test_the_ray_launcher_keeps_within_its_capacity_ending_the_least_recently_us
         assert mine == [(kind, f"{group}-r{r}") for r in range(3) for kind in ("start", "end")]
     closes = [number for kind, number, name in fake.events if name == "close" and kind == "end"]
     assert closes[:2] == [1, 2] and len(fake.killed) == fake.created  # the oldest idle ones first; all ended
+
+
+def test_when_a_node_leaves_an_idle_actor_makes_room_for_a_waiting_one(tmp_path):
+    """A call that waits (its actor restarting after its node left) while an idle actor holds the only
+    room left: the launcher counts the cluster again and ends the idle actor."""
+    from bench_utils.sweep.launchers import ray as ray_launcher
+    from synthetic import synthetic_round
+
+    class Stalled(FakeRay):
+        waits = 0
+
+        def wait(self, refs, num_returns, timeout=None):
+            self.waits += 1
+            return ([], refs) if self.waits == 1 else (refs[:1], refs[1:])
+
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], modes=["eager"]))
+    fake = Stalled()
+    node = {"Alive": True, "Resources": {"CPU": 1.0}}
+    launcher = ray_launcher.RayLauncher(fake, cfg, tmp_path / "r.jsonl", {"num_cpus": 1, "num_gpus": 0}, 2, {},
+                                        round_runner=synthetic_round, nodes=lambda: [node])
+    from bench_utils.sweep.jobs import first_rounds
+
+    one, two = first_rounds(cfg)
+    launcher.start(one, keep=True)
+    launcher.finished()  # group bs1's actor is idle now
+    launcher.start(two, keep=True)
+    launcher.finished()  # the first wait finds nothing: room for one actor, and bs1's idle one ends
+    assert fake.killed == [1] and launcher.capacity == 1 and list(launcher.actors) == [("cell", "vit", 2)]
 
 
 def _running(events) -> list[int]:

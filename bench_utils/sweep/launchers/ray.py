@@ -6,9 +6,10 @@ Each cell group gets an actor (`GroupActor`, placed with the profile's resources
 its label names, or CPUs) that measures the group's rounds exactly as the local launcher does
 (sweep/rounds.py: a worker process per mode, kept across rounds in its Sessions), so a Ray run has the
 local run's paired design, worker pairs and extra rounds; a study's jobs of one model run in an actor
-of their own. At most `capacity` actors live at once (what the cluster can place for the profile); the
-least recently used idle one ends first. An actor whose process or node dies is restarted and its
-round retried (`max_retries`); then the round's rows are "crashed". Ray is imported here only, and
+of their own. At most `capacity` actors live at once (what the cluster's alive nodes can place for the
+profile, counted again while a call waits: an idle actor holds its GPU or CPUs, so when a node leaves
+the least recently used idle one ends and the call waiting for room gets it). An actor whose process
+or node dies is restarted and its round retried (`max_retries`); then the round's rows are "crashed". Ray is imported here only, and
 lazily: `pip install 'compile-bench[cluster]'`. No torch import.
 """
 
@@ -31,6 +32,7 @@ from ..rounds import Sessions, run_round, run_study
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
 RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connection before ray.init
+RECOUNT_S = 5.0  # while no call ends, the cluster's room is counted again this often (a node may have left)
 
 
 @dataclass(frozen=True)
@@ -148,14 +150,14 @@ class RayLauncher:
     measures a round with (rounds.run_round; tests give a stand-in)."""
 
     def __init__(self, ray, cfg: BenchConfig, results_path: Path, options: dict, capacity: int,
-                 env: dict, max_retries: int = 2, round_runner=run_round):
+                 env: dict, max_retries: int = 2, round_runner=run_round, nodes=None):
         threads = str(options["num_cpus"])  # a cell's OpenMP threads and Inductor compile workers
         env_vars = {"OMP_NUM_THREADS": threads, "TORCHINDUCTOR_COMPILE_THREADS": threads, **env}
         self.ray, self.cfg, self.results_path, self.capacity = ray, cfg, Path(results_path).resolve(), capacity
         self.actor_class = ray.remote(GroupActor).options(
             **options, max_restarts=max_retries, max_task_retries=max_retries,
             runtime_env={"env_vars": env_vars})
-        self.round_runner = round_runner
+        self.round_runner, self.options, self.nodes = round_runner, options, nodes or ray.nodes
         self.actors: dict[tuple, object] = {}  # unit_group -> actor, least recently used first
         self.calls: dict = {}  # ObjectRef -> (unit, actor group, submitted at)
         self.ended: list = []
@@ -173,7 +175,11 @@ class RayLauncher:
         self.calls[actor.measure.remote(unit, keep)] = (unit, group, time.perf_counter())
 
     def finished(self) -> list[tuple]:
-        done, _ = self.ray.wait(list(self.calls), num_returns=1)
+        done = []
+        while not done:
+            done, _ = self.ray.wait(list(self.calls), num_returns=1, timeout=RECOUNT_S)
+            if not done:
+                self._fit(capacity(self.nodes(), self.options))
         unit, group, submitted = self.calls.pop(done[0])
         try:
             rows, ended = self.ray.get(done[0])
@@ -189,6 +195,14 @@ class RayLauncher:
     def take_ended_rows(self) -> list:
         ended, self.ended = self.ended, []
         return ended
+
+    def _fit(self, room: int) -> None:
+        """The cluster has room for `room` actors now: idle ones beyond it end, least recently used first
+        (an actor waiting to be placed, or restarted after its node left, then gets their resources)."""
+        self.capacity = room
+        busy = {g for _, g, _ in self.calls.values()}
+        for group in [g for g in self.actors if g not in busy][:max(0, len(self.actors) - room)]:
+            self._end(group)
 
     def _end(self, group: tuple) -> None:
         actor = self.actors.pop(group)
