@@ -44,6 +44,5 @@ def test_notebooks_run_top_to_bottom(tmp_path, monkeypatch):
     assert len(rows) == 24 and all(row.status == "ok" for row in rows)  # 8 cells x 3 repeats
     # cold_compile is on: round 0 of each compiled cell compiles from an empty cache, the later rounds
     # (new processes) with the cache it filled: the cell's warm compile, clearly cheaper
-    assert all(row.compile_warm_s is None for row in rows)
     compiled = load_dataframe(tmp_path / "cpu" / "results.jsonl").query("mode != 'eager'")
     assert len(compiled) == 4 and (compiled["compile_warm_s"] < compiled["compile_s"]).all()
