@@ -49,30 +49,21 @@ def _check(name: str, ok: bool, reason: str) -> Check:
 
 
 def profiles(device: str) -> list[BenchConfig]:
+    """Every configuration the device offers, on tiny models: a precision the machine lacks natively
+    becomes an "unsupported" row (a SKIP with its reason), as in a report."""
     if device == "cpu":
-        return [BenchConfig(label="selfcheck cpu", models=("vit",), modes=("eager", "default"), device="cpu",
-                            profile=True, **FAST),
-                BenchConfig(label="selfcheck cpu bf16", models=("vit",), modes=("eager", "default"), device="cpu",
-                            dtype="bfloat16", autocast=True, **FAST)]
+        return [BenchConfig(label="selfcheck cpu", models=("vit",), device="cpu", profile=True,
+                            configurations=("eager", "default", "default+freezing", "eager+bf16-autocast",
+                                            "default+bf16-autocast"), **FAST)]
     from .config.modes import MODES
 
-    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", modes=MODES, profile=True, **FAST),
-            *(BenchConfig(label=f"selfcheck cuda {dtype}", models=("vit",), modes=("eager", "default"),
-                          device="cuda", dtype=dtype, **FAST) for dtype in ("float16", "bfloat16")),
+    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=MODES, profile=True,
+                        **FAST),
+            BenchConfig(label="selfcheck cuda low precision", models=("vit",), device="cuda",
+                        configurations=("eager", "default+fp16-autocast", "default+bf16-autocast"), **FAST),
             BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
-                        modes=("eager", "default", "reduce-overhead"), dtype="float16", autocast=True,
-                        channels_last=True, profile=True, **FAST)]
-
-
-def skipped_profile(cfg: BenchConfig, capability: str) -> Check | None:
-    """A SKIP for a profile this GPU cannot measure as compiled, else None: bfloat16 below compute
-    capability 8.0 would run eager under the mode's name (speedup x1.0, every row ok)."""
-    from .results.aggregate import BF16_MIN_CAPABILITY, bf16_compiles
-
-    if bf16_compiles(cfg.dtype, cfg.device, capability):
-        return None
-    return Check(cfg.label, "SKIP", f"compute capability {capability}: Inductor does not compile bfloat16 below "
-                 f"{BF16_MIN_CAPABILITY}.0 (SkipFrame; the model would run eager)")
+                        configurations=("eager", "default+fp16-autocast+channels-last",
+                                        "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST)]
 
 
 def clock_check(device: str) -> Check:
@@ -104,7 +95,10 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
     """One check per cell of a selfcheck profile's DataFrame; `profiled`: the profile ran the profiler."""
     checks = []
     for row in df.to_dict("records"):
-        name = f"{row['label']} · {row['mode']}"
+        name = f"{row['label']} · {row['configuration']}"
+        if row["status"] == "unsupported":
+            checks.append(Check(name, "SKIP", row["error"][:200]))
+            continue
         if row["status"] != "ok":
             checks.append(_check(name, False, f"{row['status']}: {row['error'][:200]}"))
             continue
@@ -113,17 +107,20 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
             problems.append("no warm-up record")
         if not row["peak_mem_mb"] or row["peak_mem_mb"] <= 0:
             problems.append("no peak memory")
-        if row["mode"] != "eager":
+        if row["configuration"] != "eager":
             if row["accuracy_ok"] is not True:
                 problems.append(f"output differs from eager by {row['max_abs_diff']:.3g} (beyond tolerance)")
-            if not row["compile_s"] or not row["speedup"] > 0:
-                problems.append("no compile time or speedup")
+            if row["mode"] != "eager" and not row["compile_s"]:
+                problems.append("no compile time")
+            if not row["speedup"] > 0:
+                problems.append("no speedup")
         if row["compile_notes"]:  # ran eager, or CUDA graphs missing or partial
             problems.append(compile_note_words(row))
         problems += _memory_problems(row, device) + (_profile_problems(row, device) if profiled else [])
         checks.append(_check(name, not problems, "; ".join(problems) or
                              f"median {row['latency_ms_median']:.3f} ms, warm-up {row['warmup_calls']:.0f} calls, "
-                             f"peak {row['peak_mem_mb']:.0f} MiB" + (f", x{row['speedup']:.2f}" if row["mode"] != "eager" else "")))
+                             f"peak {row['peak_mem_mb']:.0f} MiB"
+                             + (f", x{row['speedup']:.2f}" if row["configuration"] != "eager" else "")))
     return checks
 
 
@@ -176,20 +173,12 @@ def oom_check(device: str, folder: Path) -> Check:
 
     image_bytes = 3 * 32 * 32 * 4  # tiny ViT's float32 input image (32 x 32): the batch alone overflows
     huge = int(2 * torch.cuda.get_device_properties(0).total_memory // image_bytes)
-    cfg = BenchConfig(label="selfcheck oom", models=("vit",), modes=("eager",), device="cuda",
+    cfg = BenchConfig(label="selfcheck oom", models=("vit",), configurations=("eager",), device="cuda",
                       **{**FAST, "batch_sizes": (huge, 1)})
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
     statuses = {row.batch_size: row.status for row in read_results(folder / "oom.jsonl").rows}
     return _check("oversized batch", statuses == {huge: "oom", 1: "ok"}, f"batch {huge:,}: {statuses.get(huge)}, "
                   f"then batch 1: {statuses.get(1)}")
-
-
-def _capability(device: str) -> str:
-    if device != "cuda":
-        return ""
-    import torch
-
-    return "{}.{}".format(*torch.cuda.get_device_capability(0))
 
 
 def run(device: str = "auto", folder: Path | None = None, cells: list | None = None):
@@ -206,10 +195,6 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
         folder = Path(folder or tmp)
         yield clock_check(device)
         for number, cfg in enumerate(profiles(device)):
-            skip = skipped_profile(cfg, _capability(device))
-            if skip is not None:
-                yield skip
-                continue
             path = folder / f"profile{number}.jsonl"
             run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)

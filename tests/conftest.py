@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def tiny_params(tmp_path: Path, name: str = "params.yaml", **values) -> Path:
     """A parameters file for a fast CPU sweep of tiny models; keyword arguments override keys."""
-    params = {"label": "test", "models": ["vit"], "size": "tiny", "batch_sizes": [1], "modes": ["eager"],
+    params = {"label": "test", "models": ["vit"], "size": "tiny", "batch_sizes": [1], "configurations": ["eager"],
               "device": "cpu", "weights": "random", "warmup": 1, "iterations": 6, "timeout_s": 300,
               "min_time_s": 0.1, "max_warmup_s": 0.5, "repeats": 1,  # fast: these tests check behaviour
               "cold_compile": False, "target_halfwidth": 0.0}  # exactly `repeats` rounds: no extra ones
@@ -55,7 +55,8 @@ def one_error_line(proc) -> str:
     return lines[0]
 
 
-def measure_cell(cfg, model: str, batch_size: int, mode: str, repeat: int = 0, results_path: Path | None = None):
+def measure_cell(cfg, model: str, batch_size: int, configuration: str, repeat: int = 0,
+                 results_path: Path | None = None):
     """One process's row of a cell measured in this process, as a worker would (tests only): prepared,
     `cfg.blocks` blocks in a row, its row, and the profiler's pass when `cfg` asks for it (its trace in
     traces/ next to `results_path`)."""
@@ -66,7 +67,7 @@ def measure_cell(cfg, model: str, batch_size: int, mode: str, repeat: int = 0, r
     from bench_utils.measure.task import CELL, Job, Task
 
     results_path = Path(results_path or Path(tempfile.mkdtemp(prefix="cell-")) / "results.jsonl")
-    process = CellProcess(Task(cfg, Job(CELL, model, batch_size, mode, repeat), results_path))
+    process = CellProcess(Task(cfg, Job(CELL, model, batch_size, configuration, repeat), results_path))
     process.prepare()
     for _ in range(cfg.blocks):
         process.time_block()
@@ -93,7 +94,7 @@ def fixture_samples(ms: float, n: int = 10, spread: float = 0.01) -> list[float]
     return [ms / 1000 * (1 + spread * ((i % 5) - 2)) for i in range(n)]
 
 
-def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: float | None = 2.0,
+def make_row(model: str = "vit", batch_size: int = 1, configuration: str = "eager", ms: float | None = 2.0,
              status: str = "ok", repeat: int = 0, label: str = "CPU", n: int = 10, spread: float = 0.01,
              env: dict | None = None, **extra):
     """The one builder of results rows for tests: one process of a cell with made-up samples around
@@ -104,7 +105,7 @@ def make_row(model: str = "vit", batch_size: int = 1, mode: str = "eager", ms: f
     spec = MODELS.get(model)
     values = dict(label=label, model=model, checkpoint=spec.checkpoint if spec else "hub/id",
                   task=spec.task if spec else "image-classification", size="tiny", batch_size=batch_size,
-                  mode=mode, repeat=repeat, fullgraph=False, dtype="float32", device="cpu", settings="abc",
+                  configuration=configuration, repeat=repeat, fullgraph=False, device="cpu", settings="abc",
                   status=status, warmup=2, iterations=n, env=env or FIXTURE_ENV,
                   started_at="2026-11-23T10:00:00+00:00", process_round=repeat)
     if status == "ok":
@@ -139,17 +140,17 @@ def fixture_profile(mode: str, ms: float) -> dict:
                 profile_top_ops=[["compiled code (Inductor)", 0.5 * ms], ["aten::addmm", 0.45 * ms]])
 
 
-def synthetic_row(cfg, model: str, batch_size: int, mode: str, median_ms: float = 0.0, status: str = "ok",
+def synthetic_row(cfg, model: str, batch_size: int, configuration: str, median_ms: float = 0.0, status: str = "ok",
                   repeat: int = 0):
     """A row for one process of a cell of `cfg`: compiled cells are twice as fast as `median_ms`; the
     first process of an ok cell carries a profile (fixture_profile)."""
     from bench_utils.results.rows import cell_fields
 
-    fields = cell_fields(cfg, model, batch_size, mode, "cpu", repeat)
-    extra = {} if mode == "eager" or status != "ok" else COMPILED_FIXTURE
-    ms = median_ms if mode == "eager" else median_ms / 2
+    fields = cell_fields(cfg, model, batch_size, configuration, "cpu", repeat)
+    extra = {} if configuration == "eager" or status != "ok" else COMPILED_FIXTURE
+    ms = median_ms if configuration == "eager" else median_ms / 2
     if status == "ok" and repeat == 0:
-        extra = extra | fixture_profile(mode, ms)
+        extra = extra | fixture_profile(configuration, ms)
     return make_row(ms=ms, status=status, n=cfg.iterations, **fields, **extra)
 
 
@@ -162,7 +163,7 @@ def fixture_report(tmp_path_factory):
     from bench_utils.results.writer import ResultsWriter
 
     tmp = tmp_path_factory.mktemp("report")
-    params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1, 4], modes=["eager", "default"],
+    params = tiny_params(tmp, models=["vit", "resnet"], batch_sizes=[1, 4], configurations=["eager", "default"],
                          label="Fixture CPU", repeats=2)
     cfg = load_config(params)
     out = tmp / "reports"
@@ -180,7 +181,7 @@ def fixture_report(tmp_path_factory):
 DISAGREEING = (0.8, 1.0, 1.25)  # process medians as multiples of a cell's ms: their geometric mean is 1
 
 
-def speedup_rows(model: str, batch_size: int, eager_ms: float, compiled_ms: float, mode: str = "default",
+def speedup_rows(model: str, batch_size: int, eager_ms: float, compiled_ms: float, configuration: str = "default",
                  significant: bool = True, compiled: dict | None = None, **common) -> list:
     """The rows of an eager cell and its compiled cell whose medians are `eager_ms` and `compiled_ms`
     (speedup eager_ms / compiled_ms). significant: one process per side with samples 1% apart, so the
@@ -190,7 +191,7 @@ def speedup_rows(model: str, batch_size: int, eager_ms: float, compiled_ms: floa
     factors = (1.0,) if significant else DISAGREEING
     eager = [make_row(model, batch_size, "eager", eager_ms * k, repeat=r, spread=0.01, **common)
              for r, k in enumerate(factors)]
-    faster = [make_row(model, batch_size, mode, compiled_ms * k, repeat=r, spread=0.01, **common,
+    faster = [make_row(model, batch_size, configuration, compiled_ms * k, repeat=r, spread=0.01, **common,
                        **(compiled or {})) for r, k in enumerate(reversed(factors))]
     return eager + faster
 

@@ -9,11 +9,11 @@ import math
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.sweep.adaptive import compiled_cells, next_round, round_seconds, seconds_spent, widest_halfwidth
+from bench_utils.sweep.adaptive import contenders, next_round, round_seconds, seconds_spent, widest_halfwidth
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
-CFG = dict(label="CPU", models=("vit", "resnet"), batch_sizes=(1, 4), modes=("eager", "default"), repeats=2,
+CFG = dict(label="CPU", models=("vit", "resnet"), batch_sizes=(1, 4), configurations=("eager", "default"), repeats=2,
            target_halfwidth=0.05, budget_min=60.0, max_repeats=6)
 WIDE = (1.0, 1.25)  # speedups 2 and 1.6: a very wide interval over two rounds
 MIDDLE = (1.0, 1.01)  # about +-6.5%: above a 5% target
@@ -34,7 +34,7 @@ def group(model, batch_size, compiled_ms, seconds=(20.0, 10.0), label="CPU", sta
 
 
 def halfwidths(cfg, rows):
-    return {group: widest_halfwidth(records) for group, records in compiled_cells(cfg, rows).items()}
+    return {group: widest_halfwidth(records) for group, records in contenders(cfg, rows).items()}
 
 
 def test_halfwidths_are_the_compiled_modes_relative_halfwidths():

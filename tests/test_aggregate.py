@@ -47,12 +47,12 @@ def test_recorded_nothing_or_skipped_is_said_and_default_mode_gets_no_graph_note
 
 def test_a_compile_that_made_no_graph_ran_eager_and_bfloat16_below_sm80_says_why():
     assert _note("default", device="cpu", graph_count=0) == "compiled no graph, ran eager"
-    assert _note("default", dtype="bfloat16", graph_count=0) == (
+    assert _note("default+bf16-autocast", graph_count=0) == (
         "compiled no graph, ran eager; Inductor does not compile bfloat16 below compute capability 8.0 "
         "(this GPU: 7.5)")
-    assert _note("max-autotune", dtype="bfloat16", graph_count=0, cudagraphs_recorded=0).startswith(
+    assert _note("max-autotune+bf16-autocast", graph_count=0, cudagraphs_recorded=0).startswith(
         "compiled no graph, ran eager; Inductor does not compile bfloat16")
-    assert _note("default", dtype="bfloat16", graph_count=1) == ""
+    assert _note("default+bf16-autocast", graph_count=1) == ""
 
 
 @pytest.mark.parametrize("dtype, device, capability, compiles", [

@@ -20,7 +20,7 @@ from conftest import REPO, make_row, one_error_line, run_cli, tiny_params
 
 def test_duplicate_yaml_keys_are_refused(tmp_path):
     path = tmp_path / "p.yaml"
-    path.write_text("label: A\nmodels: [vit]\nbatch_sizes: [1]\nmodes: [eager]\niterations: 5\niterations: 50\n")
+    path.write_text("label: A\nmodels: [vit]\nbatch_sizes: [1]\nconfigurations: [eager]\niterations: 5\niterations: 50\n")
     with pytest.raises(ConfigError, match=r"key 'iterations' appears twice \(line 6\)"):
         load_config(path)
 
@@ -70,9 +70,9 @@ def test_a_torn_first_row_is_still_a_results_file(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(make_row().to_json()[:80])  # killed mid-write: no newline, not valid JSON
     with ResultsWriter(path) as writer:
-        writer.append(make_row(mode="default"))
+        writer.append(make_row(configuration="default"))
     with pytest.warns(UserWarning, match=r"skipped 1 unreadable line\(s\): \[1\]"):
-        assert [row.mode for row in read_results(path).rows] == ["default"]
+        assert [row.configuration for row in read_results(path).rows] == ["default"]
 
 
 def test_results_under_a_regular_file_is_one_line(tmp_path):
@@ -115,7 +115,7 @@ def test_absurd_counts_and_durations_are_refused():
     for values, message in (({"iterations": 10**12}, "iterations: 1000000000000 is not allowed"),
                             ({"repeats": 1000}, "repeats: 1000 is not allowed; allowed: an integer from 1 to 100"),
                             ({"min_time_s": 1e9}, "min_time_s: 1000000000.0 is not allowed"),
-                            ({"modes": ["default"]}, "includes eager")):
+                            ({"configurations": ["default"]}, "includes eager")):
         with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
             config_from_dict(values)
 
@@ -167,7 +167,7 @@ def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatc
 
 # --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------
 
-GOOD = {"label": "test", "models": ["vit"], "batch_sizes": [1], "modes": ["eager"], "device": "cpu",
+GOOD = {"label": "test", "models": ["vit"], "batch_sizes": [1], "configurations": ["eager"], "device": "cpu",
         "weights": "random", "iterations": 4}
 
 
@@ -182,7 +182,7 @@ def _yaml(**changes) -> str:
 # name -> (file text, or bytes, or None for "no file"; the problem the error line must name)
 BAD_PARAMS = {
     "unknown model": (_yaml(models=["vit", "gpt2"]), "models: 'gpt2' is not allowed; allowed: vit, "),
-    "unknown mode": (_yaml(modes=["eager", "turbo"]), "modes: 'turbo' is not allowed; allowed: eager, default"),
+    "unknown mode": (_yaml(configurations=["eager", "turbo"]), "configurations: 'turbo': 'turbo' is not a mode; allowed: a mode (eager, default"),
     "batch size 0": (_yaml(batch_sizes=[0]), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     "negative batch size": (_yaml(batch_sizes=[1, -4]), "batch_sizes: -4 is not allowed"),
     "batch size of the wrong type": (_yaml(batch_sizes=["two"]), "batch_sizes: ['two'] is not allowed; "
@@ -190,14 +190,14 @@ BAD_PARAMS = {
     "warmup of the wrong type": (_yaml(warmup="3"), "warmup: '3' is not allowed; allowed: an integer from 0 to 1,000,000"),
     "models of the wrong type": (_yaml(models={"vit": 1}), "models: {'vit': 1} is not allowed; allowed: a list"),
     "unknown key": (_yaml(colour="blue"), "colour: 'blue' is not allowed; allowed: keys label, models"),
-    "empty file": ("", "the file is empty; required keys: label, models, batch_sizes, modes"),
+    "empty file": ("", "the file is empty; required keys: label, models, batch_sizes, configurations"),
     "not YAML": ("label: [unclosed\nmodels: vit\n", "not valid YAML (line "),
     "not text": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not a text file"),
     "a list, not a mapping": ("- vit\n- resnet\n", "expected a mapping of key: value, got list"),
-    "missing required key": (_yaml(modes=_DROP), "missing required key 'modes'"),
+    "missing required key": (_yaml(configurations=_DROP), "missing required key 'configurations'"),
     "iterations 0": (_yaml(iterations=0), "iterations: 0 is not allowed; allowed: an integer from 2 to 1,000,000"),
     "iterations absurd": (_yaml(iterations=10**12), "iterations: 1000000000000 is not allowed; allowed: an integer"),
-    "no eager baseline": (_yaml(modes=["default"]), "modes: ['default'] is not allowed; allowed: a list that "
+    "no eager baseline": (_yaml(configurations=["default"]), "configurations: ['default'] is not allowed; allowed: a list that "
                                                     "includes eager"),
     "repeats 0": (_yaml(repeats=0), "repeats: 0 is not allowed; allowed: an integer from 1 to 100"),
     "negative min_time_s": (_yaml(min_time_s=-1), "min_time_s: -1 is not allowed; allowed: a finite number of "

@@ -143,7 +143,7 @@ def test_report_page_says_its_answer_in_words_on_the_first_screen(browser, fixtu
     there too, then no stray print, no DataFrame column name and no number with 5+ decimals anywhere."""
     import re
 
-    from bench_utils.results.aggregate import CELL_COLUMNS
+    from bench_utils.results.record import COLUMNS as CELL_COLUMNS
     from bench_utils.report import tables
     from bench_utils.results.aggregate import load_dataframe
 
@@ -152,8 +152,9 @@ def test_report_page_says_its_answer_in_words_on_the_first_screen(browser, fixtu
     assert all(fact in page.title for fact in HEADER_FACTS), page.title
     first = _first_screen_text(page, ".bench-header, table.bench-verdict, .bench-legend")
     assert all(fact in first for fact in HEADER_FACTS), first
-    assert "Compile (default mode, batch 1): 2.00× faster, 95% sure between" in first
-    assert "Can't tell" in first and "warm" in first  # the legend says what the words mean
+    assert "Compile — compile (default mode): 2.00× faster (" in first  # the answer, its figure and interval
+    assert "batch 1, float32, CPU" in first and "batch 4, CPU" in first  # for what (batch 4: nothing to recommend)
+    assert "can't tell" in first and "warm" in first  # the legend says what the words mean
     assert page.find_elements("css selector", "[data-mime-type='application/vnd.jupyter.stdout'], "
                                               "[data-mime-type='application/vnd.jupyter.stderr']") == []
     text = page.execute_script("return document.body.innerText")
@@ -183,4 +184,4 @@ def test_index_names_each_profile_s_machine_first(browser, fixture_report):
     assert all(fact in page.title for fact in HEADER_FACTS), page.title
     first = _first_screen_text(page, "tbody tr")
     assert all(fact in first for fact in HEADER_FACTS[1:]), first
-    assert "ViT-B/16: compile 2.00×" in first
+    assert "ViT-B/16 (batch 1): compile, 2.00× (" in first and "s cold" in first  # interval and cost as text

@@ -147,7 +147,7 @@ def fake_ray_sweep(tmp_path, monkeypatch, capacity: int) -> tuple:
     from synthetic import synthetic_round
 
     monkeypatch.setattr(ray_launcher.GroupActor, "_where", staticmethod(lambda rows: rows))
-    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], batch_sizes=[1, 2], modes=["eager", "default"],
+    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], batch_sizes=[1, 2], configurations=["eager", "default"],
                                   repeats=3, live_groups=4))
     fake = FakeRay()
     launcher = ray_launcher.RayLauncher(fake, cfg, tmp_path / f"r{capacity}.jsonl", {"num_cpus": 1, "num_gpus": 0},
@@ -195,7 +195,7 @@ def test_when_a_node_leaves_an_idle_actor_makes_room_for_a_waiting_one(tmp_path)
             self.waits += 1
             return ([], refs) if self.waits == 1 else (refs[:1], refs[1:])
 
-    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], modes=["eager"]))
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1, 2], configurations=["eager"]))
     fake = Stalled()
     node = {"Alive": True, "Resources": {"CPU": 1.0}}
     launcher = ray_launcher.RayLauncher(fake, cfg, tmp_path / "r.jsonl", {"num_cpus": 1, "num_gpus": 0}, 2, {},
@@ -229,12 +229,12 @@ def test_on_ray_extra_rounds_for_precision_are_the_local_runs(tmp_path):
     from bench_utils.sweep.launchers.local import LocalLauncher
 
     cloudpickle.register_pickle_by_value(synthetic)  # the Ray workers get the module with the function
-    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], modes=["eager", "default"], repeats=3,
+    cfg = load_config(tiny_params(tmp_path, models=["vit", "resnet"], configurations=["eager", "default"], repeats=3,
                                   target_halfwidth=0.03, budget_min=60, max_repeats=9, rounds_per_process=3))
     local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
     run_sweep(cfg, local, progress=False, launcher=LocalLauncher(cfg, local, synthetic.synthetic_round))
     run_sweeps_on_ray([cfg], "local:2", [remote], progress=False, round_runner=synthetic.synthetic_round)
-    made = {path: sorted((r.model, r.mode, r.repeat, r.process_round) for r in read_results(path).rows)
+    made = {path: sorted((r.model, r.configuration, r.repeat, r.process_round) for r in read_results(path).rows)
             for path in (local, remote)}
     assert made[local] == made[remote]
     extra = [key for key in made[local] if key[2] >= 3]
@@ -247,11 +247,11 @@ def test_on_ray_a_later_round_starts_after_round_zero_and_compiles_warm(tmp_path
     """Two CPUs: submitted together, both rounds of the cell would run (and compile cold) at once."""
     import datetime as dt
 
-    cfg = load_config(tiny_params(tmp_path, models=["vit"], modes=["eager", "default"], repeats=2, iterations=3))
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], configurations=["eager", "default"], repeats=2, iterations=3))
     path = tmp_path / "r.jsonl"
     run_sweeps_on_ray([cfg], "local:2", [path], progress=False,
                       env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
-    first, later = sorted((row for row in read_results(path).rows if row.mode == "default"),
+    first, later = sorted((row for row in read_results(path).rows if row.configuration == "default"),
                           key=lambda row: row.repeat)
     assert first.status == later.status == "ok", (first.error, later.error)
     ended = dt.datetime.fromisoformat(first.started_at) + dt.timedelta(seconds=first.duration_s)

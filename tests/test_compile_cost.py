@@ -13,7 +13,7 @@ from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostR
 from bench_utils.sweep.loop import run_sweep
 
 # seconds and calls: quick, these tests check behaviour, not speed
-FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), modes=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
+FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), configurations=("eager", "default"), device="cpu", weights="random", warmup=1, iterations=3,
             min_time_s=0.05, max_warmup_s=0.2, repeats=1, timeout_s=300)
 
 
@@ -65,7 +65,7 @@ def test_cache_artifacts_before_whole_and_unknown_strategy_are_error_rows(tmp_pa
 def vit_study(tmp_path_factory):
     """whole, regional and cache-artifacts of tiny ViT, each in a fresh process with an empty cache."""
     results = tmp_path_factory.mktemp("study") / "results.jsonl"
-    cfg = BenchConfig(**(FAST | dict(models=("vit",), modes=("eager",), compile_strategies=("regional", "cache-artifacts"))))
+    cfg = BenchConfig(**(FAST | dict(models=("vit",), configurations=("eager",), compile_strategies=("regional", "cache-artifacts"))))
     with pytest.MonkeyPatch.context() as env:
         # C++ kernels built in the study process: on a 2-core machine tiny ViT compiles in ~20 s that
         # way, ~35 s with Inductor's pool of compile workers (their start-up costs more than it saves)
@@ -86,7 +86,7 @@ def test_whole_compiles_cold_and_saves_its_artifacts(vit_study):
     assert whole.note == "saved 1 aot_autograd, 1 inductor artifacts"
     assert whole.compile_s > 0 and len(whole.samples_s) >= 3 and whole.latency_ms_median > 0
     assert whole.accuracy_ok is True and whole.max_abs_diff < 1e-3
-    assert (whole.batch_size, whole.mode, whole.settings) == (1, "default", cfg.settings_fingerprint())
+    assert (whole.batch_size, whole.configuration, whole.settings) == (1, "default", cfg.settings_fingerprint())
 
 
 def test_regional_compiles_one_graph_for_identical_layers(vit_study):

@@ -17,7 +17,7 @@ EAGER_MS = {("vit", 1): 3.0, ("resnet", 1): 1.5}
 
 def _row(model: str, strategy: str, status: str = "ok", **values) -> CompileCostResult:
     return CompileCostResult(label="CPU", model=model, checkpoint="hub/id", task="image-classification", size="tiny",
-                             batch_size=1, mode="default", strategy=strategy, dtype="float32", device="cpu",
+                             batch_size=1, configuration="default", strategy=strategy, device="cpu",
                              settings="abc", status=status, **values)
 
 

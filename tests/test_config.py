@@ -11,7 +11,7 @@ label: CPU test
 models: [vit, resnet]
 size: tiny
 batch_sizes: [1, 4]
-modes: [eager, default]
+configurations: [eager, default]
 iterations: 10
 """
 
@@ -36,7 +36,8 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     base = BenchConfig()
     assert base.settings_fingerprint() == BenchConfig(models=("beit",), batch_sizes=(8,)).settings_fingerprint()
     assert base.settings_fingerprint() != BenchConfig(iterations=21).settings_fingerprint()
-    assert base.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
+    # the configurations are the matrix too: a profile racing more of them resumes into the same file
+    assert base.settings_fingerprint() == BenchConfig(configurations=("eager", "default")).settings_fingerprint()
     assert base.settings_fingerprint() != BenchConfig(dynamic="auto").settings_fingerprint()
     # the allocator changes eager's latency on a CPU (measure/host_memory.py): rows of either never merge
     assert base.settings_fingerprint() != BenchConfig(keep_freed_memory=False).settings_fingerprint()
@@ -46,7 +47,7 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     # the number of blocks changes what a row's samples are; the precision target and budget only
     # how many rounds a cell gets, and a row of either belongs with the others
     assert base.settings_fingerprint() != BenchConfig(blocks=5).settings_fingerprint()
-    rounds = BenchConfig(target_halfwidth=0.05, budget_min=7, max_repeats=20, repeats=4)
+    rounds = BenchConfig(target_halfwidth=0.08, budget_min=7, max_repeats=20, repeats=4, worthwhile=1.2)
     assert base.settings_fingerprint() == rounds.settings_fingerprint()
 
 
@@ -57,8 +58,8 @@ def test_a_process_budget_is_split_evenly_over_its_blocks():
     assert BenchConfig(iterations=32, blocks=4).block_calls() == 8
     assert BenchConfig(iterations=2, blocks=4).block_calls() == 1  # every block times one call at least
     assert BenchConfig(blocks=1, min_time_s=0.5).block_s() == 0.5
-    # the defaults are the default CPU report's: 4 blocks a round, extra rounds to +-8% within 8 minutes
-    assert (BenchConfig().blocks, BenchConfig().target_halfwidth, BenchConfig().budget_min) == (4, 0.08, 8.0)
+    # the defaults: 4 blocks a round, extra rounds to +-5% (an interval narrower than the 10% margin)
+    assert (BenchConfig().blocks, BenchConfig().target_halfwidth, BenchConfig().worthwhile) == (4, 0.05, 1.10)
 
 
 def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
@@ -75,7 +76,7 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     cfg = load_config(write(tmp_path, GOOD + "dynamic: auto\nserving_batch_sizes: [1, 4, 16, 3, 7, 4]\n"
                                              "compile_strategies: [regional, cache-artifacts]\n"))
     assert cfg.compile_dynamic() is None and cfg.serving_batch_sizes == (1, 4, 16, 3, 7, 4)
-    assert cfg.compile_strategies == ("regional", "cache-artifacts") and cfg.compiled_mode() == "default"
+    assert cfg.compile_strategies == ("regional", "cache-artifacts") and cfg.compiled_configuration().name == "default"
     assert load_config(write(tmp_path, GOOD + "dynamic: true\n")).compile_dynamic() is True
     assert BenchConfig().compile_dynamic() is False
 
@@ -84,17 +85,23 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     ("", "the file is empty"),
     ("label: [unclosed", "not valid YAML"),
     ("- just\n- a list\n", "expected a mapping"),
-    ("models: [vit]\nbatch_sizes: [1]\nmodes: [eager]\n", "missing required key 'label'"),
+    ("models: [vit]\nbatch_sizes: [1]\nconfigurations: [eager]\n", "missing required key 'label'"),
     (GOOD + "colour: blue\n", "colour: 'blue' is not allowed; allowed: keys label"),
     (GOOD.replace("[vit, resnet]", "[vit, gpt2]"), "models: 'gpt2' is not allowed; allowed: vit, beit"),
-    (GOOD.replace("[eager, default]", "[eager, turbo]"), "modes: 'turbo' is not allowed"),
+    (GOOD.replace("[eager, default]", "[eager, turbo]"), "configurations: 'turbo': 'turbo' is not a mode; allowed: "),
+    (GOOD.replace("[eager, default]", "[eager, default+fast]"), "'default+fast': 'fast' is not a modifier"),
+    (GOOD.replace("[eager, default]", "[eager, eager+freezing]"), "'eager+freezing': freezing needs a compile mode"),
+    (GOOD.replace("[eager, default]", "[default]"), "a list that includes eager (the float32 baseline"),
+    (GOOD.replace("configurations: [eager, default]", "modes: [eager, default]"),
+     "modes: replaced by configurations (e.g. [eager, default, reduce-overhead])"),
     (GOOD.replace("[1, 4]", "[0, 4]"), "batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     (GOOD.replace("[1, 4]", "[-2]"), "batch_sizes: -2 is not allowed"),
     (GOOD.replace("[1, 4]", "['one']"), "batch_sizes: ['one'] is not allowed; allowed: a list of int"),
     (GOOD.replace("iterations: 10", "iterations: 0"), "iterations: 0 is not allowed"),
     (GOOD.replace("iterations: 10", "iterations: ten"), "iterations: 'ten' is not allowed"),
     (GOOD + "fullgraph: maybe\n", "fullgraph: 'maybe' is not allowed; allowed: true or false"),
-    (GOOD + "dtype: float64\n", "dtype: 'float64' is not allowed; allowed: float32, float16, bfloat16"),
+    (GOOD + "dtype: float64\n", "dtype: replaced by configurations (e.g. default+bf16-autocast)"),
+    (GOOD + "worthwhile: 0.9\n", "worthwhile: 0.9 is not allowed; allowed: a finite number from 1 to 100"),
     (GOOD + "timeout_s: -1\n", "timeout_s: -1 is not allowed"),
     (GOOD + "image: /no/such/file.jpg\n", "image: '/no/such/file.jpg' is not allowed; allowed: an existing image file"),
     (GOOD + "weights: pretrained\n", "weights: 'pretrained' is not allowed; allowed: auto or random with size 'tiny'"),
@@ -131,7 +138,7 @@ def test_image_that_is_not_an_image(tmp_path):
 def test_missing_file_and_lone_values():
     with pytest.raises(ConfigError, match="parameters file not found"):
         load_config("/no/such/params.yaml")
-    cfg = config_from_dict({"models": "vit", "batch_sizes": 2, "modes": "eager"})
+    cfg = config_from_dict({"models": "vit", "batch_sizes": 2, "configurations": "eager"})
     assert cfg.models == ("vit",) and cfg.batch_sizes == (2,)
 
 
@@ -161,16 +168,28 @@ def test_timeout_that_is_not_a_finite_number_is_refused(tmp_path, value, shown):
         load_config(write(tmp_path, GOOD + f"timeout_s: {value}\n"))
 
 
-def test_precision_and_layout_variant_settings():
-    cfg = BenchConfig(dtype="bfloat16", autocast=True, channels_last=True)
-    assert cfg.variant() == "bfloat16 autocast, channels_last" and BenchConfig().variant() == "float32"
-    assert cfg.settings_fingerprint() != BenchConfig(dtype="bfloat16").settings_fingerprint()
+def test_configurations_are_a_mode_and_its_modifiers_declared_once():
+    from bench_utils.config.configurations import configuration
+
+    frozen = configuration("max-autotune-no-cudagraphs+freezing")
+    assert (frozen.mode, frozen.precision, frozen.channels_last, frozen.compiled) == (
+        "max-autotune-no-cudagraphs", "float32", False, True)
+    # torch.compile takes a mode or options, not both: the mode's own options with the modifier's
+    assert frozen.compile_options() == {"options": {"max_autotune": True, "coordinate_descent_tuning": True,
+                                                    "freezing": True}}
+    assert configuration("default").compile_options() == {"mode": "default"}
+    bf16 = configuration("eager+bf16-autocast")
+    assert (bf16.compiled, bf16.precision, bf16.needs, bf16.words) == (False, "bfloat16", ("bf16",),
+                                                                       "eager in bfloat16 autocast")
+    assert configuration("reduce-overhead+fp16-autocast+channels-last").devices == ("cuda",)
+    assert configuration("default+channels-last").devices == ("cpu", "cuda")
+    assert configuration("default+freezing").compile_cost > configuration("default").compile_cost
+    for bad in ("default+freezing+freezing", "default+channels-last+freezing", "eager+bf16-autocast+fp16-autocast"):
+        with pytest.raises(ValueError):
+            configuration(bad)
     assert BenchConfig(cold_compile=True).settings_fingerprint() != BenchConfig().settings_fingerprint()
-    with pytest.raises(ConfigError, match="^autocast: True is not allowed; allowed: false with dtype float32"):
-        BenchConfig(autocast=True)
-    for key in ("autocast", "channels_last", "cold_compile"):
-        with pytest.raises(ConfigError, match=f"^{key}: 'yes' is not allowed; allowed: true or false"):
-            config_from_dict({key: "yes"})
+    with pytest.raises(ConfigError, match="^cold_compile: 'yes' is not allowed; allowed: true or false"):
+        config_from_dict({"cold_compile": "yes"})
 
 
 def test_profiles_of_one_command_each_need_a_results_folder_of_their_own():

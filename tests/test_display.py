@@ -59,8 +59,8 @@ def test_the_csv_shows_formulas_as_text(tmp_path):
 # --- a table on a page: its key columns shown, the rest behind a button ------------------------------
 
 def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():
-    frame = pd.DataFrame(columns=["label", "task_model", "batch_size", "mode", "status", "hostname", "duration_s",
-                                  "hardware"])
+    frame = pd.DataFrame(columns=["label", "task_model", "batch_size", "configuration", "status", "hostname",
+                                  "duration_s", "hardware"])
     options = table_options(frame, "placement", "Where")
     assert options["columnDefs"] == [{"visible": False, "targets": [0, 7]}]  # label, hardware
     assert options["buttons"] == [{"extend": "colvis", "text": "Columns (2 more)"}]
@@ -68,7 +68,7 @@ def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():
 
 
 def test_a_table_of_key_columns_only_has_no_button():
-    frame = pd.DataFrame(columns=["task_model", "batch_size", "mode", "status", "error"])
+    frame = pd.DataFrame(columns=["task_model", "batch_size", "configuration", "status", "error"])
     options = table_options(frame, "failures", "Failed", column_filters="header")
     assert "buttons" not in options and "columnDefs" not in options and options["column_filters"] == "header"
 
@@ -89,9 +89,9 @@ def test_a_shown_table_reads_in_words_with_its_key_columns_first_in_view(monkeyp
 
     shown = {}
     monkeypatch.setattr(itables, "show", lambda frame, **options: shown.update(frame=frame, options=options))
-    frame = pd.DataFrame({"model": ["vit"], "task_model": ["ViT-B/16"], "batch_size": [4.0], "mode": ["default"],
+    frame = pd.DataFrame({"model": ["vit"], "task_model": ["ViT-B/16"], "batch_size": [4.0], "configuration": ["default"],
                           "status": ["oom"], "error": ["CUDA out of memory"], "hostname": ["h"]})
     show_table(frame, "failures", "Failed cells")
-    assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Compile mode", "Status", "Error", "Host"]
+    assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Configuration", "Status", "Error", "Host"]
     assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "oom", "CUDA out of memory", "h"]
     assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]}]  # the host, one click away

@@ -6,7 +6,7 @@ import pandas as pd
 
 from bench_utils.report import explain
 
-CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "mode": "default", "variant": "float32",
+CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "configuration": "default", "mode": "default",
            "speedup": 1.6, "profile_ops_per_call": 12.0, "profile_op_ms": 2.0, "profile_compiled_ms": 1.5,
            "profile_overhead_ms": 0.25, "profile_call_ms": 3.75, "profile_kernels_per_call": None,
            "profile_top_ops": [["compiled code (Inductor)", 1.5], ["mkldnn::_convolution_pointwise", 1.8]],
@@ -33,11 +33,11 @@ def test_cuda_explanation_names_kernels_graph_replays_and_device_busy_share():
 def test_no_explanation_without_both_profiles_or_for_eager():
     assert explain.explanation(CPU_ROW | {"eager_profile_ops_per_call": math.nan}) == ""
     assert explain.explanation(CPU_ROW | {"profile_ops_per_call": None}) == ""
-    assert explain.explanation(CPU_ROW | {"mode": "eager"}) == ""
+    assert explain.explanation(CPU_ROW | {"configuration": "eager"}) == ""
 
 
 def test_explain_table_lists_profiled_compiled_cells_with_trace():
-    eager = CPU_ROW | {"mode": "eager", "speedup": 1.0}
+    eager = CPU_ROW | {"configuration": "eager", "speedup": 1.0}
     unprofiled = CPU_ROW | {"model": "vit", "profile_ops_per_call": math.nan}
     table = explain.explain_table(pd.DataFrame([unprofiled, eager, CPU_ROW]))
     assert list(table["model"]) == ["resnet"] and table.loc[0, "trace"] == "resnet-bs1-default-r0.json"
@@ -53,3 +53,15 @@ def test_top_ops_chart_has_both_sides_per_operator():
     eager_bars, compiled_bars = ax.containers
     assert [b.get_width() for b in eager_bars] == [0.0, 0.0, 3.0, 1.0]
     assert [b.get_width() for b in compiled_bars] == [1.5, 1.8, 0.0, 0.0]
+
+
+def test_one_plain_sentence_says_where_the_time_per_call_changed_most():
+    # the convolutions: 3.0 ms per call eager, none by that name compiled (oneDNN's fused op instead)
+    assert explain.why_sentence(CPU_ROW) == "eager spends 3 ms per call in convolutions; default spends 0 ms " \
+                                            "(1.5 ms per call in fused compiled code)"
+    copying = CPU_ROW | {"eager_profile_top_ops": [["aten::copy_", 76.0]], "eager_profile_call_ms": 90.0,
+                         "profile_top_ops": [["aten::copy_", 0.4]]}
+    assert explain.why_sentence(copying).startswith("eager spends 76 ms per call copying tensors; default spends 0.4 ms")
+    same = CPU_ROW | {"profile_top_ops": CPU_ROW["eager_profile_top_ops"], "profile_overhead_ms": 1.0}
+    assert explain.why_sentence(same) == "no part of the call changes by more than 5%: default runs about as eager does"
+    assert explain.why_sentence(CPU_ROW | {"eager_profile_call_ms": None}) == ""

@@ -124,19 +124,19 @@ def test_report_counts_failed_and_missing_cells_of_a_partial_run(fault_sweep, tm
     df = to_dataframe(rows)
     assert failures_table(df)[["batch_size", "status"]].values.tolist() == [
         [2, "ERROR"], [3, "CRASHED"], [4, "CRASHED"]]
-    assert missing_cells(df, cfg.cells())[["batch_size", "mode"]].values.tolist() == [[5, "eager"]]
+    assert missing_cells(df, cfg.cells())[["batch_size", "configuration"]].values.tolist() == [[5, "eager"]]
 
 
 def test_compile_error_becomes_an_error_row(tmp_path):
-    params = tiny_params(tmp_path, modes=["eager", "default"], iterations=4)
+    params = tiny_params(tmp_path, configurations=["eager", "default"], iterations=4)
     results = tmp_path / "results.jsonl"
     proc = run_cli("run", params, "--results", results, "--quiet", env={FAULT: "vit/1/default=compile-error"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     # one round: the compiled worker fails while preparing, the eager one times its blocks alone
     assert summary_line(proc.stdout, "1 jobs: 0 already done, 1 error, 1 ok", results), proc.stdout
     eager, row = read_results(results).rows
-    assert eager.mode == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
-    assert row.mode == "default" and row.status == "error"
+    assert eager.configuration == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
+    assert row.configuration == "default" and row.status == "error"
     assert row.error.startswith("InjectedFault: injected fault: compile-error [faults.py:")
     assert row.compile_s is None and row.latency_ms_median is None and row.weights == "random"
 

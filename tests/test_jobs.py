@@ -10,7 +10,7 @@ from bench_utils.results.writer import ResultsWriter
 from bench_utils.sweep.jobs import (Job, Round, SettingsMismatchError, done_keys, first_rounds, job_row,
                                     pending_study_jobs, read_cell_rows, round_pending, study_jobs)
 
-CFG = BenchConfig(label="test", models=("vit", "resnet"), batch_sizes=(1, 4), modes=("eager", "default"), repeats=2)
+CFG = BenchConfig(label="test", models=("vit", "resnet"), batch_sizes=(1, 4), configurations=("eager", "default"), repeats=2)
 
 
 def row(cfg, model, batch_size, mode, repeat=0, status="ok"):
@@ -32,7 +32,7 @@ def test_first_rounds_are_round_major_so_a_cells_rounds_spread_over_the_run():
     assert [(r.model, r.batch_size, r.repeat) for r in rounds] == [
         ("vit", 1, 0), ("vit", 4, 0), ("resnet", 1, 0), ("resnet", 4, 0),
         ("vit", 1, 1), ("vit", 4, 1), ("resnet", 1, 1), ("resnet", 4, 1)]
-    assert all(r.modes == ("eager", "default") for r in rounds)
+    assert all(r.configurations == ("eager", "default") for r in rounds)
     # the same processes as the config's runs, grouped by round
     assert [(j.model, j.batch_size, j.option, j.repeat) for r in rounds for j in r.jobs] == CFG.runs()
 
@@ -100,7 +100,7 @@ def test_a_jobs_row_type_and_identity_give_the_key_its_row_is_found_by():
     assert row_type is ServingResult and identity == SERVING.identity(cfg, "vit", "auto", cfg.device)
     row_type, identity = job_row(cfg, Job("compile-cost", "vit", 4, "regional"))
     assert row_type is CompileCostResult and row_type(**identity, status="ok").key == (
-        "vit", cfg.size, 4, cfg.dtype, cfg.compiled_mode(), "regional")
+        "vit", cfg.size, 4, cfg.compiled_configuration().name, "regional")
 
 
 def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_the_first_pass():

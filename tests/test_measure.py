@@ -13,7 +13,7 @@ FAST = dict(target_halfwidth=0.0, size="tiny", device="cpu", weights="random", m
 
 
 def test_eager_cell_row_numbers():
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=5, warmup=1, blocks=4, **FAST)
+    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=5, warmup=1, blocks=4, **FAST)
     row = measure_cell(cfg, "resnet", 2, "eager", repeat=1)
     assert row.status == "ok" and row.error == "" and row.repeat == 1
     # at least `iterations` calls and at least min_time_s seconds of them, in `blocks` blocks of at
@@ -29,7 +29,7 @@ def test_eager_cell_row_numbers():
 
 
 def test_failures_become_statuses(monkeypatch):
-    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=2, **FAST)
+    cfg = BenchConfig(models=("vit",), configurations=("eager",), iterations=2, **FAST)
     monkeypatch.setenv("BENCH_UTILS_FAULT", "vit/1/eager=oom;vit/2/eager=eager-error")
     oom = measure_cell(cfg, "vit", 1, "eager")
     assert oom.status == "oom" and oom.error.startswith("MemoryError: injected fault: out of memory")
@@ -75,23 +75,23 @@ def test_a_damaged_inductor_cache_entry_names_the_folder_to_delete(monkeypatch):
     assert text.endswith("(a damaged Inductor cache entry? delete /tmp/my-cache and run again)")
 
 
-def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
+def test_freezing_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "user-cache"))
-    cfg = BenchConfig(models=("resnet",), modes=("eager", "default"), iterations=4, warmup=1, dtype="bfloat16",
-                      autocast=True, channels_last=True, cold_compile=True, **FAST)
-    row = measure_cell(cfg, "resnet", 1, "default")
+    name = "default+freezing+channels-last"
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=4, warmup=1, cold_compile=True,
+                      **FAST)
+    row = measure_cell(cfg, "resnet", 1, name)
     assert row.status == "ok", row.error
     assert row.fx_cache_misses >= 1 and row.fx_cache_hits == 0  # compile_s was a cold compile
-    assert (row.dtype, row.autocast, row.channels_last) == ("bfloat16", True, True)
+    assert row.configuration == name and row.accuracy_reference == "elementwise"  # float32: within tolerance
     assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
-    assert row.accuracy_reference == "float64"  # bfloat16: both outputs measured against a float64 run
     # the user's cache setting is back afterwards, and holds what the cold compile generated
     import os
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
     assert [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
     # a later round compiles once, with the user's cache the first filled: warm, clearly cheaper
-    again = measure_cell(cfg, "resnet", 1, "default", repeat=1)
+    again = measure_cell(cfg, "resnet", 1, name, repeat=1)
     assert again.status == "ok" and 0 < again.compile_s < row.compile_s / 2
     assert again.fx_cache_hits >= 1 and again.fx_cache_misses == 0
     # the cell: round 0's cold compile, and the later rounds' compile as its warm compile
@@ -100,7 +100,7 @@ def test_autocast_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
 
 
 def test_a_process_times_blocks_when_asked_and_keeps_its_first_failure(monkeypatch, tmp_path):
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=6, warmup=1, blocks=3, profile=False, **FAST)
+    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=6, warmup=1, blocks=3, profile=False, **FAST)
     process = CellProcess(Task(cfg, Job(CELL, "resnet", 1, "eager", 2), tmp_path / "results.jsonl"))
     process.prepare()
     assert not process.failed and process.fields["samples_s"] == []  # prepared: warmed up, nothing timed
@@ -127,8 +127,11 @@ def test_a_process_times_blocks_when_asked_and_keeps_its_first_failure(monkeypat
     assert row.latency_ms_median is None and row.repeat == 2  # no numbers from a failed process
 
 
-def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=2, dtype="bfloat16", autocast=True, **FAST)
+def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype_where_native():
+    from bench_utils.config.configurations import configuration
+
+    name = "eager+bf16-autocast"
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=2, **FAST)
     import bench_utils.measure.cell as measure
 
     seen = {}
@@ -141,12 +144,16 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype():
 
     measure.load_model = spy
     try:
-        with measure.precision_context(cfg, "cpu"):
+        with measure.precision_context(configuration(name), "cpu"):
             assert torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.is_autocast_enabled("cpu")
-        row = measure_cell(cfg, "resnet", 1, "eager")
+        row = measure_cell(cfg, "resnet", 1, name)
     finally:
         measure.load_model = real_load
-    assert row.status == "ok" and seen["weights_dtype"] == torch.float32
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():  # emulated it would be slower: not measured, said so
+        assert row.status == "unsupported" and row.error.startswith("this CPU has no native bfloat16 (")
+        assert "weights_dtype" not in seen  # refused before loading the model
+        return
+    assert row.status == "ok" and seen["weights_dtype"] == torch.float32 and row.accuracy_reference == "task"
 
 
 def test_the_timed_phase_reads_its_peak_memory_before_anything_after_it():
@@ -154,14 +161,14 @@ def test_the_timed_phase_reads_its_peak_memory_before_anything_after_it():
     by the caller after the accuracy check's temporaries."""
     from bench_utils.measure.cell import timed_phase
 
-    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=3, warmup=1, **FAST)
+    cfg = BenchConfig(models=("vit",), configurations=("eager",), iterations=3, warmup=1, **FAST)
     fields = timed_phase(lambda: torch.ones(64, 64).sum(), cfg, "cpu")
     assert len(fields["samples_s"]) >= 3 and fields["peak_mem_mb"] > 100  # the process's RSS peak, MiB
 
 
 def test_no_minimum_time_still_warms_up_and_times_its_calls():
     # min_time_s 0: blocks of `iterations` calls only; warm-up windows keep their floor (schedule.MIN_WINDOW_S)
-    cfg = BenchConfig(models=("resnet",), modes=("eager",), iterations=4, warmup=1, blocks=2, profile=False, size="tiny",
+    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=4, warmup=1, blocks=2, profile=False, size="tiny",
                       device="cpu", weights="random", min_time_s=0.0, max_warmup_s=0.5)
     row = measure_cell(cfg, "resnet", 1, "eager")
     assert row.status == "ok", row.error

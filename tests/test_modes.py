@@ -1,5 +1,4 @@
-from bench_utils.config.modes import (COMPILE_MODES, CUDAGRAPH_MODES, EXTRA_WARMUP_CALLS, MODE_COLOUR, MODE_TABLE,
-                                      MODES)
+from bench_utils.config.modes import COMPILE_MODES, CUDAGRAPH_MODES, EXTRA_WARMUP_CALLS, MODES
 
 
 def test_the_mode_table_defines_every_mode_list_the_project_uses():
@@ -11,17 +10,15 @@ def test_the_mode_table_defines_every_mode_list_the_project_uses():
                                   "max-autotune-no-cudagraphs": 1}
 
 
-def test_each_mode_keeps_a_colour_of_its_own():
-    assert sorted(MODE_COLOUR.values()) == list(range(len(MODE_TABLE)))
-
-
-def test_charts_colour_modes_from_the_table():
+def test_a_configuration_keeps_its_colour_on_every_chart_of_a_page_eager_first():
     import seaborn as sns
 
-    from bench_utils.report.charts import MODE_COLORS
+    from bench_utils.report.charts import colours
 
-    palette = sns.color_palette("colorblind", len(MODE_TABLE))
-    assert MODE_COLORS == {mode.name: palette[mode.colour] for mode in MODE_TABLE}
+    names = ["default+freezing", "eager", "default", "max-autotune-no-cudagraphs+freezing"]
+    palette = sns.color_palette("colorblind", 4)
+    assert colours(names) == {"eager": palette[0], "default": palette[1], "default+freezing": palette[2],
+                              "max-autotune-no-cudagraphs+freezing": palette[3]}
 
 
 def test_every_mode_prices_its_cold_and_warm_compile():

@@ -26,19 +26,19 @@ def my_vit(tmp_path_factory):
 
 def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
     params = tiny_params(tmp_path, models=[{"name": "my-vit", "checkpoint": str(my_vit)}],
-                         modes=["eager", "default"], weights="auto")
+                         configurations=["eager", "default"], weights="auto")
     results = tmp_path / "r.jsonl"
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read_results(results).rows
-    assert [(r.model, r.mode, r.status) for r in rows] == [("my-vit", "eager", "ok"), ("my-vit", "default", "ok")]
+    assert [(r.model, r.configuration, r.status) for r in rows] == [("my-vit", "eager", "ok"), ("my-vit", "default", "ok")]
     assert all(r.weights == "pretrained" and r.weights_note == f"your checkpoint {my_vit.name}" for r in rows)
     assert rows[0].task == "image-classification" and rows[0].checkpoint == str(my_vit)  # task from config.json
     df = load_dataframe(results)
     compiled = df[df["mode"] == "default"].iloc[0]
     assert compiled["speedup"] > 0 and compiled["accuracy_ok"]
     verdict = verdicts(df).iloc[0]
-    assert verdict["model"] == "my-vit" and verdict["summary"].startswith("my-vit: ")
+    assert verdict["model"] == "my-vit" and verdict["summary"].startswith("my-vit (batch 1, CPU): ")
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -11,7 +11,8 @@ def test_header_comes_first_then_the_verdict_legend_caveats_and_links():
     order = [html.index(part) for part in ("bench-header", "Should you compile?", "bench-verdict", "bench-legend",
                                            "Random weights", f'href="{CELLS_CSV}"')]
     assert order == sorted(order)
-    assert "Compile (default mode): 2.00× faster" in html and "pays back after 1,500 calls" in html
+    assert "Compile — compile (default mode): 2.00× faster" in html and "pays back after 1,500 calls" in html
+    assert "batch 1, float32, CPU" in html  # for what: on the first screen, beside the answer
 
 
 def test_text_from_the_rows_is_escaped():

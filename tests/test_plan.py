@@ -9,7 +9,7 @@ from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.sweep import plan
 from conftest import REPO, run_cli
 
-GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), modes=("eager", "default"), device="cuda",
+GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), configurations=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
            cold_compile=False, timeout_s=1800.0, blocks=4)
 
@@ -24,7 +24,7 @@ def test_guide_latency_of_a_published_cell_and_none_elsewhere():
 def _round(cfg, repeat=0, known=None):
     from bench_utils.sweep.jobs import Round
 
-    return plan.round_estimate(cfg, Round("vit", 1, repeat, cfg.modes), "cuda", known or {}, "A100")
+    return plan.round_estimate(cfg, Round("vit", 1, repeat, cfg.configurations), "cuda", known or {}, "A100")
 
 
 def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
@@ -53,13 +53,13 @@ def test_on_a_cpu_every_workers_preparation_counts():
     # one at a time (runner: jobs.prepares_one_at_a_time): the starts and warm-ups of both workers add up
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "rounds_per_process": 1}))
     side_by_side = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
-    alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.modes), "cpu", {}, None)
+    alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.configurations), "cpu", {}, None)
     assert alone.seconds["start"] == 2 * plan.START_S["cpu"] and side_by_side.seconds["start"] == plan.START_S["cuda"]
     assert alone.seconds["warm compile"] == plan.CPU_COMPILE_S[1]  # eager compiles nothing
 
 
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():
-    cfg = BenchConfig(**(GPU | {"modes": ("eager", "max-autotune")}))
+    cfg = BenchConfig(**(GPU | {"configurations": ("eager", "max-autotune")}))
     assert _round(cfg).seconds["cold compile"] == 480.0  # default's 60 s + FastVideo's 419 s of autotuning
     assert _round(cfg, repeat=1).seconds["warm compile"] == 8.0  # the cache holds the autotuned kernels: as default
 
@@ -79,19 +79,19 @@ def test_plan_flags_workers_near_the_timeout_and_suggests_trims_past_an_hour():
     risky = plan.too_long(cfg, estimates)  # the cold compiled worker: 1.5 x (64.5 + 2.3) s > 60 s
     assert [(e.round.repeat, mode) for e, mode, _ in risky] == [(0, "default")]
     big = BenchConfig(**(GPU | {"models": MODEL_NAMES, "batch_sizes": (1, 4, 16),
-                                "modes": ("eager", "default", "reduce-overhead"), "repeats": 3}))
+                                "configurations": ("eager", "default", "reduce-overhead"), "repeats": 3}))
     text = plan.plan_text(big, "big.yaml")
-    assert "over an hour; to trim: drop batch size" in text and "drop mode reduce-overhead" in text
+    assert "over an hour; to trim: drop batch size" in text and "drop configuration reduce-overhead" in text
 
 
 def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
     params = tmp_path / "a100.yaml"
-    params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, default]\n"
+    params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nconfigurations: [eager, default]\n"
                       "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\niterations: 30\nmin_time_s: 1\n")
     proc = run_cli("plan", params, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch sizes x 3 repeats; a worker per mode in each)")
+    assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch sizes x 3 repeats; a worker per configuration in each)")
     assert lines[1].startswith("  estimated ") and "at least" not in lines[1]  # the guide has both models' latencies
     assert lines[2].startswith("  where it goes: start ") and "cold compile" in lines[2] and "timing" in lines[2]
     assert [line.split()[0] for line in lines if line.startswith("    ")] == ["vit", "resnet"]

@@ -10,7 +10,7 @@ from bench_utils.measure import profiling
 from conftest import measure_cell
 
 FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", batch_sizes=(1,),
-            modes=("eager", "default"), warmup=1, iterations=2,
+            configurations=("eager", "default"), warmup=1, iterations=2,
             min_time_s=0.0, max_warmup_s=0.0, repeats=1, cold_compile=False, profile=True)
 
 
@@ -54,7 +54,7 @@ def test_trace_is_written_for_perfetto(profiled):
 
 
 def test_profile_runs_in_repeat_zero_only(tmp_path):
-    cfg = BenchConfig(**(FAST | {"modes": ("eager",)}))
+    cfg = BenchConfig(**(FAST | {"configurations": ("eager",)}))
     later = measure_cell(cfg, "resnet", 1, "eager", 1, tmp_path / "results.jsonl")
     assert later.status == "ok" and later.profile_calls is None and not (tmp_path / "traces").exists()
 

@@ -5,9 +5,9 @@ from conftest import make_row
 VIT = "ViT-B/16"
 
 
-def row(model="vit", batch_size=1, mode="eager", ms=None, status="ok", **extra):
+def row(model="vit", batch_size=1, configuration="eager", ms=None, status="ok", **extra):
     env = {"device_name": "Test CPU", "torch": "2.9", "transformers": "4.50", "hostname": "h"}
-    return make_row(model, batch_size, mode, ms, status, env=env, weights_note="offline", **extra)
+    return make_row(model, batch_size, configuration, ms, status, env=env, weights_note="offline", **extra)
 
 
 def test_run_facts_make_random_weights_loud():

@@ -90,8 +90,8 @@ def ours(model, batch_size, mode, speedup, status="ok"):
     """Our eager cell at 10 ms and a compiled cell `speedup` times faster (the speedup is derived)."""
     env = {"device_name": "NVIDIA H100", "torch": "2.5.1"}
     common = dict(model=model, batch_size=batch_size, label="H100", size="full", device="cuda", env=env)
-    return [make_row(mode="eager", ms=EAGER_MS, **common),
-            make_row(mode=mode, ms=EAGER_MS / speedup, status=status, **common)]
+    return [make_row(configuration="eager", ms=EAGER_MS, **common),
+            make_row(configuration=mode, ms=EAGER_MS / speedup, status=status, **common)]
 
 
 def test_compare_with_reference_one_gpu():

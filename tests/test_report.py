@@ -37,13 +37,13 @@ def test_gpu_profiles_run_the_guides_matrix(name):
     assert cfg.models == MODEL_NAMES and cfg.batch_sizes == (1, 4, 16)
     # 30 calls and 1 s per process, over 3 rounds: 90 calls per cell and mode at least
     assert (cfg.iterations, cfg.min_time_s, cfg.repeats) == (30, 1.0, 3)
-    assert cfg.size == "full" and cfg.device == "cuda" and cfg.dtype == "float32" and cfg.modes[:2] == ("eager", "default")
+    assert cfg.size == "full" and cfg.device == "cuda" and cfg.configurations[:2] == ("eager", "default")
 
 
 def test_guide_subset_profiles():
     reduce = load_config(PARAMETERS / "reduce-overhead.yaml")
     assert reduce.models == ("convnext", "resnet", "conditional-detr", "deeplabv3-mobilenet")
-    assert reduce.batch_sizes == (1, 4) and "reduce-overhead" in reduce.modes
+    assert reduce.batch_sizes == (1, 4) and "reduce-overhead" in reduce.configurations
     nightly = load_config(PARAMETERS / "nightly.yaml")
     assert nightly.models == ("beit", "detr") and nightly.batch_sizes == (1, 4, 16)
 
@@ -56,7 +56,7 @@ def test_notebook_defaults_are_the_default_cpu_report_on_any_device():
     from bench_utils.config.bench_config import BenchConfig
 
     defaults = _notebook_defaults(NOTEBOOK)
-    assert set(defaults) == set(PARAMETER_NAMES) | {"results_path", "measure"}
+    assert set(defaults) == set(PARAMETER_NAMES) | {"results_path", "measure", "params_file"}
     config_defaults = BenchConfig().to_dict()
     assert {k: defaults[k] for k in config_defaults} == config_defaults  # the notebook's defaults are BenchConfig's
     # "Run all" measures what `make report` measures without a GPU, on the GPU when there is one, into a
@@ -175,14 +175,14 @@ def hostile_report(tmp_path_factory):
     from conftest import synthetic_row
 
     tmp = tmp_path_factory.mktemp("hostile")
-    params = tiny_params(tmp, label=HOSTILE, modes=["eager", "default"])
+    params = tiny_params(tmp, label=HOSTILE, configurations=["eager", "default"])
     cfg = load_config(params)
     env = {"device": "cpu", "device_name": f"CPU {HOSTILE}", "torch": f"2.{HOSTILE}", "hostname": HOSTILE,
            "transformers": "5", "torch_threads": 2}
     out = tmp / "reports"
     with ResultsWriter(report.profile_results(cfg, out)) as writer:
         for model in ("vit", "<script>alert(1)</script>"):
-            for mode in cfg.modes:
+            for mode in cfg.configurations:
                 row = synthetic_row(cfg, "vit", 1, mode, 4.0)
                 writer.append(type(row)(**{**row.__dict__, "model": model, "env": env, "weights": HOSTILE,
                                            "weights_note": HOSTILE}))

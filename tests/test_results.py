@@ -13,23 +13,23 @@ from bench_utils.results.writer import ResultsLockedError, ResultsWriter
 ENV = {"device_name": "Test CPU", "torch": "2.x", "hostname": "h"}
 
 
-def make_row(model="vit", batch_size=1, mode="eager", status="ok", **extra):
-    return fixture_row(model=model, batch_size=batch_size, mode=mode, status=status, label="CPU",
+def make_row(model="vit", batch_size=1, configuration="eager", status="ok", **extra):
+    return fixture_row(model=model, batch_size=batch_size, configuration=configuration, status=status, label="CPU",
                        env=ENV, **extra)
 
 
 def test_rows_round_trip_and_later_row_of_a_cell_wins(tmp_path):
     path = tmp_path / "r.jsonl"
     with ResultsWriter(path) as writer:
-        writer.append(make_row(mode="eager"))
-        writer.append(make_row(mode="default", status="error", error="boom"))
-        writer.append(make_row(mode="default", ms=1.5))  # retried cell
-        writer.append(make_row(mode="eager", repeat=1, ms=2.5))  # another process of a cell: kept
+        writer.append(make_row(configuration="eager"))
+        writer.append(make_row(configuration="default", status="error", error="boom"))
+        writer.append(make_row(configuration="default", ms=1.5))  # retried cell
+        writer.append(make_row(configuration="eager", repeat=1, ms=2.5))  # another process of a cell: kept
     loaded = read_results(path)
     assert loaded.skipped_lines == []
-    assert [(r.mode, r.repeat, r.status, r.latency_ms_median) for r in loaded.rows] == [
+    assert [(r.configuration, r.repeat, r.status, r.latency_ms_median) for r in loaded.rows] == [
         ("eager", 0, "ok", 2.0), ("default", 0, "ok", 1.5), ("eager", 1, "ok", 2.5)]
-    assert loaded.rows[0] == make_row(mode="eager")
+    assert loaded.rows[0] == make_row(configuration="eager")
 
 
 def test_truncated_last_line_is_skipped_and_reported_then_repaired(tmp_path):
@@ -98,7 +98,7 @@ def test_second_writer_is_refused_while_first_holds_the_file(tmp_path):
 
 
 def test_dataframe_has_one_row_per_cell_with_env_columns(tmp_path):
-    rows = [make_row(batch_size=b, mode=m) for b in (1, 4) for m in ("eager", "default")]
+    rows = [make_row(batch_size=b, configuration=m) for b in (1, 4) for m in ("eager", "default")]
     frame = to_dataframe(rows)
     assert frame.shape[0] == 4
     assert {"latency_ms_median", "compile_s", "peak_mem_mb", "hardware", "torch"} <= set(frame.columns)
@@ -114,8 +114,8 @@ def test_dataframe_has_one_row_per_cell_with_env_columns(tmp_path):
 
 
 def test_repeats_of_a_cell_combine_into_one_row_paired_with_its_eager_cell():
-    rows = [make_row(mode="eager", ms=2.0, repeat=0), make_row(mode="default", ms=1.0, repeat=0),
-            make_row(mode="eager", ms=2.2, repeat=1), make_row(mode="default", ms=1.1, repeat=1)]
+    rows = [make_row(configuration="eager", ms=2.0, repeat=0), make_row(configuration="default", ms=1.0, repeat=0),
+            make_row(configuration="eager", ms=2.2, repeat=1), make_row(configuration="default", ms=1.1, repeat=1)]
     frame = to_dataframe(rows, with_samples=True)
     assert frame["mode"].tolist() == ["eager", "default"] and frame["repeats"].tolist() == [2, 2]
     assert frame["repeats_ok"].tolist() == [2, 2] and frame["between_process"].tolist() == [True, True]
@@ -153,9 +153,9 @@ def test_missing_results_file_is_a_clear_error(tmp_path):
 def test_an_ok_row_without_samples_counts_as_a_failed_process():
     from conftest import make_row as row
 
-    only = to_dataframe([row(mode="eager", samples_s=[])])
+    only = to_dataframe([row(configuration="eager", samples_s=[])])
     assert only.loc[0, "status"] == "error" and "status ok but no samples" in only.loc[0, "error"]
-    mixed = to_dataframe([row(mode="eager", samples_s=[]), row(mode="eager", repeat=1)])
+    mixed = to_dataframe([row(configuration="eager", samples_s=[]), row(configuration="eager", repeat=1)])
     assert mixed.loc[0, "status"] == "ok" and mixed.loc[0, "repeats_ok"] == 1
     assert mixed.loc[0, "failed_processes"] == 1 and mixed.loc[0, "error"] == "the row has status ok but no samples"
 
@@ -203,7 +203,7 @@ def blocked_row(mode: str, repeat: int, block_ms: tuple, **extra):
     from conftest import fixture_samples
 
     samples = [s for ms in block_ms for s in fixture_samples(ms, 5)]
-    return fixture_row(mode=mode, ms=block_ms[0], repeat=repeat, samples_s=samples,
+    return fixture_row(configuration=mode, ms=block_ms[0], repeat=repeat, samples_s=samples,
                        block_lengths=[5] * len(block_ms), **extra)
 
 
@@ -235,7 +235,7 @@ def test_only_rounds_both_modes_measured_are_paired():
 
     rows = [blocked_row("eager", r, (2.0, 2.0)) for r in range(3)] + [
         blocked_row("default", 0, (1.0, 1.0)), blocked_row("default", 1, (1.0, 1.25)),
-        fixture_row(mode="default", status="crashed", repeat=2)]
+        fixture_row(configuration="default", status="crashed", repeat=2)]
     record = next(r for r in cells(rows) if r["mode"] == "default")
     assert record["paired_rounds"] == 2 and record["repeats_ok"] == 2
     assert record["speedup"] == pytest.approx(np.exp((np.log(2) + np.log(2) + np.log(2) + np.log(1.6)) / 4))

@@ -18,53 +18,54 @@ class FakeWorker:
 
     def __init__(self, events: list, plan: dict, cfg: BenchConfig):
         self.events, self.plan, self.cfg = events, plan, cfg
-        self.seconds, self.mode, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
+        self.seconds, self.configuration, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
 
     def send(self, command, payload=None):
         if command == "cell":  # the task, typed: the settings as validated once, never re-parsed
-            self.mode, self.repeat = payload.job.option, payload.job.repeat
+            self.configuration, self.repeat = payload.job.option, payload.job.repeat
             assert payload.job.model == "vit" and payload.cfg is self.cfg
         if command == "round":
             self.repeat = payload
-        self.events.append((self.mode, "send " + command))
+        self.events.append((self.configuration, "send " + command))
 
     def new_deadline(self):
-        self.events.append((self.mode, "new deadline"))
+        self.events.append((self.configuration, "new deadline"))
 
     def receive(self):
-        self.events.append((self.mode, "receive"))
-        if self.plan.get(self.mode) == "fails to prepare":
+        self.events.append((self.configuration, "receive"))
+        if self.plan.get(self.configuration) == "fails to prepare":
             return "failed", self._row("error", "RuntimeError: no")
         return "ready", None
 
     def ask(self, command, payload=None):
         if command == "block" and payload:
-            self.events.append((self.mode, "untimed call"))
-        self.events.append((self.mode, command))
+            self.events.append((self.configuration, "untimed call"))
+        self.events.append((self.configuration, command))
         if command == "block":
             self.blocks += 1
-            if self.plan.get(self.mode) == "crashes in block 2" and self.blocks == 2:
+            if self.plan.get(self.configuration) == "crashes in block 2" and self.blocks == 2:
                 raise WorkerLost("crashed", "worker process killed by SIGSEGV; log: boom")
             return "timed", None
         return "row", self._row("ok", "")
 
     def close(self):
-        self.events.append((self.mode, "close"))
+        self.events.append((self.configuration, "close"))
 
     def _row(self, status, error):
-        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.mode, "cpu", self.repeat), status=status,
+        return BenchResult(**cell_fields(self.cfg, "vit", 1, self.configuration, "cpu", self.repeat), status=status,
                            error=error)
 
 
-def fake_round(monkeypatch, tmp_path, plan: dict, modes=("eager", "default", "max-autotune"), blocks=3,
+def fake_round(monkeypatch, tmp_path, plan: dict, configurations=("eager", "default", "max-autotune"), blocks=3,
                device="auto"):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=modes, blocks=blocks, settle_s=0.5,
-                      device=device)
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=configurations, blocks=blocks,
+                      settle_s=0.5, device=device)
     events = []
     monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
     monkeypatch.setattr(rounds_module.time, "sleep", lambda s: events.append((None, f"settle {s}")))
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
-        rows = rounds_module.run_round(cfg, Round("vit", 1, 3, modes), tmp_path / "results.jsonl", live, keep=False)
+        rows = rounds_module.run_round(cfg, Round("vit", 1, 3, configurations), tmp_path / "results.jsonl", live,
+                                       keep=False)
     return rows, events
 
 
@@ -81,7 +82,7 @@ def test_on_a_cpu_fresh_workers_prepare_one_at_a_time(monkeypatch, tmp_path):
 
 def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch, tmp_path):
     rows, events = fake_round(monkeypatch, tmp_path, {})
-    assert [(r.mode, r.repeat, r.status) for r in rows] == [("eager", 3, "ok"), ("default", 3, "ok"),
+    assert [(r.configuration, r.repeat, r.status) for r in rows] == [("eager", 3, "ok"), ("default", 3, "ok"),
                                                             ("max-autotune", 3, "ok")]
     # every worker is sent its cell before any is waited for: they build and compile at once
     assert events[:6] == [("eager", "send cell"), ("default", "send cell"), ("max-autotune", "send cell"),
@@ -115,7 +116,7 @@ def test_a_failed_or_lost_worker_becomes_its_row_and_the_others_go_on(monkeypatc
 
 
 def test_a_round_of_one_mode_times_its_blocks_back_to_back(monkeypatch, tmp_path):
-    rows, events = fake_round(monkeypatch, tmp_path, {}, modes=("eager",), blocks=4)
+    rows, events = fake_round(monkeypatch, tmp_path, {}, configurations=("eager",), blocks=4)
     assert [r.status for r in rows] == ["ok"]
     assert [what for _, what in events if what in ("block", "settle 0.5")] == ["settle 0.5"] + ["block"] * 4
 
@@ -133,11 +134,11 @@ def fake_workers(monkeypatch, cfg) -> tuple[list, list]:
 
 
 def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
                       settle_s=0.0, rounds_per_process=2)
     events, started = fake_workers(monkeypatch, cfg)
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
-        rows = [rounds_module.run_round(cfg, Round("vit", 1, repeat, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        rows = [rounds_module.run_round(cfg, Round("vit", 1, repeat, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
                 for repeat in range(3)]
     # rounds 0 and 1 in the workers round 0 started, round 2 in fresh ones (named after their first job)
     assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r2.log",
@@ -151,23 +152,23 @@ def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monk
 
 
 def test_a_failed_round_ends_its_workers_and_the_next_round_starts_fresh(monkeypatch, tmp_path):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
                       settle_s=0.0)
     events = []
     plan = {"default": "crashes in block 2"}  # the fake counts blocks over its life: round 1's block
     monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
-        first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
-        second = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
+        second = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
         assert not live.live  # a failure in a round ends its group's workers
-        third = rounds_module.run_round(cfg, Round("vit", 1, 2, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
+        third = rounds_module.run_round(cfg, Round("vit", 1, 2, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
     assert [r.status for r in first + second + third] == ["ok", "ok", "ok", "crashed", "ok", "ok"]
     assert [what for mode, what in events if mode == "eager" and what.startswith("send c")] == [
         "send cell", "send cell"]  # round 2: fresh workers
 
 
 def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
-    cfg = BenchConfig(label="test", models=("vit", "resnet", "segformer"), batch_sizes=(1,), modes=("eager",),
+    cfg = BenchConfig(label="test", models=("vit", "resnet", "segformer"), batch_sizes=(1,), configurations=("eager",),
                       live_groups=2, repeats=2)
     closed = []
 
@@ -178,7 +179,7 @@ def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
     monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: Counted([], {}, cfg))
     live = rounds_module.Sessions(cfg, tmp_path / "results.jsonl")
     for model in cfg.models:
-        session, fresh = live.open(Round(model, 1, 0, cfg.modes))
+        session, fresh = live.open(Round(model, 1, 0, cfg.configurations))
         session.workers["eager"].repeat = model
     assert fresh and list(live.live) == [("resnet", 1), ("segformer", 1)] and closed == ["vit"]  # least recent
     live.close_all()
@@ -220,17 +221,17 @@ def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(m
     same = failure_row(cfg, job, "timeout", "no reply within 300 s; log: study.log", 12.5)
     assert dataclasses.replace(row, started_at="") == dataclasses.replace(same, started_at="")
     cell = failure_row(cfg, Job("cell", "vit", 1, "default", 3), "timeout", "no reply", 12.5)
-    assert type(cell) is BenchResult and (cell.mode, cell.repeat, cell.status, cell.duration_s) == (
+    assert type(cell) is BenchResult and (cell.configuration, cell.repeat, cell.status, cell.duration_s) == (
         "default", 3, "timeout", 12.5)
 
 
 def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monkeypatch, tmp_path):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), modes=("eager", "default"), blocks=1,
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
                       settle_s=0.0, rounds_per_process=4)
     events, started = fake_workers(monkeypatch, cfg)
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
-        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.modes), tmp_path / "results.jsonl", live, keep=True)
-        rows = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.modes, new_workers=True), tmp_path / "results.jsonl", live, keep=True)
+        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
+        rows = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.configurations, new_workers=True), tmp_path / "results.jsonl", live, keep=True)
     assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r1.log",
                        "vit-bs1-default-r1.log"]  # round 1 in fresh workers, though rounds_per_process is 4
     assert [what for mode, what in events if mode == "eager" and what.startswith("send")] == [

@@ -14,7 +14,7 @@ TYPES = field_types(BenchResult)
 
 
 def _values(**changes) -> dict:
-    row = make_row(mode="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0)
+    row = make_row(configuration="default", ms=2.0, accuracy_ok=True, max_abs_diff=1e-6, compile_s=3.0)
     return json.loads(row.to_json()) | changes
 
 
@@ -34,7 +34,7 @@ def _values(**changes) -> dict:
     ({"fullgraph": 0}, "fullgraph: 0 is not true or false"),
     ({"batch_size": 0}, "batch_size: below 1"),
     ({"batch_size": 1.5}, "batch_size: 1.5 is not a whole number"),
-    ({"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
+    ({"configuration": "turbo"}, "configuration: 'turbo' is not a known configuration"),
     ({"max_abs_diff": -5.0}, "max_abs_diff: negative"),
     ({"label": 7}, "label: 7 is not text"),
 ])
@@ -55,7 +55,7 @@ def test_bad_rows_are_skipped_with_one_line_naming_the_first(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.warns(UserWarning, match=r"skipped 2 unreadable line\(s\): \[2, 3\]; line 2: accuracy_ok: 'false'"):
         loaded = read_results(path)
-    assert [row.mode for row in loaded.rows] == ["eager"]
+    assert [row.configuration for row in loaded.rows] == ["eager"]
 
 
 def test_rows_of_other_settings_or_labels_are_never_merged_into_a_cell(tmp_path):
@@ -75,7 +75,7 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
     from bench_utils.report.verdict import verdict_short
     from conftest import speedup_rows
 
-    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))).startswith("ViT-B/16: compile 2.00×")
+    assert verdict_short(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0)))[0].startswith("ViT-B/16: compile, 2.00×")
 
 
 def test_every_field_annotation_has_a_check():
@@ -120,12 +120,12 @@ def _study_rows():
     ("serving", {"steady_ms": ["2.0"]}, "steady_ms: ['2.0'] is not a mapping"),
     ("compile-cost", {"compile_s": "4.0"}, "compile_s: '4.0' is not a finite number"),
     ("compile-cost", {"samples_s": [0.0] * 5}, "samples_s: a value outside"),
-    ("compile-cost", {"mode": "turbo"}, "mode: 'turbo' is not a known mode"),
+    ("compile-cost", {"configuration": "turbo"}, "configuration: 'turbo' is not a known configuration"),
 ])
 def test_a_study_row_that_lies_is_skipped_and_named_as_a_cell_row_is(tmp_path, kind, lie, problem):
     from bench_utils.results.rows import read_rows
 
-    good = {"cell": make_row(mode="default", ms=2.0, compile_s=3.0), "serving": _study_rows()[0],
+    good = {"cell": make_row(configuration="default", ms=2.0, compile_s=3.0), "serving": _study_rows()[0],
             "compile-cost": _study_rows()[1]}[kind]
     row_type = type(good)
     assert row_problem(json.loads(good.to_json()), field_types(row_type)) == ""  # every field has its check

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bench_utils.selfcheck import Check, env_check, row_checks, skipped_profile, write_json
+from bench_utils.selfcheck import Check, env_check, row_checks, write_json
 from conftest import COMPILED_FIXTURE, make_row, run_cli
 
 
@@ -17,16 +17,21 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("PASS  clock: perf_counter: median sample ")
     names = [re.match(r"(PASS|FAIL|SKIP)  ([^:]+):", line).group(2) for line in lines]
-    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "environment record",
-                     "selfcheck cpu bf16 · eager", "selfcheck cpu bf16 · default", "environment record",
-                     "oversized batch"]
-    assert all(line.startswith("PASS") for line in lines[:-1]) and lines[-1].startswith("SKIP  oversized batch: CPU")
+    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "selfcheck cpu · default+freezing",
+                     "selfcheck cpu · eager+bf16-autocast", "selfcheck cpu · default+bf16-autocast",
+                     "environment record", "oversized batch"]
+    import torch
+
+    bf16 = torch.ops.mkldnn._is_mkldnn_bf16_supported()  # without native bfloat16 they say so: SKIP, not FAIL
+    expected = ["PASS"] * 4 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS", "SKIP"]
+    assert [line[:4] for line in lines] == expected, proc.stdout
+    assert bf16 or "this CPU has no native bfloat16" in lines[4]
     assert "8 of 8 checks passed or skipped, 0 failed" in proc.stderr
     sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
-    assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == ["PASS"] * 7 + ["SKIP"]
-    measured = [cell for cell in sent["cells"] if "mode" in cell]
-    assert [(c["label"], c["mode"]) for c in measured] == [("selfcheck cpu", "eager"), ("selfcheck cpu", "default"),
-                                                           ("selfcheck cpu bf16", "eager"), ("selfcheck cpu bf16", "default")]
+    assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == expected
+    measured = [cell for cell in sent["cells"] if "configuration" in cell]
+    assert [c["configuration"] for c in measured] == ["eager", "default", "default+freezing", "eager+bf16-autocast",
+                                                      "default+bf16-autocast"]
     assert measured[1]["profile_calls"] == 5 and measured[1]["profile_error"] == ""  # the profiled profile
     assert measured[1]["speedup"] > 0 and measured[0]["latency_ms_median"] > 0
     assert [c["environment"]["torch"] for c in sent["cells"] if "environment" in c] != []
@@ -47,24 +52,24 @@ def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
     from bench_utils.selfcheck import profiles
 
     cuda = profiles("cuda")
-    assert cuda[0].modes == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+    assert cuda[0].configurations == ("eager", "default", "reduce-overhead", "max-autotune",
+                                      "max-autotune-no-cudagraphs")
     assert cuda[0].profile and cuda[-1].profile  # the profiler pass is checked on CUDA too
-    assert [(c.dtype, c.autocast, c.channels_last) for c in cuda] == [
-        ("float32", False, False), ("float16", False, False), ("bfloat16", False, False), ("float16", True, True)]
-    assert cuda[-1].models == ("resnet",) and "reduce-overhead" in cuda[-1].modes  # channels_last on convolutions
+    assert cuda[1].configurations == ("eager", "default+fp16-autocast", "default+bf16-autocast")
+    assert cuda[-1].models == ("resnet",)  # channels_last on convolutions, with CUDA graphs too
+    assert "reduce-overhead+fp16-autocast+channels-last" in cuda[-1].configurations
     assert all(c.device == "cuda" and c.batch_sizes == (1,) and not c.cold_compile for c in cuda)
 
 
-@pytest.mark.parametrize("capability, skipped", [("7.5", True), ("7.0", True), ("8.0", False), ("9.0", False)])
-def test_bfloat16_is_skipped_below_capability_8_not_passed_at_x1(capability, skipped):
-    from bench_utils.selfcheck import profiles
+def test_a_configuration_the_device_lacks_is_a_skip_with_its_reason():
+    from bench_utils.results.aggregate import to_dataframe
 
-    bf16 = next(c for c in profiles("cuda") if c.dtype == "bfloat16")
-    check = skipped_profile(bf16, capability)
-    assert (check is not None) is skipped
-    if skipped:
-        assert check.status == "SKIP" and f"compute capability {capability}" in check.reason
-    assert all(skipped_profile(c, capability) is None for c in profiles("cuda") if c.dtype != "bfloat16")
+    rows = [make_row("vit", 1, "eager", 2.0),
+            make_row("vit", 1, "default+bf16-autocast", status="unsupported",
+                     error="this GPU has no native bfloat16 (compute capability 7.5)")]
+    checks = row_checks(to_dataframe(rows), "cuda")
+    assert checks[1] == Check("CPU · default+bf16-autocast", "SKIP",
+                              "this GPU has no native bfloat16 (compute capability 7.5)")
 
 
 def _cuda_rows(mode: str, **fields):
@@ -83,7 +88,7 @@ def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_
     assert [c.status for c in good] == ["PASS", "PASS"], [c.reason for c in good]
     cases = {"profiler failed: RuntimeError: CUPTI": dict(profile_error="RuntimeError: CUPTI"),
              "no memory in a CUDA-graph pool after timing": dict(cudagraph_pool_mb=0.0),
-             "compiled no graph, ran eager": dict(graph_count=0, dtype="bfloat16"),
+             "compiled no graph, ran eager": dict(graph_count=0),
              "partial CUDA-graph coverage: 30 of 50": dict(profile_launches_per_call=31.0),
              "the profiler saw no CUDA-graph replay": dict(profile_graph_replays_per_call=0.0,
                                                           profile_launches_per_call=0.0),

@@ -45,7 +45,7 @@ def test_every_row_holds_its_sequence_and_steady_state(rows):
         expected_compile_s = sum(ms for ms, c in zip(row.step_ms, row.step_compiled) if c) / 1000
         assert row.compile_total_s == pytest.approx(expected_compile_s)
         assert row.weights == "random" and row.env["torch"] == torch.__version__ and row.duration_s > 0
-    assert rows["eager"].mode == "eager" and rows["static"].mode == "default"
+    assert rows["eager"].configuration == "eager" and rows["static"].configuration == "default"
 
 
 def test_measured_rows_read_back_whole_through_the_row_schema(rows, tmp_path):
@@ -146,7 +146,7 @@ def test_the_loop_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch
     # two of the four settings: each study process compiles from an empty compiler cache (~30-60 s
     # here), and the behaviour of every setting is checked in-process above
     monkeypatch.setattr(serving, "SETTINGS", ("eager", "dynamic"))
-    cfg = serving_config(serving_batch_sizes=(2, 3), modes=("eager",), repeats=1)
+    cfg = serving_config(serving_batch_sizes=(2, 3), configurations=("eager",), repeats=1)
     results = tmp_path / "results.jsonl"
     line = run_sweep(cfg, results, progress=False).line()  # one eager round, then the study
     assert line.startswith("3 jobs: 0 already done, 3 ok") and line.endswith(f" -> {results}")

@@ -17,7 +17,7 @@ def serving_row(model: str, setting: str, step_ms=(), step_compiled=(), steady=N
                 **extra) -> ServingResult:
     """A made-up serving row (report fixtures only): steady is {batch size: median ms}."""
     values = dict(label="CPU", model=model, checkpoint="hub/id", task="image-classification", size="tiny",
-                  mode="eager" if setting == "eager" else "default", setting=setting, dtype="float32",
+                  configuration="eager" if setting == "eager" else "default", setting=setting,
                   device="cpu", settings="abc", status=status, sequence=list(SEQUENCE), step_ms=list(step_ms),
                   step_compiled=list(step_compiled), weights="random")
     if status == "ok":

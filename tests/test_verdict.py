@@ -1,88 +1,172 @@
-"""The verdict rules on fixture rows: compile, don't compile, inconclusive, no data."""
+"""The verdict on fixture rows: the race's recommendation against the margin, in words; one story per
+page (pay-back only where compiling is worth it, a compile cost on every line, caveats that set a model
+apart). Rows are made so each round's speedup is exactly what the test names."""
+
+import math
 
 import pytest
 
+from bench_utils.report.verdict import Rules, page_caveats, verdict_short, verdict_table, verdict_text, verdicts
+from bench_utils.results import decision
 from bench_utils.results.aggregate import to_dataframe
-from bench_utils.report.verdict import COMPILE, DONT, INCONCLUSIVE, NO_DATA, LEGEND, page_caveats, verdict_table, verdict_text, verdicts
-from conftest import make_row
+from conftest import COMPILED_FIXTURE, make_row
+
+EAGER_MS = 10.0
+NO_GAIN = (0.96, 0.90, 1.04, 0.92, 1.01, 0.97, 0.89, 1.03)  # about 0.96x (0.92-1.01x): not worth a compile
+CLEAR = (1.5, 1.52, 1.48, 1.5, 1.51, 1.49)  # 1.5x, tight: worth it
+SLOWER = (0.8, 0.82, 0.79, 0.81, 0.8, 0.8)
+STRADDLE = (1.02, 1.2, 1.05, 1.18, 1.1, 1.12)  # about 1.11x, its interval across 1.10x
 
 
-def cell(model, mode, ms, processes=(1.0,), **extra):
-    """A cell measured in len(processes) processes whose medians are ms x each factor."""
-    return [make_row(model, 1, mode, ms * k, repeat=r, **extra) for r, k in enumerate(processes)]
+def race_rows(model: str, speedups: dict, batch: int = 1, eager: dict | None = None, **common) -> list:
+    """Eager at EAGER_MS in every round, and each configuration at EAGER_MS / its speedup of that round
+    (two equal blocks per process: a round's speedup is exact). `speedups`: configuration -> per-round
+    speedups, or a dict of row fields with "speedups" among them."""
+    rounds = max(len(s if not isinstance(s, dict) else s["speedups"]) for s in speedups.values())
+    rows = [make_row(model, batch, "eager", EAGER_MS, repeat=r, **(common | (eager or {}) | {"block_lengths": [4, 6]}))
+            for r in range(rounds)]
+    for name, spec in speedups.items():
+        fields = dict(spec) if isinstance(spec, dict) else {"speedups": spec}
+        values = fields.pop("speedups")
+        # its blocks spread more than eager's: a round's block pairs differ, so one round has an interval
+        extra = ((COMPILED_FIXTURE if name != "eager+bf16-autocast" else {}) | {"graph_breaks": 0, "spread": 0.03}
+                 | common | fields | {"block_lengths": [4, 6]})
+        for r, s in enumerate(values):  # a cold compile in round 0; the later rounds in its workers compile nothing
+            compiled = {"compile_s": 33.3 if r == 0 and "eager" not in name else None}
+            rows.append(make_row(model, batch, name, EAGER_MS / s, repeat=r, **(extra | compiled)))
+    return rows
 
 
-# five rounds timed in two blocks each; the fifth ran in a stretch that slowed the compiled mode
-# alone: the interval over rounds is too wide to call, and that round disagrees with the others
-ROUND_4_OFF = (1.0, 1.01, 0.99, 1.0, 1.6)
+RULES = Rules(worthwhile=1.10, target_halfwidth=0.05, budget_min=8.0)
 
 
-def test_verdict_per_model():
-    rows = (cell("vit", "eager", 10.0, (1.0, 1.01, 0.99)) + cell("vit", "default", 5.0, (1.0, 1.01, 0.99), compile_s=30.0)
-            + cell("resnet", "eager", 10.0, (1.0, 1.01, 0.99)) + cell("resnet", "default", 20.0, (1.0, 1.01, 0.99), compile_s=9.0)
-            + cell("convnext", "eager", 10.0, (1.0,) * 5, block_lengths=[5, 5])
-            + cell("convnext", "default", 9.5, ROUND_4_OFF, compile_s=5.0, block_lengths=[5, 5])
-            + cell("beit", "eager", 10.0) + [make_row("beit", 1, "default", status="oom")])
-    table = verdicts(to_dataframe(rows)).set_index("model")
-    assert table.loc["vit", "verdict"] == COMPILE and table.loc["vit", "speedup"] == pytest.approx(2.0)
-    # 30 s of compiling, 5 ms saved per call: 6,000 calls
-    assert table.loc["vit", "breakeven_calls"] == pytest.approx(6000, rel=1e-3)
-    # every round of both modes moved together (x1, x1.01, x0.99): paired, the speedup is exactly 2 in each
-    assert table.loc["vit", "answer"] == "Compile (default mode): 2.00× faster, 95% sure between 2.00× and 2.00×"
-    # the later processes compiled warm (30 s each here): their median is the warm compile
-    assert table.loc["vit", "cost"] == ("pays back after 6,000 calls (30.0 s cold compile), 6,000 calls once the "
-                                        "cache is warm (30.0 s)")
-    assert table.loc["resnet", "verdict"] == DONT and "slower than eager with default mode at batch 1" in table.loc["resnet", "caveats"]
-    assert table.loc["resnet", "answer"].startswith("Don't compile: 0.500× (slower, 95% sure between")
-    assert table.loc["resnet", "cost"] == "—"  # pay-back only where compiling is significantly faster
-    assert table.loc["convnext", "verdict"] == INCONCLUSIVE
-    assert table.loc["convnext", "answer"].startswith("Can't tell: between ") and "rerun with more budget" in table.loc["convnext", "answer"]
-    assert table.loc["convnext", "cost"] == "—"
-    assert "round(s) 4 disagree with the others more than their spread explains" in table.loc["convnext", "caveats"]
-    assert table.loc["beit", "verdict"] == NO_DATA and "OOM" in table.loc["beit", "summary"]
-    # random weights hold for every model: said once per page, not on each line
-    assert "random" not in table.loc["vit", "caveats"]
-    assert any(note.startswith("Random weights") for note in page_caveats(to_dataframe(rows)))
+def verdict_of(rows, rules=RULES):
+    table = verdicts(to_dataframe(rows), rules).set_index(["model", "batch_size"])
+    return table
 
 
-def test_absurd_intervals_read_as_bounds_and_a_busy_machine_is_said_once():
-    from bench_utils.report.display import times
-    from bench_utils.report.notes import disturbance_words
-
-    assert (times(9.46e-06), times(15_100_000), times(1.234)) == ("<0.01×", ">100×", "1.23×")
-    # the cell's and its eager cell's shares: the larger, once (results/aggregate.py's busy_pct)
-    rows = (cell("vit", "eager", 10.0, (1.0, 1.01, 0.99), others_cpu_pct=85.0)
-            + cell("vit", "default", 5.0, (1.0, 1.01, 0.99), others_cpu_pct=86.0))
-    (record,) = [r for r in to_dataframe(rows).to_dict("records") if r["mode"] == "default"]
-    assert disturbance_words(record) == "other processes used 86% of the CPU"
-
-
-def test_warm_compile_pays_back_sooner():
-    """Finding 2: cold 30 s in the first process, 3 s in the later ones (they find the cache filled)."""
-    rows = cell("vit", "eager", 10.0, (1.0, 1.01, 0.99)) + [
-        make_row("vit", 1, "default", 5.0 * k, repeat=r, compile_s=30.0 if r == 0 else 3.0)
-        for r, k in enumerate((1.0, 1.01, 0.99))]
-    row = verdicts(to_dataframe(rows)).iloc[0]
-    assert row["compile_warm_s"] == pytest.approx(3.0)
-    assert row["breakeven_calls"] == pytest.approx(6000, rel=1e-3)
-    assert row["breakeven_warm_calls"] == pytest.approx(600, rel=1e-3)
-    assert "600 calls once the cache is warm (3.00 s)" in row["cost"]
+def test_a_gain_below_the_margin_is_an_answer_with_its_figures_and_compile_cost():
+    rows = race_rows("resnet", {"default": NO_GAIN})
+    row = verdict_of(rows).loc[("resnet", 1)]
+    assert row["verdict"] == decision.NO_GAIN
+    assert 1.0 <= row["speedup_ci95_high"] < 1.10 and row["speedup_ci95_low"] < 1.0  # not slower for sure
+    assert row["answer"].startswith(f"No worthwhile gain: {row['speedup']:.3g}× (")
+    assert "compile (default mode): at most" in row["answer"] and "below the 1.10× a compile must bring" in row["answer"]
+    assert row["cost"] == "33 s cold"  # one sample: two figures; shown although nothing pays back
+    assert math.isnan(row["breakeven_calls"]) and "pays back" not in row["summary"]
+    assert "ResNet-50 (batch 1, CPU)" in row["summary"]
 
 
-def test_a_faster_but_wrong_compile_is_not_recommended():
-    rows = cell("vit", "eager", 10.0, (1.0, 1.01)) + cell("vit", "default", 5.0, (1.0, 1.01), accuracy_ok=False,
-                                                         max_abs_diff=0.5, compile_s=3.0)
-    table = verdicts(to_dataframe(rows))
-    assert table.loc[0, "verdict"] == DONT and "output differs from eager by 0.5" in table.loc[0, "caveats"]
+def test_compile_when_the_whole_interval_clears_the_margin_and_it_pays_back():
+    rows = race_rows("vit", {"default": CLEAR}) + [make_row("vit", 1, "default", EAGER_MS / 1.5, repeat=6,
+                                                            compile_s=4.63)]
+    rows += [make_row("vit", 1, "eager", EAGER_MS, repeat=6)]
+    row = verdict_of(rows).loc[("vit", 1)]
+    assert row["verdict"] == decision.COMPILE and row["answer"].startswith("Compile — compile (default mode): 1.50× faster (")
+    # 33.3 s / (10 - 6.67 ms) saved per call = 10,000 calls; warm: 4.63 s -> 1,389
+    assert row["breakeven_calls"] == pytest.approx(33.3 / (EAGER_MS - EAGER_MS / 1.5) * 1000, rel=1e-3)
+    assert row["cost"] == "33 s cold, 4.63 s warm; pays back after 10,000 calls, 1,400 once the compile cache is warm"
 
 
-def test_one_process_per_cell_is_a_page_caveat_and_the_table_names_models_with_checkpoints():
-    rows = cell("vit", "eager", 10.0) + cell("vit", "default", 5.0, compile_s=3.0)
+def test_slower_and_cant_tell_say_why_and_what_settles_it():
+    table = verdict_of(race_rows("resnet", {"default": SLOWER}) + race_rows("vit", {"default": STRADDLE}))
+    assert table.loc[("resnet", 1), "verdict"] == decision.SLOWER
+    assert table.loc[("resnet", 1), "answer"].startswith("Don't compile — slower: 0.80")
+    vit = table.loc[("vit", 1)]
+    assert (vit["verdict"], vit["reason"]) == (decision.CANT_TELL, "budget")  # wider than the +-5% asked for
+    assert "straddles 1.10×: the budget ran out at ±" in vit["answer"]
+    assert "run the same command again with budget_min: 16 (measured rounds are kept)" in vit["answer"]
+    close = verdict_of(race_rows("vit", {"default": STRADDLE}), Rules(1.10, 0.5, 8.0)).loc[("vit", 1)]
+    assert (close["verdict"], close["reason"]) == (decision.CANT_TELL, "close")
+    assert "run again with target_halfwidth: 0.0" in close["answer"]
+
+
+@pytest.mark.parametrize("low, high, target, width, disturbed, outcome", [
+    (1.12, 1.3, 0.05, 0.07, False, ("compile", "")), (0.905, 1.025, 0.08, 0.06, False, ("no_gain", "")),
+    (0.95, 1.074, 0.08, 0.06, False, ("no_gain", "")), (0.8, 0.95, 0.05, 0.08, False, ("slower", "")),
+    (1.0, 1.2, 0.05, 0.09, False, ("cant_tell", "budget")), (1.0, 1.2, 0.10, 0.09, True, ("cant_tell", "busy")),
+    (1.05, 1.15, 0.10, 0.05, False, ("cant_tell", "close"))])
+def test_the_decision_reads_the_interval_against_the_margin(low, high, target, width, disturbed, outcome):
+    row = {"configuration": "default", "race_ci95_low": low, "race_ci95_high": high, "race_halfwidth": width,
+           "disturbed": disturbed}
+    made = decision.decide(row, 1.10, target)
+    assert (made.outcome, made.reason) == outcome
+    assert decision.decide(row | {"configuration": "eager+bf16-autocast"}, 1.10, target).outcome == (
+        "use" if outcome[0] == "compile" else outcome[0])  # worth it without compiling: run it eagerly
+    assert decision.decide(None, 1.10, target).outcome == decision.NO_DATA
+    assert decision.decide(None, 1.10, target, any_accurate=False).outcome == decision.INACCURATE
+
+
+def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_rest():
+    rows = race_rows("resnet", {
+        "default": NO_GAIN,
+        "default+freezing": (1.45, 1.5, 1.52, 1.48, 1.5, 1.49, 1.51, 1.5),
+        "max-autotune-no-cudagraphs+freezing": (1.4, 1.49, 1.5, 1.47, 1.52, 1.49, 1.5, 1.48),
+        "default+bf16-autocast": {"speedups": (2.5,), "accuracy_ok": False, "task_agreement": 0.0},  # fast, wrong
+        "default+channels-last": {"speedups": (0.7,)}})  # clearly slower in the selection round
+    rows += [make_row("resnet", 1, "eager+bf16-autocast", status="unsupported",
+                      error="this CPU has no native bfloat16 (AVX2)")]
+    table = verdict_of(rows)
+    row = table.loc[("resnet", 1)]
+    assert row["verdict"] == decision.COMPILE and row["configuration"] == "default+freezing"
+    assert row["answer"].startswith("Compile — compile (default mode) with freezing: 1.")
+    assert row["speedup"] == pytest.approx(1.5, abs=0.02)
+    assert row["runner_up"].startswith("compile (max-autotune-no-cudagraphs mode) with freezing: 1.4")
+    assert "within the margin of the choice" in row["runner_up"]
+    assert row["others"].startswith("plain torch.compile (default mode) 0.9")
+    assert "default+bf16-autocast: changes the answer" in row["others"]  # never recommended, with the reason
+    assert "default+channels-last: clearly slower in the first round" in row["others"]
+    assert "eager+bf16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
+
+
+def test_the_figure_of_the_choice_leaves_out_the_round_that_chose_it():
+    # round 0 (the selection round) flatters default+freezing; its figure is over rounds 1 and later
+    lucky = (3.0, 1.5, 1.5, 1.5, 1.5)
+    rows = race_rows("vit", {"default+freezing": lucky, "default": (1.4, 1.45, 1.45, 1.45, 1.45)})
+    df = to_dataframe(rows).set_index("configuration")
+    assert df.loc["default+freezing", "race_outcome"] == "recommended"
+    assert df.loc["default+freezing", "race_speedup"] == pytest.approx(1.5, abs=0.005)
+    assert df.loc["default+freezing", "race_rounds"] == 4 and df.loc["default+freezing", "speedup"] > 1.6
+    alone = to_dataframe(race_rows("vit", {"default+freezing": lucky})).set_index("configuration")
+    assert alone.loc["default+freezing", "race_rounds"] == 5  # nothing to choose from: every round
+
+
+def test_an_eager_alternative_faster_than_the_margin_is_the_answer_without_a_compile():
+    rows = race_rows("vit", {"default": NO_GAIN, "eager+bf16-autocast": (1.25, 1.24, 1.26, 1.25, 1.24, 1.26)})
+    row = verdict_of(rows).loc[("vit", 1)]
+    assert row["verdict"] == decision.USE
+    assert row["answer"].startswith("Don't compile — run eager in bfloat16 autocast: 1.25× faster (")
+    assert row["cost"] == "nothing to compile"
+
+
+def test_caveats_are_said_where_they_set_a_model_apart():
+    busy = {"others_cpu_pct": 18.0}
+    rows = (race_rows("resnet", {"default": CLEAR}) + race_rows("vit", {"default": CLEAR}, eager=busy)
+            + race_rows("segformer", {"default": {"speedups": CLEAR, "graph_breaks": 3, "spread": 0.2}}))
+    table = verdict_of(rows)
+    assert table.loc[("resnet", 1), "caveats"] == ""  # nothing sets it apart
+    assert table.loc[("vit", 1), "caveats"] == "busy machine: other processes used 18% of the CPU"
+    assert table.loc[("segformer", 1), "caveats"].startswith("3 graph break(s); noisy timings: calls spread ±")
+    same_spread = verdict_of(race_rows("resnet", {"default": {"speedups": CLEAR, "spread": 0.2}}, spread=0.2))
+    assert "noisy" not in same_spread.loc[("resnet", 1), "caveats"]  # every cell as noisy: says nothing
+
+
+def test_the_page_table_says_for_what_and_the_index_line_carries_the_interval_and_cost():
+    rows = race_rows("resnet", {"default": NO_GAIN}) + race_rows("resnet", {"default": CLEAR}, batch=16)
     df = to_dataframe(rows)
-    assert any("One process per cell" in note for note in page_caveats(df))
-    shown = verdict_table(df)
-    assert list(shown.columns) == ["Model", "Answer", "Compile cost", "Watch out"]
-    assert shown.loc[0, "Model"] == "ViT-B/16 (google/vit-base-patch16-224)"
-    assert verdict_text(df).startswith("  ViT-B/16: Compile (default mode): 2.00× faster")
-    assert verdict_text(to_dataframe([])) == "No measured cells yet: no verdict."
-    assert "Can't tell" in LEGEND and "warm" in LEGEND
+    shown = verdict_table(df, RULES)
+    assert list(shown.columns) == ["Model", "For", "Answer", "Compile cost", "Runner-up", "Also raced", "Why",
+                                   "Watch out"]
+    assert list(shown["For"]) == ["batch 1, float32, CPU", "batch 16, float32, CPU"]
+    lines = verdict_short(df, RULES)
+    assert lines[0].startswith("ResNet-50 (batch 1): no worthwhile gain, 0.9") and lines[0].endswith("33 s cold")
+    assert lines[1].startswith("ResNet-50 (batch 16): compile, 1.50× (1.4")
+    assert verdict_text(df, RULES).count("\n") == 1
+
+
+def test_random_weights_and_one_process_per_cell_are_said_once_per_page():
+    rows = race_rows("vit", {"default": CLEAR})
+    notes = page_caveats(to_dataframe(rows))
+    assert notes[0].startswith("Random weights: the latencies stand")
+    single = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0)]
+    assert any("One process per cell" in note for note in page_caveats(to_dataframe(single)))

@@ -15,7 +15,7 @@ from bench_utils.sweep.workers import LOG_TAIL_CHARS, Worker, WorkerLost, log_ta
 
 
 def cell_payload(fault: str, tmp_path) -> Task:
-    cfg = BenchConfig(models=("vit",), modes=("eager",), iterations=2, min_time_s=0.0, max_warmup_s=0.0, profile=False)
+    cfg = BenchConfig(models=("vit",), configurations=("eager",), iterations=2, min_time_s=0.0, max_warmup_s=0.0, profile=False)
     return Task(cfg, Job(CELL, "vit", 1, "eager"), tmp_path / "results.jsonl", {**os.environ, FAULT: fault})
 
 

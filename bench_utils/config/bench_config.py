@@ -13,15 +13,14 @@ import json
 import re
 from dataclasses import dataclass
 
-from .modes import MODES
+from .configurations import configuration
 from .registry import MODEL_NAMES, SIZES
 from .schema import parameter
 from .validation import ConfigError, check_config
 
-__all__ = ["BenchConfig", "ConfigError", "variant_name", "DTYPE_NAMES", "DEVICES", "WEIGHTS", "DYNAMIC",
-           "COMPILE_STRATEGIES", "STUDY_FIELDS"]  # ConfigError: raised by validation, imported from here
+__all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "COMPILE_STRATEGIES",
+           "STUDY_FIELDS", "DECISION_FIELDS"]  # ConfigError: raised by validation, imported from here
 
-DTYPE_NAMES = ("float32", "float16", "bfloat16")  # measure/models.TORCH_DTYPES maps them to torch dtypes
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
 # torch.compile(dynamic=...): false = static shapes (a recompile per new shape), true = symbolic shapes
@@ -31,6 +30,8 @@ DYNAMIC = (False, True, "auto")
 COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
 STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
+# settings of how much to measure and how to decide: not part of a measurement (the fingerprint)
+DECISION_FIELDS = ("target_halfwidth", "budget_min", "max_repeats", "worthwhile")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
 MAX_REPEATS = 100  # rounds per cell
 MAX_BLOCKS = 1000  # timed blocks per worker and round
@@ -53,16 +54,13 @@ class BenchConfig:
                           "choice", allowed=SIZES)
     batch_sizes: tuple[int, ...] = parameter((1,), "images per forward pass (the guide: 1, 4, 16)", "list",
                                              item=int, low=1)
-    modes: tuple[str, ...] = parameter(("eager", "default"), "eager (required: the baseline) and torch.compile "
-                                       "modes", "list", item=str, allowed=MODES)
+    configurations: tuple[str, ...] = parameter(
+        ("eager", "default", "default+freezing", "max-autotune-no-cudagraphs+freezing", "eager+bf16-autocast",
+         "default+bf16-autocast"),
+        "eager (required: the float32 baseline) and the configurations raced against it: a mode with "
+        "modifiers, e.g. default+freezing (docs/method.md)", "configurations")
     fullgraph: bool = parameter(False, "torch.compile(fullgraph=...): true turns a graph break into an error",
                                 "flag")
-    dtype: str = parameter("float32", "model and input dtype (with autocast: the autocast dtype)", "choice",
-                           allowed=DTYPE_NAMES)
-    autocast: bool = parameter(False, "true: float32 weights run under torch.autocast(dtype); needs dtype "
-                               "float16 or bfloat16", "flag")
-    channels_last: bool = parameter(False, "true: model and image inputs in channels_last memory format "
-                                    "(convolutional models)", "flag")
     device: str = parameter("auto", "auto: cuda when available, else cpu", "choice", allowed=DEVICES)
     weights: str = parameter("auto", "pretrained: from the hub or its cache; random: the shipped config; "
                              "auto: pretrained if available, else random", "choice", allowed=WEIGHTS)
@@ -76,7 +74,7 @@ class BenchConfig:
                                   "seconds", unit="seconds per worker and round", low=0.0, high=MAX_SECONDS)
     repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
-    blocks: int = parameter(4, "timed blocks per worker in a round, the modes taking turns in ABBA order "
+    blocks: int = parameter(4, "timed blocks per worker in a round, the configurations taking turns in ABBA order "
                             "(iterations and min_time_s are split over them)", "count",
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
@@ -88,9 +86,11 @@ class BenchConfig:
     live_groups: int = parameter(4, "model x batch-size groups whose workers stay alive together, taking "
                                  "turns round by round (GPU memory: one CUDA context per worker)", "count",
                                  unit="groups", low=1, high=MAX_REPEATS)
-    target_halfwidth: float = parameter(0.08, "after `repeats` rounds, add rounds where the speedup's 95% "
+    target_halfwidth: float = parameter(0.05, "after `repeats` rounds, add rounds where a contender's 95% "
                                         "interval is widest until it is within +-this (0: never)", "number",
                                         unit="fraction of the speedup", low=0.0, high=0.99)
+    worthwhile: float = parameter(1.10, "the smallest speedup worth a compile: the verdict's margin (below it: "
+                                  "no worthwhile gain)", "number", unit="times eager's speed", low=1.0, high=100.0)
     budget_min: float = parameter(8.0, "no extra round starts if it would end after this much sweep (0: no "
                                   "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
     max_repeats: int = parameter(12, "rounds per cell at most, extra rounds included", "count", unit="rounds",
@@ -124,21 +124,22 @@ class BenchConfig:
 
     def __post_init__(self) -> None:
         check_config(self)
-        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min"):
+        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min",
+                     "worthwhile"):
             # `10` and `10.0`: one setting, one fingerprint
             object.__setattr__(self, name, float(getattr(self, name)))
 
     def cells(self) -> list[tuple[str, int, str]]:
         """The (model, batch_size, mode) matrix in run order: model-major, eager before compiled."""
-        return [(m, b, mode) for m in self.models for b in self.batch_sizes for mode in self.modes]
+        return [(m, b, config) for m in self.models for b in self.batch_sizes for config in self.configurations]
 
     def runs(self) -> list[tuple[str, int, str, int]]:
         """Every process to run, (model, batch_size, mode, repeat), in run order: one pass over every
         cell per repeat, eager right before compiled within a pass. A cell's repeats are thus spread
         over the whole run, so their disagreement (and its interval) includes the machine's drift
         over minutes, while both sides of a speedup still see the same moments of it."""
-        return [(m, b, mode, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
-                for mode in self.modes]
+        return [(m, b, config, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
+                for config in self.configurations]
 
     def profiled(self, batch_size: int, repeat: int) -> bool:
         """Does this process get the profiler's pass? With `profile`, round 0 at each model's smallest
@@ -158,8 +159,8 @@ class BenchConfig:
 
         Resuming into a results file written with other settings would mix incomparable rows.
         """
-        skip = ("models", "batch_sizes", "modes", "repeats", "timeout_s", "tags", "label", "target_halfwidth",
-                "budget_min", "max_repeats", "rounds_per_process", "live_groups", *STUDY_FIELDS)
+        skip = ("models", "batch_sizes", "configurations", "repeats", "timeout_s", "tags", "label",
+                "rounds_per_process", "live_groups", *DECISION_FIELDS, *STUDY_FIELDS)
         keep = {k: v for k, v in self.to_dict().items() if k not in skip}
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -173,9 +174,11 @@ class BenchConfig:
         """The `dynamic` argument of torch.compile: "auto" is None (static until a shape changes)."""
         return None if self.dynamic == "auto" else self.dynamic
 
-    def compiled_mode(self) -> str:
-        """The compile mode the studies use: the first compiled mode of `modes` ("default" if none)."""
-        return next((mode for mode in self.modes if mode != "eager"), "default")
+    def compiled_configuration(self):
+        """The configuration the studies compile with: the first compiled one of `configurations`
+        ("default" if none), as a config/configurations.Configuration."""
+        return configuration(next((name for name in self.configurations if configuration(name).compiled),
+                                  "default"))
 
     def spec(self, name: str):
         """The ModelSpec of a name in `models`: a registry model, or one of your `checkpoints`."""
@@ -186,15 +189,7 @@ class BenchConfig:
                 return own_spec(own_name, checkpoint, task or None)
         return get_spec(name)
 
-    def variant(self) -> str:
-        """Precision and layout in words, e.g. "bfloat16 autocast, channels_last"."""
-        return variant_name(self.dtype, self.autocast, self.channels_last)
-
     def slug(self) -> str:
         """The label as a file-system friendly name, e.g. "A100 (nightly)" -> "a100-nightly"."""
         return re.sub(r"[^a-z0-9]+", "-", self.label.lower()).strip("-") or "run"
 
-
-def variant_name(dtype: str, autocast: bool, channels_last: bool) -> str:
-    """The precision/layout variant of a run, as the report names it."""
-    return dtype + (" autocast" if autocast else "") + (", channels_last" if channels_last else "")

@@ -1,5 +1,6 @@
 """The mode table: eager and each torch.compile mode, with everything the project needs to know about
-it in one row (whether it records CUDA graphs, its extra warm-up, what compiling costs, its colour).
+it in one row (whether it records CUDA graphs, its extra warm-up, what compiling costs). A
+configuration (configurations.py) is a mode and its modifiers.
 No torch.
 
 Compile costs are planning constants (`plan` reads them), seconds for a full-size vision model on a
@@ -31,24 +32,22 @@ class Mode:
     extra_warmup_calls: int
     cold_compile_s: float  # planning: a compile with an empty compiler cache (see the module docstring)
     warm_compile_s: float  # planning: a compile whose FX graphs the on-disk cache holds
-    colour: int  # index into the report's colour-blind palette: a mode keeps its colour on every chart
 
 
 MODE_TABLE = (
-    Mode("eager", cudagraphs=False, extra_warmup_calls=0, cold_compile_s=0.0, warm_compile_s=0.0, colour=0),
-    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=60.0, warm_compile_s=8.0, colour=1),
+    Mode("eager", cudagraphs=False, extra_warmup_calls=0, cold_compile_s=0.0, warm_compile_s=0.0),
+    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=60.0, warm_compile_s=8.0),
     Mode("reduce-overhead", cudagraphs=True, extra_warmup_calls=3,  # on CPU: no CUDA graphs to use
-         cold_compile_s=60.0, warm_compile_s=8.0, colour=2),
-    Mode("max-autotune", cudagraphs=True, extra_warmup_calls=3, cold_compile_s=480.0, warm_compile_s=8.0,
-         colour=3),  # default's 60 s + FastVideo's 419 s of autotuning
+         cold_compile_s=60.0, warm_compile_s=8.0),
+    Mode("max-autotune", cudagraphs=True, extra_warmup_calls=3, cold_compile_s=480.0,  # default's 60 s + FastVideo's
+         warm_compile_s=8.0),  # 419 s of autotuning
     Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=480.0,
-         warm_compile_s=8.0, colour=4),
+         warm_compile_s=8.0),
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
-MODES = tuple(mode.name for mode in MODE_TABLE)  # the allowed values of `modes`, in report order
+MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order
 COMPILE_MODES = MODES[1:]  # every mode but eager
 CUDAGRAPH_MODES = tuple(mode.name for mode in MODE_TABLE if mode.cudagraphs)
 EXTRA_WARMUP_CALLS = {mode.name: mode.extra_warmup_calls for mode in MODE_TABLE}
-MODE_COLOUR = {mode.name: mode.colour for mode in MODE_TABLE}
 COLD_COMPILE_S = {mode.name: mode.cold_compile_s for mode in MODE_TABLE}
 WARM_COMPILE_S = {mode.name: mode.warm_compile_s for mode in MODE_TABLE}

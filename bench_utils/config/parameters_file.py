@@ -11,9 +11,13 @@ from .bench_config import BenchConfig
 from .schema import parameters
 from .validation import ConfigError, refuse
 
-REQUIRED_KEYS = ("label", "models", "batch_sizes", "modes")
+REQUIRED_KEYS = ("label", "models", "batch_sizes", "configurations")
+# keys of earlier versions, with what says the same now: one line instead of "not a parameter"
+REPLACED_KEYS = {"modes": "configurations (e.g. [eager, default, reduce-overhead])",
+                 "dtype": "configurations (e.g. default+bf16-autocast)", "autocast": "configurations (e.g. "
+                 "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)"}
 PARAMETER_NAMES = tuple(p.name for p in parameters(BenchConfig))  # the keys a file or notebook may set
-_LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models")}
+_LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models", "configurations")}
 
 
 def _own_entry(entry) -> tuple[str, str, str]:
@@ -35,6 +39,9 @@ def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
     """Validate a mapping (from YAML or papermill parameters) into a BenchConfig."""
     if not isinstance(values, dict):
         raise ConfigError(f"{source}: expected a mapping of key: value, got {type(values).__name__}")
+    replaced = sorted(set(values) & set(REPLACED_KEYS))
+    if replaced:
+        raise ConfigError(f"{replaced[0]}: replaced by {REPLACED_KEYS[replaced[0]]}")
     unknown = sorted(set(values) - set(PARAMETER_NAMES))
     if unknown:
         refuse(unknown[0], values[unknown[0]], "keys " + ", ".join(PARAMETER_NAMES))
@@ -102,6 +109,9 @@ def load_config(path: str | Path) -> BenchConfig:
         raise ConfigError(f"{path}: the file is empty; required keys: {', '.join(REQUIRED_KEYS)}")
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: expected a mapping of key: value, got {type(values).__name__}")
+    replaced = sorted(set(values) & set(REPLACED_KEYS))
+    if replaced:
+        raise ConfigError(f"{path}: {replaced[0]}: replaced by {REPLACED_KEYS[replaced[0]]}")
     missing = [key for key in REQUIRED_KEYS if key not in values]
     if missing:
         raise ConfigError(f"{path}: missing required key {missing[0]!r}; required: {', '.join(REQUIRED_KEYS)}")

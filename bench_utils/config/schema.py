@@ -16,7 +16,8 @@ import math
 # `allowed` when given, at least `low` for numbers); models: names from `allowed` or your checkpoints;
 # checkpoints: (name, folder or hub id, task) entries; image: None or a readable image file;
 # path, paths: notebook parameters that BenchConfig does not hold (checked by the notebooks' readers).
-KINDS = ("text", "choice", "flag", "count", "seconds", "number", "list", "models", "checkpoints", "image",
+KINDS = ("text", "choice", "flag", "count", "seconds", "number", "list", "models", "configurations", "checkpoints",
+         "image",
          "path", "paths")
 
 
@@ -55,6 +56,10 @@ class Parameter:
             items = ", ".join(yaml_word(v) for v in self.allowed) if self.allowed else (
                 f"integers >= {self.low:g}" if self.low is not None else "texts")
             return f"a list of {items}" + ("" if self.may_be_empty else " (at least one)")
+        if self.kind == "configurations":
+            from .configurations import ALLOWED_TEXT
+
+            return f"a list of configurations, eager included: {ALLOWED_TEXT}"
         return {"text": "any non-empty text", "checkpoints": "a list of {name, checkpoint, task} entries",
                 "image": "a path to an image file, or null", "path": "a path, or null",
                 "paths": "a list of paths"}[self.kind]
@@ -92,6 +97,8 @@ BENCHMARK_NOTEBOOK_ONLY = (
                        "path"),
     notebook_parameter("measure", True, "false: measure nothing, report the rows results_path already holds "
                        "(e.g. copied from a GPU machine)", "flag"),
+    notebook_parameter("params_file", None, "the parameters file the page was made from, for its reproduce line; "
+                       "null: none", "path"),
 )
 SUMMARY_NOTEBOOK = (
     notebook_parameter("results_paths", (), "results JSONL files; []: every reports_dir/*/results.jsonl",

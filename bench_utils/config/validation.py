@@ -75,8 +75,22 @@ def _check_models(p: Parameter, value, own: set[str]) -> None:
             refuse(p.name, name, ", ".join(p.allowed) + ", or {name: ..., checkpoint: FOLDER_OR_HUB_ID, task: ...}")
 
 
+def _check_configurations(p: Parameter, value) -> None:
+    from .configurations import BASELINE, configuration
+
+    _check_list(p, value)
+    for name in value:
+        try:
+            configuration(name)
+        except ValueError as err:
+            raise ConfigError(f"{p.name}: {err}") from None
+    if BASELINE not in value:
+        refuse(p.name, list(value), "a list that includes eager (the float32 baseline of every speedup)")
+
+
 _CHECKS = {"text": _check_text, "choice": _check_choice, "flag": _check_flag, "count": _check_count,
-           "seconds": _check_seconds, "number": _check_seconds, "list": _check_list}
+           "seconds": _check_seconds, "number": _check_seconds, "list": _check_list,
+           "configurations": _check_configurations}
 
 
 def _check_checkpoints(cfg) -> None:
@@ -114,10 +128,6 @@ def check_config(cfg) -> None:
               "(the study is about shapes that change), or an empty list")
     if cfg.size == "tiny" and cfg.weights == "pretrained" and set(cfg.models) - own:
         refuse("weights", cfg.weights, "auto or random with size 'tiny' (there are no tiny checkpoints)")
-    if cfg.autocast and cfg.dtype == "float32":
-        refuse("autocast", cfg.autocast, "false with dtype float32 (autocast needs dtype float16 or bfloat16)")
-    if "eager" not in cfg.modes:
-        refuse("modes", list(cfg.modes), "a list that includes eager (the baseline of every speedup)")
 
 
 def check_distinct_folders(configs: list, paths) -> None:

@@ -1,14 +1,16 @@
-"""Measure one process of a cell (model, batch size, mode, round) and return its row.
+"""Measure one process of a cell (model, batch size, configuration, round) and return its row.
 
-A `CellProcess` lives in a worker process that never runs another mode (the sweep starts one per mode
-of a cell group, they take turns timing blocks, and measure up to `rounds_per_process` rounds; see
-sweep/rounds.py). Order of work, all under torch.inference_mode():
-1. build the model and the batch;
-2. mode "eager": warm up until steady; a compile mode: one eager call as the accuracy reference,
-   reset dynamo, compile and time the first call (compile_s), warm up until steady, compare one
-   output with eager's (before timing: no reference output stays on the device while timing);
+A `CellProcess` lives in a worker process that never runs another configuration (the sweep starts one
+per configuration of a cell group, they take turns timing blocks, and measure up to
+`rounds_per_process` rounds; see sweep/rounds.py). Order of work, all under torch.inference_mode():
+1. check the configuration applies here (device, native precision; once built, the model), build the
+   model (float32 weights) and the batch;
+2. "eager" (the baseline): warm up until steady; any other configuration: one eager float32 call as
+   the accuracy reference, then its layout and autocast, its compile (reset dynamo, compile, time the
+   first call: compile_s) when it compiles, warm up until steady, and one output compared with the
+   reference (before timing: no reference output stays on the device while timing);
 3. time blocks of calls when asked; 4. the row, and with `profile` (round 0) the profiler's pass.
-Any failure becomes the row's status.
+Any failure becomes the row's status; a configuration that does not apply becomes "unsupported".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 import torch
 
 from ..config.bench_config import BenchConfig
+from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configuration
 from ..config.modes import EXTRA_WARMUP_CALLS
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
@@ -47,14 +50,9 @@ def _peak_mem_mb(device: str) -> dict:
     return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
 
 
-def weights_dtype(cfg: BenchConfig) -> str:
-    """The dtype the weights are loaded in: autocast casts per op, its weights stay float32."""
-    return "float32" if cfg.autocast else cfg.dtype
-
-
-def accuracy_numerics(cfg: BenchConfig, device: str) -> str:
-    """The tolerance class of a float32-style comparison with eager: "tf32" on CUDA when TF32 is on."""
-    return "tf32" if device == "cuda" and cfg.dtype == "float32" and environment.tf32_in_use() else cfg.dtype
+def accuracy_numerics(device: str) -> str:
+    """The tolerance class of a float32 comparison with eager: "tf32" on CUDA when TF32 is on."""
+    return "tf32" if device == "cuda" and environment.tf32_in_use() else "float32"
 
 
 def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
@@ -92,30 +90,57 @@ def _reset_peak_memory(device: str) -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
-def precision_context(cfg: BenchConfig, device: str):
-    """torch.autocast around every call when the config asks for it, else nothing."""
-    if not cfg.autocast:
+def precision_context(config: Configuration, device: str):
+    """torch.autocast around every call when the configuration asks for it, else nothing."""
+    if not config.autocast:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device, dtype=TORCH_DTYPES[cfg.dtype])
+    return torch.autocast(device_type=device, dtype=TORCH_DTYPES[config.autocast])
 
 
-def to_channels_last(model: torch.nn.Module, inputs: dict) -> dict:
-    """channels_last for the model's 4-D weights and every 4-D floating input (NCHW images)."""
+def with_layout(config: Configuration, model: torch.nn.Module, inputs: dict) -> dict:
+    """The inputs for `config`: channels_last for the model's 4-D weights and every 4-D floating input
+    (NCHW images) when it asks for it, else as they are."""
+    if not config.channels_last:
+        return inputs
     model.to(memory_format=torch.channels_last)
     return {k: v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 and v.is_floating_point()
             else v for k, v in inputs.items()}
 
 
-def _fp64_reference(model, inputs: dict, cfg: BenchConfig):
-    """For a low precision (float16/bfloat16 weights or autocast): the float64 output the accuracy
-    check measures both eager's and compiled's errors against; None for float32, or when the model
-    cannot run in float64 (the check then falls back to the tolerance against eager)."""
-    if cfg.dtype not in accuracy.LOW_PRECISION:
-        return None
-    try:
-        return accuracy.to_host(accuracy.float64_reference(model, inputs))
-    except (RuntimeError, NotImplementedError, TypeError):
-        return None
+class Unsupported(Exception):
+    """The configuration does not apply on this machine or to this model: a row saying why."""
+
+
+def native_precision(dtype: str, device: str) -> str:
+    """"" when `device` computes in `dtype` natively, else why not. CPU: oneDNN's own check of the
+    instruction set (torch.ops.mkldnn._is_mkldnn_bf16_supported: AVX512-BF16 or AMX; _fp16_: AVX512-FP16
+    or AMX-FP16), the same one Inductor's CPU code generation relies on; emulated, a lower precision is
+    slower, not faster. CUDA: bfloat16 from compute capability 8.0 (torch.cuda.is_bf16_supported with
+    including_emulation=False), float16 everywhere."""
+    if device == "cuda":
+        if dtype == "bfloat16" and not torch.cuda.is_bf16_supported(including_emulation=False):
+            major, minor = torch.cuda.get_device_capability()
+            return f"this GPU has no native bfloat16 (compute capability {major}.{minor})"
+        return ""
+    check = {"bfloat16": torch.ops.mkldnn._is_mkldnn_bf16_supported,
+             "float16": torch.ops.mkldnn._is_mkldnn_fp16_supported}[dtype]
+    if not check():
+        return f"this CPU has no native {dtype} ({torch.backends.cpu.get_cpu_capability()})"
+    return ""
+
+
+def check_supported(config: Configuration, device: str, model=None) -> None:
+    """Unsupported with the reason when `config` does not apply: its device, a precision the device
+    lacks, channels_last on a model without convolutions (`model`: checked once it is built)."""
+    if device not in config.devices:
+        raise Unsupported(f"{config.name} runs on {' and '.join(config.devices)} only")
+    if config.autocast:
+        reason = native_precision(config.autocast, device)
+        if reason:
+            raise Unsupported(reason)
+    if model is not None and config.channels_last and not any(
+            isinstance(m, torch.nn.Conv2d) for m in model.modules()):
+        raise Unsupported("no 2-D convolution in this model: channels_last does not apply")
 
 
 def _latency_fields(samples_s: list[float]) -> dict:
@@ -133,37 +158,37 @@ def _profile(fn, device: str, trace_path: Path | None) -> dict:
 
 def load_for_process(cfg: BenchConfig, model_name: str, device: str, fields: dict):
     """(spec, LoadedModel) of `model_name` as every measuring process loads it: the device checked
-    first, weights in weights_dtype(cfg); the weights used and why go into `fields`."""
+    first, float32 weights (autocast casts per operator); the weights used and why go into `fields`."""
     spec = cfg.spec(model_name)
     if device == "cuda":
         environment.check_cuda_usable()  # a build without kernels for this GPU: one line, not a kernel error
-    loaded = load_model(spec, cfg.size, cfg.weights, device, weights_dtype(cfg))
+    loaded = load_model(spec, cfg.size, cfg.weights, device, "float32")
     fields.update(weights=loaded.weights, weights_note=loaded.note)
     return spec, loaded
 
 
-def process_inputs(cfg: BenchConfig, spec, model, batch_size: int, device: str) -> dict:
-    """A batch of `batch_size` for `model`, in the weights' dtype, channels_last when asked for."""
-    inputs = build_inputs(spec, cfg.size, batch_size, device, TORCH_DTYPES[weights_dtype(cfg)], cfg.image)
-    return to_channels_last(model, inputs) if cfg.channels_last else inputs
+def process_inputs(cfg: BenchConfig, spec, batch_size: int, device: str) -> dict:
+    """A batch of `batch_size` for a model of `spec`, float32, in the default memory format."""
+    return build_inputs(spec, cfg.size, batch_size, device, torch.float32, cfg.image)
 
 
 class CellProcess:
-    """One mode of one cell in this process, the way a runner's round uses it: `prepare` builds the
-    model (a compiled mode: compiles it and checks its output against eager), warms it up until
-    steady; `time_block` times one block of calls whenever the runner asks (the other modes of the
-    round take turns in their own processes); `finish` returns the row. A failure at any step is
-    kept (`failed`) and becomes the row's status; what was measured before it stays in the row."""
+    """One configuration of one cell in this process, the way a round uses it: `prepare` builds the
+    model (any configuration but the baseline: checks it applies here, compiles it when it compiles,
+    and compares its output with eager float32's), warms it up until steady; `time_block` times one
+    block of calls whenever the round asks (the other configurations take turns in their own
+    processes); `finish` returns the row. A failure at any step is kept (`failed`) and becomes the
+    row's status; what was measured before it stays in the row."""
 
     def __init__(self, task: Task):
-        job = task.job
-        self.task, self.cfg, self.mode, self.repeat = task, task.cfg, job.option, job.repeat
-        model_name, batch_size, mode, repeat, cfg = job.model, job.batch_size, job.option, job.repeat, task.cfg
-        self.model_name, self.batch_size = model_name, batch_size
+        job, cfg = task.job, task.cfg
+        self.task, self.cfg, self.repeat = task, cfg, job.repeat
+        self.config = configuration(job.option)
+        self.model_name, self.batch_size = job.model, job.batch_size
         self.device = environment.resolve_device(cfg.device)
-        self.identity = cell_fields(cfg, model_name, batch_size, mode, self.device, repeat)
-        self.fault = faults.planned_fault(model_name, batch_size, mode)
-        self.fields: dict = {"samples_s": [], "block_lengths": [], "process_round": repeat}
+        self.identity = cell_fields(cfg, job.model, job.batch_size, job.option, self.device, job.repeat)
+        self.fault = faults.planned_fault(job.model, job.batch_size, job.option)
+        self.fields: dict = {"samples_s": [], "block_lengths": [], "process_round": job.repeat}
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
         self.started = dt.datetime.now(dt.timezone.utc)
         self.clock = time.perf_counter()
@@ -180,6 +205,10 @@ class CellProcess:
             return
         try:
             step()
+        except Unsupported as why:
+            self.failure = "unsupported", str(why)
+            self.call = None
+            self._contexts.close()
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
             self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
             self.call = None
@@ -191,30 +220,53 @@ class CellProcess:
         self._guarded(self._prepare)
 
     def _prepare(self) -> None:
-        cfg, device = self.cfg, self.device
+        cfg, device, config = self.cfg, self.device, self.config
+        check_supported(config, device)  # before minutes of loading and compiling
         faults.maybe_inject("load", self.fault)
         spec, loaded = load_for_process(cfg, self.model_name, device, self.fields)
+        check_supported(config, device, loaded.model)
         self.fields["num_params"] = loaded.num_params
-        inputs = process_inputs(cfg, spec, loaded.model, self.batch_size, device)
+        inputs = process_inputs(cfg, spec, self.batch_size, device)
         self._contexts.enter_context(torch.inference_mode())
-        self._contexts.enter_context(precision_context(cfg, device))
-        eager = lambda: loaded.model(**inputs)  # noqa: E731
         faults.maybe_inject("eager", self.fault)
-        if self.mode == "eager":
-            self.call = eager
-            self.fields.update(warm_up(eager, cfg, device, 0, block_window_s(cfg)))
+        if config.baseline:
+            self.call = lambda: loaded.model(**inputs)
+            self.fields.update(warm_up(self.call, cfg, device, 0, block_window_s(cfg)))
         else:
-            self.call = self._compile(loaded.model, inputs, spec.task)
+            self.call = self._candidate(loaded.model, inputs, spec.task)
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
-    def _compile(self, model, inputs: dict, task: str):
-        """Compile `model`, time its first call (compile_s), warm it up, then compare one output with
-        eager's before any timing, so no reference output stays on the device while timing."""
+    def _candidate(self, model, inputs: dict, task: str):
+        """The configuration's callable: eager float32's output kept on the host as the reference, then
+        its layout and autocast applied, compiled (compile_s: the first call) when it compiles, warmed
+        up, and one output compared with the reference before any timing (no reference output stays on
+        the device while timing)."""
+        cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
+        reference = accuracy.to_host(model(**inputs))
+        inputs = with_layout(config, model, inputs)
+        self._contexts.enter_context(precision_context(config, device))
+        if config.compiled:
+            call = self._compile(model, inputs)
+        else:
+            call = lambda: model(**inputs)  # noqa: E731 - eager, in another precision or layout
+            fields.update(warm_up(call, cfg, device, 0, block_window_s(cfg)))
+        output = accuracy.to_host(call())  # copy now: CUDA-graph outputs are overwritten by the next replay
+        fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
+        fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
+        if config.precision == "float32":  # the same arithmetic: element-wise, within rounding
+            fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"],
+                                                              accuracy_numerics(device))
+            fields["accuracy_reference"] = "elementwise"
+        else:  # a lower precision changes every number: the task's answer must stay
+            fields["accuracy_ok"] = fields["task_agreement"] >= TASK_AGREEMENT_MIN
+            fields["accuracy_reference"] = "task"
+        return call
+
+    def _compile(self, model, inputs: dict):
+        """Compile `model` as the configuration says, time its first call (compile_s), warm it up."""
         from torch._dynamo.utils import counters
 
-        cfg, device, fields = self.cfg, self.device, self.fields
-        reference = accuracy.to_host(model(**inputs))  # on the host: nothing of it on the device while timing
-        fp64_reference = _fp64_reference(model, inputs, cfg)
+        cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
         # the whole compiled life of the process, warm-up and timing included: CUDA-graph recording
         # and autotuning may still write kernels to the cache after the first call
         # later rounds compile in new processes with the cache it filled: their compile_s is the warm
@@ -223,23 +275,13 @@ class CellProcess:
         self._contexts.enter_context(compiler_cache(empty=cold))
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
-        compiled_model = torch.compile(model, mode=self.mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
+        compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
+                                       **config.compile_options())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
         fields["compile_s"] = time_once(compiled, device)
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
         frames_after_first_call = int(counters["frames"]["total"])
-        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[self.mode], block_window_s(cfg)))
-        output = accuracy.to_host(compiled())  # copy now: CUDA-graph outputs are overwritten by the next replay
-        fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
-        if fp64_reference is not None:
-            fields["accuracy_ok"] = accuracy.as_accurate_as_eager(reference, output, fp64_reference, cfg.dtype)
-            fields["accuracy_reference"] = "float64"
-        else:
-            fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"],
-                                                              accuracy_numerics(cfg, device))
-            fields["accuracy_reference"] = "eager"
-        fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
-        del output, reference, fp64_reference
+        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[config.mode], block_window_s(cfg)))
         fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
@@ -267,7 +309,7 @@ class CellProcess:
         if self.failed:
             raise RuntimeError("a failed cell process measures no further round")
         self.repeat = repeat
-        self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.mode, self.device, repeat)
+        self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.config.name, self.device, repeat)
         self.fields = {"samples_s": [], "block_lengths": []} | {
             name: value for name, value in self.fields.items() if name in PROCESS_FIELDS}
         self._loads = []

@@ -3,11 +3,13 @@ machine can run what a profile asks for (check_cuda_usable, check_device_availab
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import platform
 import socket
 import sys
+from pathlib import Path
 
 from ..config.validation import ConfigError
 from .host_memory import allocator_state
@@ -130,6 +132,8 @@ def collect(device: str) -> dict:
         "gpu_memory_gb": None,
         "allocator": allocator_state(),  # what the C allocator does with freed memory (host_memory.py)
         "compute_capability": "",  # CUDA: "8.0"; Inductor compiles bfloat16 only from 8.0 (see compile_stats)
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the CPU kernels' instruction set: AVX2, AVX512
+        "compile_bench": project_version(),  # the code that measured: a report says how to reproduce it
     }
     for package in ("timm", "triton"):  # package metadata: importing them costs seconds in every cell
         try:
@@ -146,6 +150,28 @@ def collect(device: str) -> dict:
         record["driver"] = _nvidia_driver()
     record["executable"] = sys.executable
     return record
+
+
+@functools.cache
+def project_version() -> str:
+    """This checkout's commit ("1a2b3c4d", "+changes" when its files differ from it), else the
+    package's version: what a report's reproduce line names."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        commit, changed = "", ""
+    if commit:
+        return commit + ("+changes" if changed else "")
+    try:
+        return importlib.metadata.version("compile-bench")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 def _nvidia_driver() -> str:

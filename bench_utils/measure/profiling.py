@@ -23,12 +23,13 @@ from pathlib import Path
 
 import torch
 
+from ..results.record import FUSED_KERNELS  # the top-ops name of time in compiled graphs outside operators
+
 PROFILE_CALLS = 5  # profiled calls: the counts are equal every call, the times are indicative only
 PROFILER_WARMUP_CALLS = 2  # traced and discarded: the profiler's start-up is in them
 TOP_OPS = 8  # operators listed per process
 CALL_MARK = "bench_utils::call"  # record_function around each profiled call
 COMPILED_MARKS = ("Torch-Compiled Region", "## Call CompiledFxGraph")  # dynamo's and Inductor's annotations
-FUSED_KERNELS = "compiled code (Inductor)"  # the top-ops name of time in compiled graphs outside operators
 GRAPH_LAUNCH = "cudaGraphLaunch"
 KERNEL_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC")
 DEVICE_COPIES = ("gpu_memcpy", "gpu_memset")  # Kineto activity types of device work that is no kernel

@@ -203,7 +203,8 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
         if not page.exists():
             write_stub(page, cfg.label, error)
     else:
-        parameters |= {"results_path": str(results), "measure": False}  # measured above: the notebook only reads
+        parameters |= {"results_path": str(results), "measure": False,  # measured above: the notebook only reads
+                       "params_file": shown_path(params)}
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = execute(notebook, executed, parameters, cell_timeout_s)
@@ -211,8 +212,14 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
             export_html(executed, page, page_title(results, cfg.label))
         else:
             write_stub(page, cfg.label, error)
-    write_profile_state(results.parent, cfg.label, params.name, error, len(cfg.cells()))
+    write_profile_state(results.parent, cfg, params.name, error)
     return ProfileOutcome(params, cfg, page, results, error)
+
+
+def shown_path(params: Path) -> str:
+    """A parameters file as a reproduce line names it: relative to the checkout when inside it."""
+    resolved = Path(params).resolve()
+    return str(resolved.relative_to(repo_root())) if resolved.is_relative_to(repo_root()) else Path(params).name
 
 
 def page_title(results: Path, label: str) -> str:
@@ -235,12 +242,12 @@ def copy_method(out_dir: Path) -> None:
 def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     """Every profile's verdict as plain text, for the terminal."""
     from ..results.aggregate import load_dataframe
-    from .verdict import verdict_text
+    from .verdict import Rules, verdict_text
 
     blocks = []
     for outcome in outcomes:
         if outcome.results.exists():
-            text = verdict_text(load_dataframe(outcome.results), outcome.cfg.target_halfwidth)
+            text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg))
             blocks.append(f"{outcome.cfg.label}:\n{text}")
     return "\n".join(blocks)
 

@@ -15,13 +15,17 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ..config.modes import COMPILE_MODES, MODE_COLOUR
+from ..config.configurations import BASELINE
 from . import tables
 from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
                            status_notes)
 
-_PALETTE = sns.color_palette("colorblind", len(MODE_COLOUR))
-MODE_COLORS = {mode: _PALETTE[index] for mode, index in MODE_COLOUR.items()}  # the mode table's colours
+def colours(names) -> dict:
+    """A colour per configuration, by its place in the page's order (eager first): a configuration keeps
+    its colour on every chart of a page."""
+    ordered = tables.ordered_configurations(names)
+    palette = sns.color_palette("colorblind", max(len(ordered), 1))
+    return dict(zip(ordered, palette))
 
 
 def one_label(df) -> None:
@@ -30,10 +34,11 @@ def one_label(df) -> None:
         raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
-def speedup_chart(df) -> Figure:
-    """The page's one chart of every model: eager against compiled as a speedup (×) per model (and
-    batch size, when several), one bar per compile mode with its 95% interval, on an axis from 0 with a
-    line at 1× (as fast as eager); bars whose interval includes 1× are lighter and hatched."""
+def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
+    """The page's one chart of every model: each configuration against eager float32 as a speedup (×) per
+    model (and batch size, when several), one bar per configuration with its race figure's 95% interval
+    (results/race.py), on an axis from 0 with a line at 1× (as fast as eager) and one at the margin
+    `worthwhile`; bars whose interval includes 1× are lighter and hatched."""
     one_label(df)
     table = tables.improvement_table(df)
     if table["speedup"].notna().sum() == 0:
@@ -41,15 +46,16 @@ def speedup_chart(df) -> Figure:
     several = table["batch_size"].nunique() > 1
     keys = list(dict.fromkeys(zip(table["model"], table["batch_size"])))
     names = [tables.model_label(m) + (f" · batch {b}" if several else "") for m, b in keys]
-    modes = tables.ordered_modes(table["mode"])
+    modes = tables.ordered_configurations(table["configuration"])
+    colour = colours(df["configuration"])
     series = []
     for mode in modes:
-        cells = table[table["mode"] == mode].set_index(["model", "batch_size"]).reindex(keys)
+        cells = table[table["configuration"] == mode].set_index(["model", "batch_size"]).reindex(keys)
         values = cells["speedup"].to_numpy(float)
-        xerr = np.clip(np.vstack([values - cells["speedup_ci95_low"].to_numpy(float),
-                                  cells["speedup_ci95_high"].to_numpy(float) - values]), 0, None)
-        faint = ~cells["significant"].eq(True).to_numpy(bool)
-        series.append(Bars(mode, values, MODE_COLORS.get(mode), status_notes(cells["status"]), xerr, faint))
+        low, high = cells["speedup_ci95_low"].to_numpy(float), cells["speedup_ci95_high"].to_numpy(float)
+        xerr = np.clip(np.vstack([values - low, high - values]), 0, None)
+        faint = ~((low > 1.0) | (high < 1.0))
+        series.append(Bars(mode, values, colour.get(mode), status_notes(cells["status"]), xerr, faint))
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
     ax = axes[0, 0]
     grouped_barh(ax, names, series)
@@ -60,30 +66,32 @@ def speedup_chart(df) -> Figure:
         ax.text(0.99, 0.01, "→ an interval runs past the edge", transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=7, color="0.3")
     ax.axvline(1, color="0.2", linewidth=0.8)
-    ax.set_xlabel("speedup over eager (×; error bar: 95% interval; 1× = as fast as eager)")
-    ax.set_title("Compiled against eager, every model (hatched: can't tell)")
-    legend(ax, series, "compile mode")
+    ax.axvline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
+    ax.set_xlabel(f"speedup over eager float32 (×; error bar: 95% interval; 1× = as fast as eager; dashed: "
+                  f"the margin worth a compile, {worthwhile:g}×)")
+    ax.set_title("Every configuration against eager, every model (hatched: not sure it differs from eager)")
+    legend(ax, series, "configuration")
     return fig
 
 
 def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
-    """One panel per model: latency (ms) against batch size, eager vs compiled with `mode`."""
-    if mode not in COMPILE_MODES:
-        raise ValueError(f"mode: {mode!r} is not allowed; allowed: {', '.join(COMPILE_MODES)}")
+    """One panel per model: latency (ms) against batch size, eager vs the configuration `mode`."""
+    if mode == BASELINE:
+        raise ValueError(f"mode: {mode!r} is not allowed; allowed: a configuration of the run other than eager")
     one_label(df)
+    colour = colours(df["configuration"])
     cells = tables.latency_cells(df, stat)
-    cells = cells[cells["mode"].isin(["eager", mode]) & cells["latency_ms"].notna()]
+    cells = cells[cells["configuration"].isin([BASELINE, mode]) & cells["latency_ms"].notna()]
     models = tables.ordered_models(cells["model"])
-    if not models or mode not in set(cells["mode"]):
+    if not models or mode not in set(cells["configuration"]):
         return empty_figure(f"{mode}: {NO_DATA}")
     ncols = min(3, len(models))
     nrows = math.ceil(len(models) / ncols)
     fig, axes = figure(4 * ncols, 3 * nrows, nrows, ncols)
     for ax, model in zip(axes.flat, models):
-        for series in ("eager", mode):
-            points = cells[(cells["model"] == model) & (cells["mode"] == series)].sort_values("batch_size")
-            ax.plot(points["batch_size"], points["latency_ms"], marker="o", label=series,
-                    color=MODE_COLORS.get(series))
+        for series in (BASELINE, mode):
+            points = cells[(cells["model"] == model) & (cells["configuration"] == series)].sort_values("batch_size")
+            ax.plot(points["batch_size"], points["latency_ms"], marker="o", label=series, color=colour.get(series))
         batches = sorted(set(cells.loc[cells["model"] == model, "batch_size"]))
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
@@ -102,18 +110,18 @@ def _ok_compiled(df):
 
 
 def compile_time_chart(df) -> Figure:
-    """Compile time (first compiled call, s) per model, one panel per compile mode, one bar per batch size."""
+    """Compile time (first compiled call, s) per model, one panel per configuration, one bar per batch size."""
     one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
     models = tables.ordered_models(ok["model"])
-    modes = tables.ordered_modes(ok["mode"])
+    modes = tables.ordered_configurations(ok["configuration"])
     batches = sorted(set(ok["batch_size"]))
     colors = sns.color_palette("crest", len(batches))
     fig, axes = figure(5 * len(modes), 1.2 + BAR_SLOT_IN * len(models) * len(batches), 1, len(modes))
     for ax, mode in zip(axes.flat, modes):
-        of_mode = ok[ok["mode"] == mode]
+        of_mode = ok[ok["configuration"] == mode]
         series = [Bars(str(b), of_mode[of_mode["batch_size"] == b].set_index("model")
                         .reindex(models)["compile_s"].to_numpy(float), color, [""] * len(models))
                   for b, color in zip(batches, colors)]
@@ -132,7 +140,8 @@ def compile_cache_chart(df) -> Figure:
     ok = ok[ok["compile_warm_s"].notna()]
     if ok.empty:
         return empty_figure("no cell measured a warm compile (a warm compile is a later round's: set repeats above 1)")
-    names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in zip(ok["model"], ok["mode"], ok["batch_size"])]
+    names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in
+             zip(ok["model"], ok["configuration"], ok["batch_size"])]
     cold, warm = sns.color_palette("colorblind", 5)[3:5]
     series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold, [""] * len(ok)),
               Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm, [""] * len(ok))]
@@ -144,38 +153,47 @@ def compile_cache_chart(df) -> Figure:
     return fig
 
 
-def breakeven_chart(df) -> Figure:
-    """Left: speedup against compile time per cell. Right: calls needed before compiling pays off."""
+def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
+    """Left: speedup against compile time per configuration. Right: calls until compiling pays off, for
+    the models whose verdict is to compile only (a pay-back drawn for a gain not worth it would tell
+    another story than the verdict)."""
+    from .verdict import Rules, verdicts
+
     one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
-    fig, axes = figure(13, max(3.5, 1.2 + BAR_SLOT_IN * len(ok)), 1, 2)
+    chosen = verdicts(df, Rules(worthwhile=worthwhile))
+    chosen = chosen[chosen["verdict"] == "compile"]
+    fig, axes = figure(13, max(3.5, 1.2 + BAR_SLOT_IN * max(len(chosen), len(ok) // 2)), 1, 2)
     scatter, payoff = axes[0]
-    for mode in tables.ordered_modes(ok["mode"]):
-        of_mode = ok[ok["mode"] == mode]
-        scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=MODE_COLORS.get(mode), label=mode)
+    colour = colours(df["configuration"])
+    for mode in tables.ordered_configurations(ok["configuration"]):
+        of_mode = ok[ok["configuration"] == mode]
+        scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=colour.get(mode), label=mode)
         for row in of_mode.itertuples():
-            scatter.annotate(f"{tables.model_label(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup), fontsize=7,
-                             xytext=(3, 3), textcoords="offset points")
+            scatter.annotate(f"{tables.model_label(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup),
+                             fontsize=7, xytext=(3, 3), textcoords="offset points")
     scatter.axhline(1, color="0.2", linewidth=0.8)
+    scatter.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
     scatter.set_ylim(bottom=0)
     if ok["compile_s"].max() > 20 * ok["compile_s"].min():
         scatter.set_xscale("log")
-    scatter.set(xlabel="compile time (s)", ylabel="speedup over eager (×)",
-                title="Speedup vs compile time")
-    scatter.legend(title="mode", fontsize=8)
-    _payoff_bars(payoff, ok)
+    scatter.set(xlabel="cold compile time (s)", ylabel="speedup over eager (×)", title="Speedup vs compile time")
+    scatter.legend(title="configuration", fontsize=8)
+    _payoff_bars(payoff, chosen, colour)
     return fig
 
 
-def _payoff_bars(ax, ok) -> None:
-    calls = ok["breakeven_calls"].to_numpy(float)
-    finite = np.where(np.isfinite(calls), calls, np.nan)
-    names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in
-             zip(ok["model"], ok["mode"], ok["batch_size"])]
-    colors = [MODE_COLORS.get(mode) for mode in ok["mode"]]
-    notes = ["never (not faster)" if math.isinf(c) else "" for c in calls]
-    grouped_barh(ax, names, [Bars("calls", finite, colors, notes)])
+def _payoff_bars(ax, chosen, colour: dict) -> None:
+    if chosen.empty:
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no model where compiling is worth it:\nno pay-back to draw", ha="center", va="center",
+                transform=ax.transAxes, fontsize=10)
+        return
+    calls = chosen["breakeven_calls"].to_numpy(float)
+    names = [f"{tables.model_label(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
+    grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]],
+                                  [""] * len(chosen))])
     ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
-    ax.set(xlabel="calls until the cold compile is paid back", title="When compiling pays off")
+    ax.set(xlabel="calls until the cold compile is paid back", title="When compiling pays off (the verdict's choice)")

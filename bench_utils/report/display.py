@@ -28,6 +28,7 @@ SIGNIFICANT_DIGITS = 3
 # DataFrame column -> label on a page, with the unit: the record's declared labels (results/record.py),
 # then the columns the report's own tables make
 COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label} | {
+    "speedup": "Speedup (×)", "speedup_ci95_low": "95% low (×)", "speedup_ci95_high": "95% high (×)",  # the race's
     "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
     "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
@@ -65,6 +66,32 @@ def number(value, integer: bool = False) -> str:
         decimals -= 1
         rounded = round(value, decimals)
     return f"{rounded:,.{max(decimals, 0)}f}".replace("-", "−")
+
+
+def rounded(value, figures: int = 2) -> str:
+    """A figure from one sample (a cold compile, a pay-back count) to the figures it supports: 33.3 s
+    and 24.4 s from two runs differ by a third, so "33" and "24", and 193 calls "190"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if math.isinf(value):
+        return NEVER
+    if value == 0:
+        return "0"
+    decimals = figures - 1 - math.floor(math.log10(abs(value)))
+    return f"{round(value, decimals):,.{max(decimals, 0)}f}".replace("-", "−")
+
+
+def plus_minus(halfwidth: float) -> str:
+    """A relative half-width as read on a page: "±6%", "more than ±100%"."""
+    if halfwidth is None or math.isnan(halfwidth):
+        return MISSING
+    return "more than ±100%" if halfwidth > 1 else f"±{halfwidth:.0%}"
+
+
+def span(low: float, high: float) -> str:
+    """An interval of speedups as read on a page: "0.95–1.07×", "<0.01–>100×" for one gone wild."""
+    first = times(low)
+    return f"{first[:-1] if first.endswith('×') else first}–{times(high)}"
 
 
 def times(value: float) -> str:
@@ -142,21 +169,19 @@ def defused(value):
 
 # table -> the columns shown at first; the others are one click away
 KEY_COLUMNS = {
-    "main": ["task_model", "batch_size", "mode", "eager_ms_median", "compiled_ms_median", "speedup",
-             "compiled_ms_p90", "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb",
-             "compiled_peak_mem_mb"],
-    "improvement": ["task_model", "batch_size", "mode", "status", "eager_ms_median", "compiled_ms_median",
+    "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "speedup",
+             "speedup_ci95_low", "speedup_ci95_high", "eager_images_per_s", "compiled_images_per_s",
+             "eager_peak_mem_mb", "compiled_peak_mem_mb"],
+    "improvement": ["task_model", "batch_size", "configuration", "status", "eager_ms_median", "compiled_ms_median",
                     "improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant"],
-    "improvement_all": ["label", "task_model", "batch_size", "mode", "improvement_pct", "speedup",
+    "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "speedup",
                         "speedup_ci95_low", "speedup_ci95_high", "significant"],
-    "compile": ["task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s", "speedup",
-                "breakeven_calls", "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
-    "why": ["model", "batch_size", "mode", "speedup", "why"],
-    "placement": ["task_model", "batch_size", "mode", "status", "hostname", "duration_s"],
-    "failures": ["task_model", "batch_size", "mode", "status", "error"],
-    "best": ["hardware", "task_model", "batch_size", "float32_eager_ms", "best_eager", "best_eager_ms",
-             "best_compiled", "best_compiled_ms"],
-    "reference": ["label", "model", "batch_size", "mode", "gpu", "speedup", "ref_speedup", "improvement_pct",
+    "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "speedup",
+                "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
+    "why": ["model", "batch_size", "configuration", "speedup", "why"],
+    "placement": ["task_model", "batch_size", "configuration", "status", "hostname", "duration_s"],
+    "failures": ["task_model", "batch_size", "configuration", "status", "error"],
+    "reference": ["label", "model", "batch_size", "configuration", "gpu", "speedup", "ref_speedup", "improvement_pct",
                   "ref_improvement_pct", "ref_status"],
 }
 

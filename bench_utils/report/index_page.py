@@ -17,7 +17,7 @@ from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
 from .page_html import escape, relative_text, write_page
-from .verdict import COMPILE, DONT, verdict_short, verdicts
+from .verdict import Rules, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
 
@@ -39,6 +39,7 @@ class ProfileLine:
     error: str  # "" when the notebook ran through
     expected_cells: int
     rows: list  # BenchResult rows read from the profile's results file
+    rules: Rules = Rules()  # the profile's margin and precision (profile.json)
 
     @cached_property
     def frame(self):
@@ -55,16 +56,16 @@ def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
 CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 150  # the index's per-profile speedup chart
 
 
-def speedup_svg(frame) -> str:
+def speedup_svg(frame, rules: Rules = Rules()) -> str:
     """A small inline SVG: one labelled bar per model, in the verdict's order and from the verdict's
-    cell, its speedup from 0 with a line at 1× (green: compile, red: don't, grey: can't tell). Inline,
-    so the index needs no image files and no network."""
-    table = verdicts(frame)
+    cell, its speedup from 0 with a line at 1× (green: worth it, red: slower, grey: otherwise). Inline,
+    so the index needs no image files and no network; the figures themselves are text beside it."""
+    table = verdicts(frame, rules)
     table = table[table["speedup"].notna()] if not table.empty else table
     if table.empty:
         return MISSING
     scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
-    colours = {COMPILE: "#1a7f37", DONT: "#b42318"}
+    colours = {"compile": "#1a7f37", "use": "#1a7f37", "slower": "#b42318"}
     parts = []
     for i, row in enumerate(table.itertuples()):
         y = i * (BAR_PX + 4)
@@ -97,7 +98,8 @@ def _row_html(line: ProfileLine) -> str:
             f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
             f"{escape(head.date)}</small><br>{weights}</td>"
             f"<td class=num>{ok} ok<br>{failed} failed<br>{missing} missing</td>"
-            f"<td>{escape(verdict_short(line.frame))}<br>{speedup_svg(line.frame)}</td>"
+            f"<td>{'<br>'.join(escape(text) for text in verdict_short(line.frame, line.rules)) or MISSING}"
+            f"<br>{speedup_svg(line.frame, line.rules)}</td>"
             f"<td>{state}</td></tr>")
 
 
@@ -105,10 +107,12 @@ def load_rows(results: Path) -> list:
     return read_results(results).rows if results.exists() else []
 
 
-def write_profile_state(folder: Path, label: str, params: str, error: str, expected_cells: int) -> None:
+def write_profile_state(folder: Path, cfg, params: str, error: str) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
     every profile folder present, whichever command made it."""
-    state = {"label": label, "params": params, "error": relative_text(error, folder), "expected_cells": expected_cells}
+    state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
+             "expected_cells": len(cfg.cells()), "worthwhile": cfg.worthwhile,
+             "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min}
     write_page(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 
@@ -118,6 +122,13 @@ def _profile_state(folder: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}
+
+
+def _rules(state: dict) -> Rules:
+    """The profile's verdict rules from its profile.json; the defaults for a value that is not a number."""
+    values = {key: state[key] for key in ("worthwhile", "target_halfwidth", "budget_min")
+              if type(state.get(key)) in (int, float) and 0 <= state[key] < 1e6}
+    return Rules(**values)
 
 
 def _text(state: dict, key: str, default: str) -> str:
@@ -138,7 +149,7 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), _text(state, "error", ""),
-                                 expected if type(expected) is int else 0, rows))
+                                 expected if type(expected) is int else 0, rows, _rules(state)))
     return lines
 
 
@@ -159,9 +170,10 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
 <html lang="en"><head><meta charset="utf-8"><title>{escape(_title(lines))}</title>
 <style>{_STYLE}</style></head><body>
 <h1>torch.compile vs eager: benchmark reports</h1>
-<p>Should you <code>torch.compile</code> these Hugging Face vision models? One page per machine. Each bar is
-a model's speedup (eager latency ÷ compiled latency, 1× = as fast as eager) in the verdict's best compile
-mode: green, compile; red, don't; grey, can't tell (hover for the sentence). Models built with
+<p>Should you <code>torch.compile</code> these Hugging Face vision models? One page per machine. Per model: the
+verdict, the speedup of its fastest accurate configuration (eager float32 latency ÷ its latency) with the 95%
+interval, and what compiling costs; the bar draws that speedup (1× = as fast as eager; green: worth it, red:
+slower, grey: a gain too small or not sure). Models built with
 <span class="random">random</span> weights have the checkpoint's architecture, not its weights: latency stands,
 predictions do not.</p>
 <table><thead><tr><th>Run</th><th>Machine</th><th>Cells</th><th>Verdict</th><th>State</th></tr></thead><tbody>

@@ -60,14 +60,3 @@ def outcome_words(record) -> str:
         words.append(f"{len(exited)} process(es) wrote their row, then exited with status "
                      f"{', '.join(map(str, exited))}")
     return "; ".join(words)
-
-
-def precision_words(record, target_halfwidth: float) -> str:
-    """For a compiled cell measured with a precision target: "" when its speedup interval is within it,
-    else that the budget (or max_repeats) ran out first, with the precision reached."""
-    width = _value(record, "speedup_halfwidth")
-    if record.get("mode") == "eager" or not target_halfwidth or width is None or width <= target_halfwidth:
-        return ""
-    reached = "no interval" if math.isinf(width) else "more than ±100%" if width > 1 else f"±{width:.0%}"
-    return (f"the budget ran out at {reached} after {record.get('paired_rounds')} rounds "
-            f"(target ±{target_halfwidth:.0%})")

@@ -9,11 +9,14 @@ from __future__ import annotations
 import base64
 import io
 
+import pandas as pd
+
 from .header import PageHeader, page_header
-from .verdict import LEGEND, page_caveats, verdict_table
+from .verdict import Rules, legend, page_caveats, verdict_table
 from .page_html import escape
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
+CELLS_DICTIONARY = "cells-columns.csv"  # cells.csv's data dictionary: each column's unit and meaning
 METHOD_LINK = "../method.md"  # docs/method.md, copied next to reports/index.html by `report`
 
 
@@ -26,30 +29,41 @@ def header_html(header: PageHeader) -> str:
             f'<p class="bench-facts">{facts}</p></header>')
 
 
-def verdict_html(df, studies: list[str] = (), target_halfwidth: float = 0.0) -> str:
+def verdict_html(df, studies: list[str] = (), rules: Rules = Rules()) -> str:
     """The verdict table (pandas escapes its cells), its one-line legend, the page-wide caveats and
     `studies`' verdict lines (plain text, one per study)."""
-    table = verdict_table(df, target_halfwidth)
+    table = verdict_table(df, rules)
     if table.empty:
         body = "<p>No measured cells yet: no verdict.</p>"
     else:
         body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
-    notes = [f'<p class="bench-legend">{_escape(LEGEND)}</p>']
+    notes = [f'<p class="bench-legend">{_escape(legend(rules))}</p>']
     notes += [f'<p class="bench-caveat">⚠ {_escape(caveat)}</p>' for caveat in page_caveats(df)]
     notes += [f"<p>{_escape(line)}</p>" for line in studies]
     return "<h2>Should you compile?</h2>" + body + "".join(notes)
 
 
-def links_html(csv_name: str = CELLS_CSV) -> str:
+def links_html(reproduce: str = "", csv_name: str = CELLS_CSV) -> str:
+    """The cells as CSV with their dictionary, the method, and how to measure this page again."""
+    again = f' · Reproduce: <code>{_escape(reproduce)}</code>' if reproduce else ""
     return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{_escape(csv_name)}" download>'
-            f'{_escape(csv_name)}</a> · How it is measured and decided: <a href="{_escape(METHOD_LINK)}">'
-            "method</a></p>")
+            f'{_escape(csv_name)}</a> (its columns: <a href="{_escape(CELLS_DICTIONARY)}" download>'
+            f'{_escape(CELLS_DICTIONARY)}</a>) · How it is measured and decided: <a href="{_escape(METHOD_LINK)}">'
+            f"method</a>{again}</p>")
 
 
-def top_of_page(df, label: str = "", studies: list[str] = (), target_halfwidth: float = 0.0) -> str:
-    """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML
-    (`target_halfwidth`: the profile's, to say where the budget ran out before it)."""
-    return header_html(page_header(df, label)) + verdict_html(df, studies, target_halfwidth) + links_html()
+def reproduce_line(df, params: str) -> str:
+    """How to measure this page again: the compile-bench commit that measured it and the command."""
+    versions = sorted({str(v) for v in df.get("compile_bench", []) if v and not pd.isna(v)})
+    checkout = f"compile-bench {' / '.join(versions)}: " if versions else ""
+    return f"{checkout}python -m bench_utils report {params}".strip()
+
+
+def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rules(), params: str = "") -> str:
+    """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML (`rules`:
+    the profile's margin and precision; `params`: its parameters file, for the reproduce line)."""
+    return (header_html(page_header(df, label)) + verdict_html(df, studies, rules)
+            + links_html(reproduce_line(df, params) if params else ""))
 
 
 def folded_figures(figures: list, summary: str, columns: int = 3) -> str:

@@ -10,10 +10,11 @@ from .tables import check_frame, model_label, ordered_models
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
-_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("precision / layout", "variant"),
-              ("model size", "size"),
+_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("CPU instruction set", "cpu_capability"),
+              ("configurations", "configuration"), ("model size", "size"),
               ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
-              ("python", "python"), ("platform", "platform"), ("host", "hostname"),
+              ("python", "python"), ("platform", "platform"), ("compile-bench", "compile_bench"),
+              ("host", "hostname"),
               ("torch threads", "torch_threads"), ("memory allocator", "allocator"),
               ("minimum warm-up calls (then until steady)", "warmup"),
               ("minimum timed calls per worker and round", "iterations"),

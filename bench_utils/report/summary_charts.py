@@ -12,12 +12,12 @@ from .grouped_bars import BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh,
 
 
 def cross_label_chart(df) -> Figure:
-    """Speedup per model across hardware labels: one panel per compile mode (row) and batch size (column)."""
+    """Speedup per model across hardware labels: one panel per configuration (row) and batch size (column)."""
     table = _by_run(tables.improvement_table(df))
     ok = table[table["speedup"].notna()]
     if ok.empty:
         return empty_figure()
-    modes = tables.ordered_modes(ok["mode"])
+    modes = tables.ordered_configurations(ok["configuration"])
     batches = sorted(set(ok["batch_size"]))
     labels = sorted(set(ok["run"]))
     models = tables.ordered_models(ok["model"])
@@ -26,7 +26,7 @@ def cross_label_chart(df) -> Figure:
     fig, axes = figure(5 * len(batches), height * len(modes), len(modes), len(batches))
     for row, mode in enumerate(modes):
         for col, batch in enumerate(batches):
-            cell = table[(table["mode"] == mode) & (table["batch_size"] == batch)]  # failed ones too
+            cell = table[(table["configuration"] == mode) & (table["batch_size"] == batch)]  # failed ones too
             series = [_speedup_bars(cell[cell["run"] == label], models, label, colors[label])
                       for label in labels]
             ax = axes[row, col]
@@ -42,7 +42,7 @@ def _by_run(table):
     A cell measured twice in the same run (the same file given twice) keeps its last row."""
     several = table.groupby("label")["torch"].transform("nunique") > 1
     table = table.assign(run=table["label"].where(~several, table["label"] + " · torch " + table["torch"]))
-    return table.drop_duplicates(["run", "model", "mode", "batch_size"], keep="last")
+    return table.drop_duplicates(["run", "model", "configuration", "batch_size"], keep="last")
 
 
 def _speedup_bars(cells, models: list[str], label: str, color) -> Bars:

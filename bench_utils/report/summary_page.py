@@ -1,14 +1,18 @@
-"""The summary page's own content: each run named by its header, and our speedups beside the guide's on
-one screen (one row per model and batch size, a column per run and per guide GPU). Plain text; no torch.
+"""The summary page's own content: each run named by its header, the fastest configuration per model
+beside plain torch.compile with their geometric means, and our speedups beside the guide's on one screen
+(one row per model and batch size, a column per run and per guide GPU). Plain text; no torch.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+import math
+
 from .display import MISSING, model_text, number, times
 from .header import page_header
 from .tables import ordered_models
+from .verdict import WORDS, Rules, verdicts
 
 
 def run_headers(df) -> pd.DataFrame:
@@ -45,3 +49,34 @@ def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:
             record[f"Guide: {gpu} (×)"] = number(published.iloc[0]) if len(published) else MISSING
         records.append(record)
     return pd.DataFrame.from_records(records)
+
+
+def geometric_mean(values) -> float:
+    logs = [math.log(v) for v in values if v and not math.isnan(v) and v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
+
+
+def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
+    """Per run, model and batch size: the recommended configuration's speedup (its race figure) beside
+    plain torch.compile's (default mode, the guide's setting), the verdict; then per run the geometric
+    mean of each column over its models."""
+    records = []
+    for row in verdicts(df, rules).itertuples():
+        cells = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
+        default = cells[cells["configuration"] == "default"]
+        plain = default.iloc[0]["race_speedup"] if len(default) else math.nan
+        records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
+                        "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
+                        else MISSING, "Its speedup (×)": row.speedup, "Plain torch.compile (×)": plain,
+                        "Verdict": WORDS[row.verdict]})
+    table = pd.DataFrame.from_records(records)
+    if table.empty:
+        return table
+    means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, "Fastest accurate configuration": MISSING,
+              "Its speedup (×)": geometric_mean(rows["Its speedup (×)"]),
+              "Plain torch.compile (×)": geometric_mean(rows["Plain torch.compile (×)"]), "Verdict": MISSING}
+             for run, rows in table.groupby("Run", sort=True)]
+    table = pd.concat([table, pd.DataFrame.from_records(means)], ignore_index=True)
+    for column in ("Its speedup (×)", "Plain torch.compile (×)"):
+        table[column] = [times(v) if isinstance(v, float) else v for v in table[column]]
+    return table

@@ -2,7 +2,8 @@
 
 Every function takes that one-row-per-cell DataFrame and returns a new DataFrame to show; the
 notebooks only call these and display what comes back (through display.readable). Models are named by
-their display name (registry.DISPLAY_NAMES) and listed in registry order; modes in the order of the mode table (config/modes.py).
+their display name (registry.DISPLAY_NAMES) and listed in registry order; configurations eager first, then
+by their mode (the mode table's order, config/modes.py) and name.
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ import math
 
 import pandas as pd
 
+from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
-from ..results.stats import breakeven_calls
+from ..results.record import RECORD
 from .display import MISSING, number
 from .notes import compile_note_words, disturbance_words
 
 STATS = ("mean", "median")
 MODEL_INDEX_NAME = "Model"
-_REQUIRED = ("label", "model", "batch_size", "mode", "status")
+_REQUIRED = ("label", "model", "batch_size", "configuration", "status")
 
 
 def model_label(name: str) -> str:
@@ -33,9 +35,12 @@ def ordered_models(names) -> list[str]:
     return [n for n in MODEL_NAMES if n in names] + sorted(names - set(MODEL_NAMES))
 
 
-def ordered_modes(modes) -> list[str]:
-    present = set(modes)
-    return [m for m in MODES if m in present] + sorted(present - set(MODES))
+def ordered_configurations(names) -> list[str]:
+    """Distinct configurations: eager first, then by their mode's place in the mode table, then by name."""
+    def rank(name: str) -> tuple:
+        return (name != BASELINE, MODES.index(configuration(name).mode), name)
+
+    return sorted(set(names), key=rank)
 
 
 def check_frame(df) -> None:
@@ -60,8 +65,8 @@ def numeric_column(df, column: str) -> pd.Series:
 
 def sort_cells(frame: pd.DataFrame) -> pd.DataFrame:
     model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
-    mode_rank = {mode: i for i, mode in enumerate(ordered_modes(frame["mode"]))}
-    keys = frame.assign(_model=frame["model"].map(model_rank), _mode=frame["mode"].map(mode_rank))
+    rank = {name: i for i, name in enumerate(ordered_configurations(frame["configuration"]))}
+    keys = frame.assign(_model=frame["model"].map(model_rank), _mode=frame["configuration"].map(rank))
     keys = keys.sort_values(["label", "_model", "batch_size", "_mode"], kind="stable")
     return keys.drop(columns=["_model", "_mode"]).reset_index(drop=True)
 
@@ -70,12 +75,12 @@ def _cell_frame(df) -> pd.DataFrame:
     """The identifying columns shared by the long tables."""
     return pd.DataFrame({"label": df["label"], "model": df["model"],
                          "task_model": df["model"].map(model_label),
-                         "batch_size": df["batch_size"].astype(int), "mode": df["mode"],
+                         "batch_size": df["batch_size"].astype(int), "configuration": df["configuration"],
                          "status": df["status"]}, index=df.index)
 
 
 def latency_cells(df, stat: str = "median") -> pd.DataFrame:
-    """One row per (label, model, batch_size, mode) with `latency_ms` (NaN unless status is ok).
+    """One row per (label, model, batch_size, configuration) with `latency_ms` (NaN unless status is ok).
 
     The eager row is the eager cell: the same number every compiled cell's speedup is measured
     against (aggregate.py).
@@ -88,7 +93,7 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
 
 
 def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
-    """The guide's table for one batch size: Task/Model x "eager (ms)", "<mode> (ms)" ...
+    """The guide's table for one batch size: Model x "eager (ms)", "<configuration> (ms)" ...
 
     Cells hold the latency to 3 significant figures, the status in capitals ("OOM") for failed cells
     and "—" for cells never measured. numeric=True gives floats instead (NaN for both), for charts.
@@ -100,12 +105,12 @@ def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False
     labels = sorted(set(cells["label"]))
     if len(labels) > 1:
         raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
-    at_batch = cells[cells["batch_size"] == batch_size].set_index(["model", "mode"])
+    at_batch = cells[cells["batch_size"] == batch_size].set_index(["model", "configuration"])
     if at_batch.index.duplicated().any():
-        raise ValueError("df: more than one row per model and mode (mixed sizes, dtypes or fullgraph?)")
+        raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
     models = ordered_models(df["model"])
-    modes = ["eager"] + [m for m in ordered_modes(df["mode"]) if m != "eager"]
-    table = pd.DataFrame(index=pd.Index([model_label(m) for m in models], name=MODEL_INDEX_NAME),
+    modes = ordered_configurations(df["configuration"])
+    table = pd.DataFrame(index=pd.Index([model_label(m) for m in models]),
                          columns=[f"{mode} (ms)" for mode in modes], dtype=float if numeric else object)
     for model in models:
         for mode in modes:
@@ -122,12 +127,12 @@ def guide_table(df, batch_size: int) -> pd.DataFrame:
     means = latency_table(df, batch_size, stat="mean")
     medians = latency_table(df, batch_size, stat="median")
     flagged = df[(df["batch_size"] == batch_size) & df["mean_outliers"].fillna(False).astype(bool)]
-    for model, mode in zip(flagged["model"], flagged["mode"]):
+    for model, mode in zip(flagged["model"], flagged["configuration"]):
         means.loc[model_label(model), f"{mode} (ms)"] += OUTLIER_MARK
-    table = pd.DataFrame(index=means.index)
+    table = pd.DataFrame({MODEL_INDEX_NAME: means.index})  # a column: no second header row for the index
     for column in means.columns:
-        table[column.replace(" (ms)", " mean (ms)")] = means[column]
-        table[column.replace(" (ms)", " median (ms)")] = medians[column]
+        table[column.replace(" (ms)", ": mean (ms)")] = list(means[column])
+        table[column.replace(" (ms)", ": median (ms)")] = list(medians[column])
     return table
 
 
@@ -142,6 +147,14 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
     return MISSING if pd.isna(cell["latency_ms"]) else number(cell["latency_ms"])
 
 
+def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:
+    """The speedup a page shows for a configuration: its race figure (results/race.py: over the rounds
+    that did not choose the leader), with its interval and whether that interval excludes 1x."""
+    low, high = numeric_column(compiled, "race_ci95_low").where(ok), numeric_column(compiled, "race_ci95_high").where(ok)
+    return {"speedup": numeric_column(compiled, "race_speedup").where(ok), "speedup_ci95_low": low,
+            "speedup_ci95_high": high, "significant": (low > 1.0) | (high < 1.0)}
+
+
 def improvement_table(df) -> pd.DataFrame:
     """Per compiled cell: the guide's percentage improvement and our speedup with its 95% CI.
 
@@ -151,7 +164,7 @@ def improvement_table(df) -> pd.DataFrame:
     processes disagreed (`disturbed_why`, in words). Failed cells keep their row (status) with NaN numbers.
     """
     check_frame(df)
-    compiled = df[df["mode"] != "eager"]
+    compiled = df[df["configuration"] != BASELINE]
     ok = compiled["status"] == "ok"
     table = _cell_frame(compiled)
     # which machine and torch: the summary notebook filters a table of several runs by them
@@ -159,9 +172,9 @@ def improvement_table(df) -> pd.DataFrame:
     table.insert(2, "torch", compiled.get("torch", ""))
     table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
-    for column in ("improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high"):
-        table[column] = numeric_column(compiled, column).where(ok)
-    for column in ("significant", "noisy", "disturbed"):
+    table["improvement_pct"] = numeric_column(compiled, "improvement_pct").where(ok)
+    table = table.assign(**_race_figures(compiled, ok))
+    for column in ("noisy", "disturbed"):
         table[column] = compiled[column].fillna(False).astype(bool) & ok
     table["disturbed_why"] = [disturbance_words(record) for record in compiled.to_dict("records")]
     table["repeats"] = numeric_column(compiled, "repeats_ok")
@@ -171,7 +184,7 @@ def improvement_table(df) -> pd.DataFrame:
     return sort_cells(table)
 
 
-MAIN_COLUMNS = ["model", "batch_size", "mode", "variant", "status", "eager_ms_median", "compiled_ms_median",
+MAIN_COLUMNS = ["model", "batch_size", "configuration", "status", "eager_ms_median", "compiled_ms_median",
                 "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "eager_ms_p90", "compiled_ms_p90",
                 "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb", "compiled_peak_mem_mb"]
 
@@ -180,22 +193,19 @@ def main_table(df) -> pd.DataFrame:
     """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
     interval, throughput (images/s, from the medians) and peak memory (MB). Failed cells keep their row."""
     check_frame(df)
-    compiled = df[df["mode"] != "eager"]
+    compiled = df[df["configuration"] != BASELINE]
     ok = compiled["status"] == "ok"
-    eager = df[df["mode"] == "eager"].set_index(["label", "model", "batch_size", "variant"])
-    keys = list(zip(compiled["label"], compiled["model"], compiled["batch_size"], compiled["variant"]))
+    eager = df[df["configuration"] == BASELINE].set_index(["label", "model", "batch_size"])
+    keys = list(zip(compiled["label"], compiled["model"], compiled["batch_size"]))
 
     def eager_value(column: str) -> list:
         values = numeric_column(eager, column)
         return [float(values.get(key, math.nan)) if not values.index.duplicated().any() else math.nan for key in keys]
 
     table = _cell_frame(compiled)
-    table["variant"] = compiled["variant"]
     table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
-    for column in ("speedup", "speedup_ci95_low", "speedup_ci95_high"):
-        table[column] = numeric_column(compiled, column).where(ok)
-    table["significant"] = compiled["significant"].fillna(False).astype(bool) & ok
+    table = table.assign(**_race_figures(compiled, ok))
     table["eager_ms_p90"] = pd.Series(eager_value("latency_ms_p90"), index=compiled.index).where(ok)
     table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
     images = table["batch_size"].astype(float)
@@ -206,11 +216,28 @@ def main_table(df) -> pd.DataFrame:
     return sort_cells(table)[["label", "task_model"] + MAIN_COLUMNS]
 
 
+def _device_columns(df) -> set[str]:
+    """The declared columns (results/record.py) that apply to this run's devices."""
+    devices = set(df["device"]) if "device" in df.columns else set()
+    return {c.name for c in RECORD if not c.internal and (not c.device or c.device in devices)}
+
+
 def cells_csv_frame(df) -> pd.DataFrame:
-    """Every cell of the run (eager too) with its scalar columns, for the CSV next to a page."""
+    """Every cell of the run (eager too) with its scalar columns, for the CSV next to a page; a CUDA-only
+    column is left out of a CPU run's."""
     check_frame(df)
-    scalar = [c for c in df.columns if c not in ("samples_s", "profile_top_ops", "eager_profile_top_ops")]
+    keep = _device_columns(df)
+    scalar = [c for c in df.columns if c in keep and c not in ("samples_s", "profile_top_ops", "eager_profile_top_ops")]
     return sort_cells(df[scalar].copy())
+
+
+def cells_dictionary(df) -> pd.DataFrame:
+    """cells.csv's data dictionary: each of its columns with its unit and meaning (the record's
+    declarations)."""
+    columns = list(cells_csv_frame(df).columns)
+    declared = {c.name: c for c in RECORD}
+    return pd.DataFrame({"column": columns, "unit": [declared[c].unit for c in columns],
+                         "meaning": [declared[c].meaning for c in columns]})
 
 
 def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]:
@@ -219,9 +246,10 @@ def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]
 
 
 def compile_table(df) -> pd.DataFrame:
-    """Per compiled cell: compile time, calls to pay it off, graph breaks and agreement with eager."""
+    """Per configuration but eager: compile time cold and warm, graph breaks, agreement with eager (the
+    pay-back is the verdict's, for the configuration it recommends)."""
     check_frame(df)
-    compiled = df[df["mode"] != "eager"]
+    compiled = df[df["configuration"] != BASELINE]
     ok = compiled["status"] == "ok"
     table = _cell_frame(compiled)
     table["compile_s"] = numeric_column(compiled, "compile_s").where(ok)
@@ -229,18 +257,15 @@ def compile_table(df) -> pd.DataFrame:
     table["fx_cache_hits"] = numeric_column(compiled, "fx_cache_hits").where(ok)
     table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
     table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
-    table["speedup"] = numeric_column(compiled, "speedup").where(ok)
-    table["breakeven_calls"] = [
-        breakeven_calls(c, e, m) if not any(map(math.isnan, (c, e, m))) else math.nan
-        for c, e, m in zip(table["compile_s"], table["eager_ms_median"], table["compiled_ms_median"])]
+    table["speedup"] = numeric_column(compiled, "race_speedup").where(ok)
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = numeric_column(compiled, column)
     table["break_reasons"] = _reasons(compiled)
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     table["compile_notes"] = [compile_note_words(record) for record in compiled.to_dict("records")]
-    order = ["label", "model", "task_model", "batch_size", "mode", "status", "compile_s", "compile_warm_s",
-             "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "breakeven_calls", "graph_breaks", "recompiles",
+    order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s",
+             "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",
              "peak_mem_mb"]
     return sort_cells(table[order])
@@ -273,9 +298,9 @@ def missing_cells(df, expected_cells) -> pd.DataFrame:
     for cell in expected:
         if not isinstance(cell, (tuple, list)) or len(cell) != 3:
             raise ValueError(f"expected_cells: {cell!r} is not allowed; allowed: (model, batch_size, mode)")
-    measured = set(zip(df["model"], df["batch_size"].astype(int), df["mode"]))
+    measured = set(zip(df["model"], df["batch_size"].astype(int), df["configuration"]))
     missing = [(m, int(b), mode) for m, b, mode in expected if (m, int(b), mode) not in measured]
     return pd.DataFrame({"model": [c[0] for c in missing],
                          "task_model": [model_label(c[0]) for c in missing],
                          "batch_size": pd.Series([c[1] for c in missing], dtype=int),
-                         "mode": [c[2] for c in missing]})
+                         "configuration": [c[2] for c in missing]})

@@ -1,62 +1,229 @@
-"""The answer first: per model, compile or not, with which mode and variant, how sure, at what cost.
-Reads the DataFrame of ``aggregate.to_dataframe`` (one label); computes nothing the cells do not hold
-except the pay-back count (stats.breakeven_calls). No torch.
+"""The answer first: per model and batch size, the fastest accurate configuration, whether it is worth
+it, and for what (batch, precision, device); in words. Reads the DataFrame of aggregate.to_dataframe
+(the race, results/race.py) and the decision code (results/decision.py); computes nothing the cells do
+not hold except the pay-back count (stats.breakeven_calls). No torch.
 
-Rules, per model over its successful compiled cells (every mode, batch size and variant of the run):
-- "compile": the cell whose speedup interval has the highest lower bound is significantly faster
-  than eager (interval above 1) and its output agrees with eager within tolerance;
-- "don't compile": every compiled cell is significantly slower (interval below 1), or the fastest
-  one's output disagrees with eager;
-- "inconclusive" ("can't tell"): otherwise (the intervals include 1): no measurable gain on this machine.
-Pay-back (calls until compiling has paid for itself) only for "compile", from the cold compile (empty
-compiler cache) and from the warm one. Caveats that change one model's answer ride along (graph breaks,
-a disturbed or noisy measurement, CUDA graphs that did not run, batch sizes where it is slower); those
-that hold for the whole page (random weights, one process per cell) are said once (page_caveats).
+Every figure on a verdict line comes from the same cell: the recommended configuration's race figure
+(rounds that did not pick it), its compile cost (shown for every decision: for a gain too small it is
+the deciding fact), its pay-back (only where compiling is worth it). Caveats ride on a line only when
+they set that cell apart from the others; what holds for the whole page is said once (page_caveats).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
+from ..config.configurations import BASELINE, configuration
 from ..config.registry import display_name
-from ..results.stats import breakeven_calls
-from .display import MISSING, model_text, number, times
+from ..results import decision as codes
+from ..results.decision import decide
+from ..results.stats import NOISY_SPREAD, breakeven_calls
+from .display import MISSING, model_text, number, plus_minus, rounded, span, times
+from .explain import why_sentence
 from .header import weights_words
-from .notes import compile_note_words, disturbance_words, precision_words
+from .notes import compile_note_words, disturbance_words, outcome_words
 from .tables import check_frame, ordered_models
 
-COMPILE, DONT, INCONCLUSIVE, NO_DATA = "compile", "don't compile", "inconclusive", "no data"
-COLUMNS = ["label", "model", "task_model", "verdict", "mode", "variant", "batch_size", "speedup", "speedup_ci95_low",
-           "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls", "breakeven_warm_calls", "caveats",
-           "answer", "cost", "summary"]
+COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
+           "speedup_ci95_low", "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
+           "breakeven_warm_calls", "answer", "cost", "runner_up", "others", "caveats", "why", "summary"]
+NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
+WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
+         codes.SLOWER: "don't compile (slower)", codes.CANT_TELL: "can't tell", codes.INACCURATE: "no accurate option",
+         codes.NO_DATA: "no data"}
 
 
-def _failed_accuracy(best: pd.Series) -> bool:
-    """accuracy_ok is a real False (not None: not checked), whatever bool type pandas holds."""
-    value = best.get("accuracy_ok")
-    return value is not None and not pd.isna(value) and not bool(value)
+@dataclass(frozen=True)
+class Rules:
+    """What a verdict is decided against: the profile's margin and precision settings (BenchConfig)."""
+
+    worthwhile: float = 1.10
+    target_halfwidth: float = 0.05
+    budget_min: float = 8.0
+
+    @classmethod
+    def of(cls, cfg) -> "Rules":
+        return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)
 
 
-def _caveats(best: pd.Series, compiled: pd.DataFrame, target_halfwidth: float) -> list[str]:
-    """What may change this model's answer, in words (what applies to every model is said once per page:
-    page_caveats)."""
+def _bounds(row) -> str:
+    return span(row["race_ci95_low"], row["race_ci95_high"])
+
+
+def _interval(row) -> str:
+    return f"{times(row['race_speedup'])} ({_bounds(row)})"
+
+
+def compile_cost_words(row) -> str:
+    """"33 s cold, 4.6 s warm": the cold compile is one sample (two figures), the warm one a median."""
+    if not configuration(row["configuration"]).compiled:
+        return "nothing to compile"
+    if pd.isna(row.get("compile_s")):
+        return MISSING
+    text = f"{rounded(row['compile_s'])} s cold"
+    return text + (f", {number(row['compile_warm_s'])} s warm" if not pd.isna(row.get("compile_warm_s")) else "")
+
+
+def payback_words(row) -> tuple[str, float, float]:
+    """("pays back after 190 calls (cold), 27 once the cache is warm", cold calls, warm calls)."""
+    eager, fast = row["eager_ms_median"], row["latency_ms_median"]
+    cold = breakeven_calls(row["compile_s"], eager, fast) if not pd.isna(row.get("compile_s")) else math.nan
+    warm = breakeven_calls(row["compile_warm_s"], eager, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
+    if math.isnan(cold):
+        return "", cold, warm
+    text = f"pays back after {rounded(cold)} calls"
+    return text + (f", {rounded(warm)} once the compile cache is warm" if not math.isnan(warm) else ""), cold, warm
+
+
+def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
+    if row is None:
+        return ""
+    config = configuration(row["configuration"])
+    what, interval = config.words, _interval(row)
+    if outcome == codes.COMPILE:
+        return f"Compile — {what}: {times(row['race_speedup'])} faster ({_bounds(row)})"
+    if outcome == codes.USE:
+        return f"Don't compile — run {what}: {times(row['race_speedup'])} faster ({_bounds(row)}), nothing to compile"
+    if outcome == codes.SLOWER:
+        return f"Don't compile — slower: {interval} with {what}, the fastest configuration"
+    if outcome == codes.NO_GAIN:
+        gain = max(0.0, row["race_ci95_high"] - 1.0)
+        return (f"No worthwhile gain: {interval} with {what}: at most {gain:.0%} faster, below the "
+                f"{times(rules.worthwhile)} a compile must bring")
+    return f"Can't tell: {interval} with {what} straddles {times(rules.worthwhile)}: {_cant_tell(reason, row, rules)}"
+
+
+def _cant_tell(reason: str, row, rules: Rules) -> str:
+    """Why the interval straddles the margin, and what settles it."""
+    width = row.get("race_halfwidth")
+    if reason == "budget":
+        return (f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); run the same command "
+                f"again with budget_min: {2 * rules.budget_min:g} (measured rounds are kept)")
+    if reason == "busy":
+        return f"the machine was busy while timing ({disturbance_words(row)}); run again on a quiet machine"
+    return (f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; run again with target_halfwidth: "
+            f"{width / 2:.2f}, or set worthwhile to the gain that matters to you")
+
+
+def _runner_up(rec, runner, rules: Rules) -> str:
+    """The runner-up and how the choice compares with it, paired round by round."""
+    if rec is None or runner is None:
+        return MISSING
+    text = f"{configuration(runner['configuration']).words}: {_interval(runner)}"
+    low, high = rec["versus_ci95_low"], rec["versus_ci95_high"]
+    if pd.isna(low):
+        return text
+    ratio = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
+    if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
+        return f"{text}; within the margin of the choice ({ratio})"
+    if low > 1.0:
+        return f"{text}; the choice is faster ({ratio})"
+    return f"{text}; can't tell which of the two is faster ({ratio})"
+
+
+def _others(rows: pd.DataFrame, rec) -> str:
+    """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
+    parts = []
+    default = rows[rows["configuration"] == "default"]
+    if rec is not None and rec["configuration"] != "default" and not default.empty and \
+            not pd.isna(default.iloc[0]["race_speedup"]):
+        parts.append(f"plain torch.compile (default mode) {_interval(default.iloc[0])}")
+    why = {"dropped": "clearly slower in the first round", "inaccurate": "changes the answer",
+           "unsupported": None, "failed": None}
+    for row in rows.itertuples():
+        if row.race_outcome in why:
+            reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
+            parts.append(f"{row.configuration}: {reason}")
+    return "; ".join(parts) or MISSING
+
+
+def _caveats(rec, typical_spread: float) -> list[str]:
+    """What sets this model's answer apart from the page's other answers."""
+    if rec is None:
+        return []
     notes = []
-    if (best.get("graph_breaks") or 0) > 0:
-        notes.append(f"{int(best['graph_breaks'])} graph break(s)")
-    if _failed_accuracy(best):
-        notes.append(f"output differs from eager by {number(best['max_abs_diff'])}")
-    if best.get("disturbed"):
-        notes.append(f"busy machine: {disturbance_words(best)}")
-    elif best.get("noisy"):
-        notes.append("noisy timings")
-    notes += [words for words in (compile_note_words(best), precision_words(best, target_halfwidth)) if words]
-    slower = compiled[compiled["speedup_ci95_high"] < 1.0]
-    if not slower.empty:
-        where = ", ".join(f"{m} mode at batch {int(b)}" for m, b in zip(slower["mode"], slower["batch_size"]))
-        notes.append(f"slower than eager with {where}")
+    if (rec.get("graph_breaks") or 0) > 0:
+        notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
+    if rec.get("disturbed"):
+        notes.append(f"busy machine: {disturbance_words(rec)}")
+    spread = _spread(rec)
+    if spread > NOISY_SPREAD and spread > NOISY_FACTOR * typical_spread:
+        notes.append(f"noisy timings: calls spread ±{spread / 2:.0%}, {spread / typical_spread:.0f}× the page's typical")
+    if rec.get("warmup_steady") is False:
+        notes.append("warm-up did not settle within max_warmup_s")
+    notes += [words for words in (compile_note_words(rec), outcome_words(rec)) if words]
     return notes
+
+
+def _spread(row) -> float:
+    """(p90 - p10) / median of a cell's calls."""
+    median = row.get("latency_ms_median")
+    if not median or pd.isna(median):
+        return 0.0
+    return (row["latency_ms_p90"] - row["latency_ms_p10"]) / median
+
+
+def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
+    """One row per (label, model, batch size): the decision, the cell behind it, its cost, runner-up,
+    the configurations out of the race, caveats and the answer in words."""
+    check_frame(df)
+    ok = df[df["status"] == "ok"]
+    typical = float(pd.Series([_spread(r) for _, r in ok.iterrows()]).median()) if not ok.empty else 0.0
+    records = []
+    for label in sorted(set(df["label"])):
+        run = df[df["label"] == label]
+        for model in ordered_models(run["model"]):
+            for batch in sorted(set(run.loc[run["model"] == model, "batch_size"])):
+                rows = run[(run["model"] == model) & (run["batch_size"] == batch)]
+                records.append(_verdict_record(label, model, int(batch), rows, rules, typical))
+    return pd.DataFrame.from_records(records, columns=COLUMNS)
+
+
+def _pick(rows: pd.DataFrame, outcome: str):
+    found = rows[rows["race_outcome"] == outcome]
+    return found.iloc[0].to_dict() if not found.empty else None
+
+
+def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float) -> dict:
+    rec, runner = _pick(rows, "recommended"), _pick(rows, "runner_up")
+    ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
+    decision = decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
+    device = str(rows["device"].iloc[0]).upper()
+    precision = configuration(rec["configuration"]).precision if rec else ""
+    record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
+              "verdict": decision.outcome,
+              "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules), "others": _others(rows, rec),
+              "caveats": "; ".join(_caveats(rec, typical)), "why": why_sentence(rec) if rec else ""}
+    name = f"{display_name(model)} (batch {batch}, {device})"
+    if rec is None:
+        failed = sorted(set(rows.loc[rows["status"] != "ok", "status"].str.upper()))
+        text = ("No configuration kept eager's answer" if decision.outcome == codes.INACCURATE else
+                f"No answer: the configurations ended {', '.join(failed)}" if failed else "No answer: not measured")
+        return record | {"answer": text, "cost": MISSING, "summary": f"{name}: {text}"}
+    cost = compile_cost_words(rec)
+    pays, cold, warm = payback_words(rec) if decision.outcome == codes.COMPILE else ("", math.nan, math.nan)
+    answer = _answer(decision.outcome, decision.reason, rec, rules)
+    record |= {"configuration": rec["configuration"], "speedup": rec["race_speedup"],
+               "speedup_ci95_low": rec["race_ci95_low"], "speedup_ci95_high": rec["race_ci95_high"],
+               "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
+               "breakeven_warm_calls": warm, "answer": answer,
+               "cost": cost + (f"; {pays}" if pays else "")}
+    return record | {"summary": f"{name}: {answer}" + (f"; {cost}" if cost != MISSING else "") +
+                     (f"; {pays}" if pays else "")}
+
+
+LEGEND = ("Speedup: eager float32 time ÷ the configuration's (medians; 2× = twice as fast), with its 95% interval "
+          "over rounds that did not choose it. Worth it when the whole interval is at or above the margin (worthwhile, "
+          "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
+          "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
+          "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled).")
+
+
+def legend(rules: Rules = Rules()) -> str:
+    return LEGEND.format(margin=times(rules.worthwhile))
 
 
 def page_caveats(df) -> list[str]:
@@ -65,126 +232,45 @@ def page_caveats(df) -> list[str]:
     ok = df[df["status"] == "ok"]
     if not ok.empty and "random" in set(ok.get("weights", [])):
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
-                     "the predictions do not.")
-    compiled = ok[ok["mode"] != "eager"]
+                     "the predictions and the accuracy checks of lower precisions do not.")
+    compiled = ok[ok["configuration"] != BASELINE]
     if not compiled.empty and not compiled["between_process"].fillna(False).astype(bool).any():
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
     return notes
 
 
-def _decide(best: pd.Series, compiled: pd.DataFrame) -> str:
-    if bool(best["significant"]) and best["speedup"] > 1.0:
-        return DONT if _failed_accuracy(best) else COMPILE
-    if (compiled["speedup_ci95_high"] < 1.0).all():
-        return DONT
-    return INCONCLUSIVE
-
-
-def _where(best: pd.Series, several_batches: bool) -> str:
-    parts = [f"{best['mode']} mode"]
-    if best["variant"] != "float32":
-        parts.append(str(best["variant"]))
-    if several_batches:
-        parts.append(f"batch {int(best['batch_size'])}")
-    return ", ".join(parts)
-
-
-def answer(verdict: str, best: pd.Series, several_batches: bool = False) -> str:
-    """The answer in words: "Compile (default mode): 2.1× faster, 95% sure between 1.2× and 3.6×"."""
-    interval = f"between {times(best['speedup_ci95_low'])} and {times(best['speedup_ci95_high'])}"
-    if verdict == COMPILE:
-        return (f"Compile ({_where(best, several_batches)}): {times(best['speedup'])} faster, "
-                f"95% sure {interval}")
-    if verdict == DONT:
-        why = (f"its output differs from eager by {number(best['max_abs_diff'])}" if _failed_accuracy(best)
-               else f"slower, 95% sure {interval}")
-        return f"Don't compile: {times(best['speedup'])} ({why})"
-    return f"Can't tell: {interval} — rerun with more budget"
-
-
-def payback_words(compile_s: float, warm_s: float, calls: float, warm_calls: float) -> str:
-    """"pays back after 163 calls (17 s cold), 20 calls warm (2 s)"; "—" without a compile time."""
-    if pd.isna(compile_s):
-        return MISSING
-    text = f"pays back after {number(calls, integer=True)} calls ({number(compile_s)} s cold compile)"
-    if not pd.isna(warm_s):
-        text += f", {number(warm_calls, integer=True)} calls once the cache is warm ({number(warm_s)} s)"
-    return text
-
-
-def verdicts(df, target_halfwidth: float = 0.0) -> pd.DataFrame:
-    """One row per (label, model): the verdict, the cell behind it, its cost, caveats and the answer in
-    words (`answer`, `cost`, `summary`: plain text)."""
-    check_frame(df)
-    records = []
-    for label in sorted(set(df["label"])):
-        run = df[df["label"] == label]
-        several_batches = run["batch_size"].nunique() > 1
-        for model in ordered_models(run["model"]):
-            records.append(_verdict_record(label, model, run[run["model"] == model], several_batches,
-                                           target_halfwidth))
-    return pd.DataFrame.from_records(records, columns=COLUMNS)
-
-
-def _verdict_record(label: str, model: str, rows: pd.DataFrame, several_batches: bool,
-                    target_halfwidth: float) -> dict:
-    compiled = rows[(rows["mode"] != "eager") & (rows["status"] == "ok") & rows["speedup"].notna()]
-    name = display_name(model)
-    if compiled.empty:
-        failed = ", ".join(sorted(set(rows.loc[rows["status"] != "ok", "status"].str.upper()))) or "not measured"
-        text = f"No answer: the compiled cells ended {failed}" if failed != "not measured" else "No answer: not measured"
-        return {"label": label, "model": model, "task_model": name, "verdict": NO_DATA, "caveats": "",
-                "answer": text, "cost": MISSING, "summary": f"{name}: {text}"}
-    best = compiled.loc[compiled["speedup_ci95_low"].idxmax()]
-    verdict = _decide(best, compiled)
-    cold, warm = (_payback(best, column) for column in ("compile_s", "compile_warm_s"))
-    caveats = _caveats(best, compiled, target_halfwidth)
-    said = answer(verdict, best, several_batches)
-    cost = payback_words(best["compile_s"], best["compile_warm_s"], cold, warm) if verdict == COMPILE else MISSING
-    summary = f"{name}: {said}" + (f"; {cost}" if verdict == COMPILE and cost != MISSING else "")
-    return {"label": label, "model": model, "task_model": name, "verdict": verdict,
-            **{k: best[k] for k in ("mode", "variant", "batch_size", "speedup", "speedup_ci95_low",
-                                    "speedup_ci95_high", "compile_s", "compile_warm_s")},
-            "breakeven_calls": cold, "breakeven_warm_calls": warm, "caveats": "; ".join(caveats),
-            "answer": said, "cost": cost, "summary": summary + (f" ({'; '.join(caveats)})" if caveats else "")}
-
-
-def _payback(best: pd.Series, column: str) -> float:
-    if pd.isna(best[column]):
-        return math.nan
-    return breakeven_calls(best[column], best["eager_ms_median"], best["latency_ms_median"])
-
-
-LEGEND = ("Speedup = eager latency ÷ compiled latency (medians; 2× = twice as fast). \"95% sure\": the speedup's "
-          "95% interval over rounds spread across the run (each in eager and compiled worker processes). \"Can't tell\": that interval includes 1×, "
-          "no measurable difference. Pays back: calls until the time saved covers compiling; cold = empty compiler cache (a "
-          "first run on this machine), warm = the cache filled (every later process).")
-
-
-def verdict_table(df, target_halfwidth: float = 0.0) -> pd.DataFrame:
-    """The verdict as a page shows it: one row per model (display name and checkpoint), the answer and
-    what compiling costs, in plain text; the run's label as a column only when there are several."""
-    table = verdicts(df, target_halfwidth)
+def verdict_table(df, rules: Rules = Rules()) -> pd.DataFrame:
+    """The verdict as a page shows it: one row per model and batch size, for what, the answer, the
+    compile cost, the runner-up and the rest of the race, caveats; the run's label only when several."""
+    table = verdicts(df, rules)
     shown = pd.DataFrame({"Model": [model_text(m, with_checkpoint=True) for m in table["model"]],
+                          "For": [", ".join(filter(None, (f"batch {b}", p, d)))
+                                  for b, p, d in zip(table["batch_size"], table["precision"], table["device"])],
                           "Answer": table["answer"], "Compile cost": table["cost"],
+                          "Runner-up": table["runner_up"], "Also raced": table["others"],
+                          "Why": [w or MISSING for w in table["why"]],
                           "Watch out": [c or MISSING for c in table["caveats"].fillna("")]})
     if table["label"].nunique() > 1:
         shown.insert(0, "Run", table["label"])
     return shown
 
 
-def verdict_text(df, target_halfwidth: float = 0.0) -> str:
+def verdict_text(df, rules: Rules = Rules()) -> str:
     """The verdict as lines of plain text, for the terminal after `report`."""
-    table = verdicts(df, target_halfwidth)
+    table = verdicts(df, rules)
     if table.empty:
         return "No measured cells yet: no verdict."
     return "\n".join(f"  {row.summary}" for row in table.itertuples())
 
 
-def verdict_short(df, target_halfwidth: float = 0.0) -> str:
-    """One line for the index page: "ViT-B/16: compile 2.00× · ResNet-50: can't tell"."""
-    table = verdicts(df, target_halfwidth)
-    words = {COMPILE: "compile", DONT: "don't compile", INCONCLUSIVE: "can't tell", NO_DATA: "no data"}
-    parts = [f"{display_name(row.model)}: {words[row.verdict]}"
-             + (f" {times(row.speedup)}" if row.verdict == COMPILE else "") for row in table.itertuples()]
-    return " · ".join(parts) or MISSING
+def verdict_short(df, rules: Rules = Rules()) -> list[str]:
+    """One line per model and batch size for the index page: the decision, the interval and the cost."""
+    lines = []
+    for row in verdicts(df, rules).itertuples():
+        head = f"{display_name(row.model)}" + (f" (batch {row.batch_size})" if df["batch_size"].nunique() > 1 else "")
+        if pd.isna(row.speedup):
+            lines.append(f"{head}: {WORDS[row.verdict]}")
+            continue
+        lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({span(row.speedup_ci95_low, row.speedup_ci95_high)}) "
+                     f"with {row.configuration}; {compile_cost_words(row._asdict())}")
+    return lines

@@ -4,8 +4,9 @@ one place rows become a pandas DataFrame (`to_dataframe`, one row per cell): eve
 verdict and comparison reads its columns. Numbers and codes only: report/ makes the words. No torch;
 pandas is imported on use.
 
-One eager number per cell, by construction: a compiled cell's `eager_ms_*` and `speedup` are read from
-the eager cell of the same model, batch size and variant, the very numbers the eager row shows.
+One eager number per cell, by construction: every configuration's `eager_ms_*` and `speedup` are read
+from the eager float32 cell of the same model and batch size, the very numbers the eager row shows. The
+race between a group's configurations (race.py) is computed here too, once.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..config.bench_config import variant_name
+from ..config.configurations import BASELINE, configuration
 from ..config.modes import CUDAGRAPH_MODES
+from .race import races
 from .record import COLUMNS, RECORD
 from .rows import read_results
 from .stats import (block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement, relative_halfwidth,
@@ -77,12 +79,13 @@ def compile_notes(record: dict) -> list[str]:
     recorded), "cudagraph_skips", "no_replay" (no replay in the profiled calls) or "partial_cudagraphs"
     (more than OUTSIDE_GRAPHS_SHARE of its kernels launched outside the graphs: graph partitions run ops
     that cannot be graphed between them, output_code.py, cudagraph_partition_post_compile)."""
-    if record["status"] != "ok" or record["mode"] == "eager":
+    if record["status"] != "ok" or record["mode"] == BASELINE:
         return []
     notes = []
     if record.get("graph_count") == 0:
         notes.append("ran_eager")
-        if not bf16_compiles(record["dtype"], record["device"], record.get("compute_capability") or ""):
+        if not bf16_compiles(configuration(record["configuration"]).precision, record["device"],
+                             record.get("compute_capability") or ""):
             notes.append("bf16_capability")
     if record["mode"] in CUDAGRAPH_MODES and record["device"] == "cuda":
         kernels, outside = record.get("profile_kernels_per_call"), record.get("kernels_outside_graphs")
@@ -117,7 +120,7 @@ def combine(rows: list) -> dict:
     ok = [row for row in rows if row.status == "ok"]
     record = {c.name: COMBINE[c.combine](rows, ok, c.field) for c in RECORD if c.combine in COMBINE}
     record |= _outcome(rows, ok)
-    record["variant"] = variant_name(record["dtype"], record["autocast"], record["channels_last"])
+    record["mode"] = configuration(record["configuration"]).mode
     record["hostname"] = ", ".join(sorted({row.env.get("hostname", "") for row in rows} - {""}))
     record["repeats"], record["repeats_ok"] = len(rows), len(ok)
     warm = [row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None]
@@ -146,7 +149,7 @@ def _run(row) -> tuple:
 
 def _baseline_key(record: dict) -> tuple:
     return (record["label"], record["settings"], record["hardware"], record["torch"], record["model"], record["size"],
-            record["batch_size"], record["dtype"], record["fullgraph"], record["autocast"], record["channels_last"])
+            record["batch_size"], record["fullgraph"])
 
 
 PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
@@ -157,7 +160,8 @@ def _pair(record: dict, eager: dict | None) -> dict:
     """The eager columns and the speedup of a compiled `record` against its eager cell (NaN without one;
     an eager cell gets its eager columns only: no speedup is made up for it)."""
     fields = dict.fromkeys(PAIRED, math.nan) | {"significant": False, "paired_rounds": 0, "outlying_rounds": [],
-                                                "round_logs": [], "round_workers": []}
+                                                "round_logs": [], "round_workers": [], "round_ids": [],
+                                                "round_pairs": []}
     fields |= {f"eager_{name}": None for name in EAGER_PROFILE}
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return fields
@@ -171,6 +175,7 @@ def _pair(record: dict, eager: dict | None) -> dict:
     pairs = worker_pairs(eager, record, common)
     logs, labels = round_clusters(rounds, pairs)
     estimate = speedup_over_rounds(rounds, pairs)
+    fields |= {"round_ids": common, "round_pairs": rounds}
     return fields | {
         "speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low, "speedup_ci95_high": estimate.ci95_high,
         "significant": estimate.significant, "speedup_halfwidth": relative_halfwidth(estimate),
@@ -203,12 +208,37 @@ def cells(rows) -> list[dict]:
     for row in latest.values():
         groups.setdefault(_run(row), []).append(row)
     records = [combine(group) for group in groups.values()]
-    eager = {_baseline_key(r): r for r in records if r["mode"] == "eager"}
+    eager = {_baseline_key(r): r for r in records if r["configuration"] == BASELINE}
     for record in records:
         baseline = eager.get(_baseline_key(record))
         record |= _pair(record, baseline)
         record |= _disturbance(record, baseline)
+    for record in records:
+        record |= NO_RACE
+    for race in races(records).values():
+        for entry in race.entries.values():
+            entry.record |= _race_fields(entry, race)
     return records
+
+
+NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan, "race_ci95_low": math.nan,
+           "race_ci95_high": math.nan, "race_halfwidth": math.nan, "runner_up": "", "versus_runner_up": math.nan,
+           "versus_ci95_low": math.nan, "versus_ci95_high": math.nan}  # eager's, and before any race
+
+
+def _race_fields(entry, race) -> dict:
+    """A configuration's outcome in its group's race, its figure over the rounds that did not pick the
+    leader, and on the leader's row the comparison with the runner-up."""
+    estimate = entry.estimate
+    fields = {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds), "race_round_ids": list(entry.rounds),
+              "race_speedup": estimate.speedup if estimate else math.nan,
+              "race_ci95_low": estimate.ci95_low if estimate else math.nan,
+              "race_ci95_high": estimate.ci95_high if estimate else math.nan,
+              "race_halfwidth": relative_halfwidth(estimate) if estimate else math.nan}
+    if entry.outcome == "recommended" and race.versus is not None:
+        fields |= {"runner_up": race.runner_up, "versus_runner_up": race.versus.speedup,
+                   "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high}
+    return fields
 
 
 def to_dataframe(rows, with_samples: bool = False):

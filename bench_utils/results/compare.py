@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from .stats import speedup_over_processes
 
 # A cell within one run: every other setting is the same for all rows of a results file (its
-# settings fingerprint), so two runs that differ in one setting (torch version, dtype, autocast,
-# channels_last, fullgraph) are compared cell by cell, and `before_variant`/`after_variant` say which.
-KEY = ["model", "size", "batch_size", "mode"]
+# settings fingerprint), so two runs that differ in one setting (torch version, fullgraph) are compared
+# cell by cell, and `before_variant`/`after_variant` say which.
+KEY = ["model", "size", "batch_size", "configuration"]
 STATS = ("median", "mean")
 COMPARISON_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
                       "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
@@ -60,7 +60,7 @@ def _indexed(df, name: str) -> dict:
         raise ValueError(f"{name}: no samples_s column; build it with to_dataframe(rows, with_samples=True)")
     rows = {}
     for row in df.to_dict("records"):
-        key = (row["model"], row["size"], int(row["batch_size"]), row["mode"])
+        key = (row["model"], row["size"], int(row["batch_size"]), row["configuration"])
         if key in rows:
             raise ValueError(f"{name}: cell {key} appears twice; keep one run (one hardware label) per frame")
         rows[key] = row
@@ -88,8 +88,7 @@ def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
 
 
 def _variant(row: dict) -> str:
-    graph = ", fullgraph" if row.get("fullgraph") else ""
-    return row["variant"] + graph  # variant: aggregate.to_dataframe's name for dtype, autocast, channels_last
+    return "fullgraph" if row.get("fullgraph") else "graph breaks allowed"
 
 
 def comparison_chart(comparison: RunComparison):
@@ -112,7 +111,7 @@ def comparison_chart(comparison: RunComparison):
 
 
 def _cell_label(row: dict) -> str:
-    return f"{row['model']} bs={row['batch_size']} {row['mode']} ({row['size']})"
+    return f"{row['model']} bs={row['batch_size']} {row['configuration']} ({row['size']})"
 
 
 def _title(cells) -> str:
@@ -127,7 +126,7 @@ def _title(cells) -> str:
 
 
 AGREEMENT_FIGURES = {"eager median": ("latency_ms_median", "latency_ms_ci95_low", "latency_ms_ci95_high"),
-                     "speedup": ("speedup", "speedup_ci95_low", "speedup_ci95_high")}
+                     "speedup": ("race_speedup", "race_ci95_low", "race_ci95_high")}  # the figure a page reports
 
 
 def rerun_agreement(first_df, second_df):
@@ -136,12 +135,12 @@ def rerun_agreement(first_df, second_df):
     other run's 95% interval. A method whose intervals are honest has most figures inside."""
     import pandas as pd
 
-    key = ["model", "size", "batch_size", "mode", "variant"]
+    key = ["model", "size", "batch_size", "configuration"]
     merged = pd.merge(first_df[first_df["status"] == "ok"], second_df[second_df["status"] == "ok"], on=key,
                       suffixes=("_1", "_2"))
     records = []
     for row in merged.to_dict("records"):
-        figure = "eager median" if row["mode"] == "eager" else "speedup"
+        figure = "eager median" if row["configuration"] == "eager" else "speedup"
         value, low, high = AGREEMENT_FIGURES[figure]
         records.append({**{k: row[k] for k in key}, "figure": figure, "run1": row[f"{value}_1"],
                         "run1_low": row[f"{low}_1"], "run1_high": row[f"{high}_1"], "run2": row[f"{value}_2"],

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 # and results/stats.py compute it (statistics, the pairing with eager, codes).
 COMBINES = ("same", "first", "largest", "union", "all", "least", "sum", "env", "computed")
 CUDA = "cuda"  # a column only a CUDA run fills
+FUSED_KERNELS = "compiled code (Inductor)"  # profile_top_ops' name of the time in compiled graphs outside operators
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,9 @@ RECORD = (
     Column("task", "same", meaning="the model's task, e.g. image-classification", label="Task"),
     Column("size", "same", meaning="full (the checkpoint's architecture) or tiny (a shrunk config)", label="Model size"),
     Column("batch_size", "same", "images", "images per forward pass", "Batch (images)"),
-    Column("mode", "same", meaning="eager, or the torch.compile mode", label="Compile mode"),
-    Column("variant", "computed", meaning="precision and layout, e.g. 'bfloat16 autocast, channels_last'",
-           label="Precision / layout"),
-    Column("dtype", "same", meaning="weights' and inputs' dtype, or the autocast dtype"),
-    Column("autocast", "same", meaning="float32 weights run under torch.autocast(dtype)"),
-    Column("channels_last", "same", meaning="model and image inputs in channels_last memory format"),
+    Column("configuration", "same", meaning="eager (the float32 baseline), or a compile mode and its modifiers, "
+           "e.g. default+freezing", label="Configuration"),
+    Column("mode", "computed", meaning="the configuration's torch.compile mode (eager: none)", label="Compile mode"),
     Column("fullgraph", "same", meaning="torch.compile(fullgraph=...)"),
     Column("device", "same", meaning="cpu or cuda", label="Device"),
     # --- how it ended ---
@@ -84,14 +82,13 @@ RECORD = (
     Column("noisy", "computed", meaning="(p90 - p10) / median above 10%", label="Noisy"),
     Column("mean_outliers", "computed", meaning="the mean is more than 10% above the median: a few slow calls"),
     # --- against eager (a compiled cell; an eager cell leaves them empty) ---
-    Column("eager_ms_mean", "computed", "ms", "the eager cell's mean", "Eager mean (ms)"),
+    Column("eager_ms_mean", "computed", "ms", "the eager float32 cell's mean", "Eager mean (ms)"),
     Column("eager_ms_median", "computed", "ms", "the eager cell's median", "Eager median (ms)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
     Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
-    Column("speedup", "computed", "×", "eager time / compiled time over the paired rounds (> 1: faster)",
-           "Speedup (×)"),
-    Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end", "95% low (×)"),
-    Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end", "95% high (×)"),
+    Column("speedup", "computed", "×", "eager time / this configuration's over every paired round (> 1: faster)"),
+    Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end"),
+    Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end"),
     Column("speedup_halfwidth", "computed", "fraction", "the interval's half-width on the log scale (0.08: ±8%)"),
     Column("significant", "computed", meaning="the speedup's interval excludes 1×", label="Sure?"),
     Column("improvement_pct", "computed", "%", "the guide's improvement: (eager - compiled) / eager of the medians",
@@ -100,9 +97,26 @@ RECORD = (
     Column("outlying_rounds", "computed", meaning="rounds whose speedup lies outside the others' 99% prediction "
            "interval"),
     Column("round_logs", "computed", meaning="each round's log speedup", internal=True),
+    Column("round_ids", "computed", meaning="the paired rounds, in order", internal=True),
+    Column("round_pairs", "computed", meaning="each paired round's block-pair log ratios", internal=True),
     Column("round_workers", "computed", meaning="each round's worker pair", internal=True),
     Column("round_blocks_ms", "computed", meaning="round -> its blocks' medians, ms", internal=True),
     Column("round_process", "computed", meaning="round -> the round its processes started in", internal=True),
+    # --- the race between a group's configurations (results/race.py) ---
+    Column("race_outcome", "computed", meaning="recommended, runner_up, contender, dropped (clearly slower in the "
+           "selection round), inaccurate, unsupported or failed; empty for eager"),
+    Column("race_rounds", "computed", "rounds", "the rounds of the race figure (without the selection round when "
+           "it picked among contenders)"),
+    Column("race_round_ids", "computed", meaning="those rounds", internal=True),
+    Column("race_speedup", "computed", "×", "the speedup over those rounds", "Speedup (×)"),
+    Column("race_ci95_low", "computed", "×", "its 95% interval, low end", "95% low (×)"),
+    Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
+    Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
+    Column("runner_up", "computed", meaning="the recommended configuration's runner-up (on its row)"),
+    Column("versus_runner_up", "computed", "×", "the recommended configuration's speed over the runner-up's, "
+           "paired round by round"),
+    Column("versus_ci95_low", "computed", "×", "its 95% interval, low end"),
+    Column("versus_ci95_high", "computed", "×", "its 95% interval, high end"),
     # --- the machine while timing ---
     Column("others_cpu_pct", "largest", "%", "CPU used by other processes while timing, of the machine"),
     Column("steal_pct", "largest", "%", "CPU time the hypervisor took while timing, of the machine"),
@@ -145,10 +159,11 @@ RECORD = (
     # --- accuracy against eager ---
     Column("max_abs_diff", "largest", "", "largest absolute difference of the compiled output from eager's",
            "Largest difference"),
-    Column("accuracy_ok", "all", meaning="within the tolerance (float32) or as close to float64 as eager (low "
-           "precision)", label="Matches eager"),
-    Column("accuracy_reference", "first", meaning="eager (float32) or float64 (low precision)"),
-    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager", "Task agreement"),
+    Column("accuracy_ok", "all", meaning="float32: every output element within tolerance of eager float32's; a "
+           "lower precision: the task's answer kept (task_agreement >= 0.9)", label="Matches eager"),
+    Column("accuracy_reference", "first", meaning="elementwise (float32) or task (a lower precision)"),
+    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32",
+           "Task agreement"),
     # --- why (the profiler's pass, round 0) ---
     _profile("calls", "calls", "calls profiled"),
     _profile("call_ms", "ms", "a profiled call (the profiler slows it)"),
@@ -175,6 +190,8 @@ RECORD = (
     Column("torch", "env", meaning="torch version", label="torch"),
     Column("transformers", "env", meaning="transformers version", label="transformers"),
     Column("python", "env", meaning="Python version"),
+    Column("cpu_capability", "env", meaning="the instruction set torch's CPU kernels use (AVX2, AVX512, ...)"),
+    Column("compile_bench", "env", meaning="the compile-bench commit that measured it (+changes: local edits)"),
     Column("hostname", "computed", meaning="the hosts that measured it (several on a Ray cluster)", label="Host"),
     Column("torch_threads", "env", "threads", "torch.get_num_threads() in the measuring process"),
     Column("allocator", "env", meaning="the C allocator's settings (keep_freed_memory)"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..config.modes import MODES
+from ..config.configurations import is_configuration
 
 # A sample is one timed call of a model, seconds: below a microsecond no forward pass ran (or the timer
 # cannot tell), above a day the number is a typo or garbage, not a latency.
@@ -73,8 +73,8 @@ def row_problem(values: dict, types: dict) -> str:
     problem = _field_problem(values, types)
     if problem:
         return problem
-    if values.get("mode") not in MODES:
-        return f"mode: {values.get('mode')!r:.60} is not a known mode"
+    if "configuration" in types and not is_configuration(values.get("configuration")):
+        return f"configuration: {values.get('configuration')!r:.60} is not a known configuration"
     if values.get("batch_size", 1) < 1:
         return "batch_size: below 1"
     env = values.get("env", {})

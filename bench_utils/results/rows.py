@@ -16,10 +16,12 @@ from pathlib import Path
 from ..config.validation import ConfigError
 from .row_schema import field_types, row_problem
 
-STATUSES = ("ok", "oom", "error", "timeout", "crashed")
+# "unsupported": the configuration does not apply here (the device, the CPU's or GPU's precisions, the
+# model): a row saying so, not a failure
+STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported")
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.
-ROW_FORMAT = 2
+ROW_FORMAT = 3  # 3: a cell is a configuration (mode+modifiers), not a mode with a profile-wide dtype
 FORMAT_KEY = "format"
 
 
@@ -89,10 +91,9 @@ class BenchResult(Row):
     task: str
     size: str  # "full" or "tiny"
     batch_size: int
-    mode: str  # "eager" or a torch.compile mode
+    configuration: str  # "eager" (the float32 baseline) or a configuration: mode+modifiers (config/configurations.py)
     repeat: int  # which round of the cell (0 .. repeats - 1, then extra rounds)
     fullgraph: bool
-    dtype: str  # model dtype, or the autocast dtype when autocast is true
     device: str  # resolved device: "cpu" or "cuda"
     settings: str  # BenchConfig.settings_fingerprint(): rows with equal settings are comparable
     # --- outcome ---
@@ -104,9 +105,7 @@ class BenchResult(Row):
     warmup: int = 0  # the config's minimum warm-up calls
     iterations: int = 0  # the config's minimum timed calls
     min_time_s: float = 0.0  # the config's minimum timed duration per mode, seconds
-    autocast: bool = False  # torch.autocast(dtype) around float32 weights
-    channels_last: bool = False  # channels_last memory format for the model and 4-D inputs
-    # --- this process's latency for the row's mode, milliseconds (the cell's statistics over all its
+    # --- this process's latency for the row's configuration, milliseconds (the cell's statistics over all its
     # processes, and the speedup against its eager cell, are computed in aggregate.py) ---
     latency_ms_mean: float | None = None
     latency_ms_median: float | None = None
@@ -128,10 +127,10 @@ class BenchResult(Row):
     peak_mem_mb: float | None = None
     peak_reserved_mb: float | None = None  # CUDA max reserved while timing, pools included
     cudagraph_pool_mb: float | None = None  # CUDA: memory reserved in private (CUDA-graph) pools after timing
-    max_abs_diff: float | None = None  # compiled vs eager output
-    accuracy_ok: bool | None = None  # float32: max_abs_diff within the tolerance; low precision: dynamo's rule
-    accuracy_reference: str = ""  # "eager" (float32: against eager's output) or "float64" (low precision)
-    task_agreement: float | None = None  # top-1 / mask IoU / box agreement, compiled vs eager
+    max_abs_diff: float | None = None  # against eager float32's output
+    accuracy_ok: bool | None = None  # float32: max_abs_diff within tolerance; lower precision: task_agreement
+    accuracy_reference: str = ""  # "elementwise" (float32 against eager float32) or "task" (lower precision)
+    task_agreement: float | None = None  # top-1 / mask IoU / box agreement with eager float32
     graph_breaks: int | None = None
     graph_count: int | None = None
     recompiles: int | None = None
@@ -174,8 +173,7 @@ class BenchResult(Row):
     @property
     def cell(self) -> tuple:
         """The cell this row measures: the same for every repeat (see cell_key)."""
-        return cell_key(self.model, self.size, self.batch_size, self.mode, self.dtype, self.fullgraph,
-                        self.autocast, self.channels_last)
+        return cell_key(self.model, self.size, self.batch_size, self.configuration, self.fullgraph)
 
     @property
     def key(self) -> tuple:
@@ -183,28 +181,24 @@ class BenchResult(Row):
         return (*self.cell, self.repeat)
 
 
-def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
+def cell_fields(cfg, model: str, batch_size: int, configuration: str, device: str, repeat: int = 0) -> dict:
     """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
     spec = cfg.spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-                batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
+                batch_size=batch_size, configuration=configuration, repeat=repeat, fullgraph=cfg.fullgraph,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
-                iterations=cfg.iterations, min_time_s=cfg.min_time_s, autocast=cfg.autocast,
-                channels_last=cfg.channels_last)
+                iterations=cfg.iterations, min_time_s=cfg.min_time_s)
 
 
-def cell_key(model: str, size: str, batch_size: int, mode: str, dtype: str, fullgraph: bool,
-             autocast: bool = False, channels_last: bool = False) -> tuple:
-    """What makes two rows measurements of the same cell: model, size, batch, mode and the
-    precision/layout variant."""
-    return (model, size, int(batch_size), mode, dtype, bool(fullgraph), bool(autocast), bool(channels_last))
+def cell_key(model: str, size: str, batch_size: int, configuration: str, fullgraph: bool) -> tuple:
+    """What makes two rows measurements of the same cell: model, size, batch and configuration."""
+    return (model, size, int(batch_size), configuration, bool(fullgraph))
 
 
 def run_key(cfg, run: tuple) -> tuple:
-    """The key of the row that one run of `cfg` (model, batch_size, mode, repeat) writes."""
-    model, batch_size, mode, repeat = run
-    return (*cell_key(model, cfg.size, batch_size, mode, cfg.dtype, cfg.fullgraph, cfg.autocast,
-                      cfg.channels_last), int(repeat))
+    """The key of the row that one run of `cfg` (model, batch_size, configuration, repeat) writes."""
+    model, batch_size, configuration, repeat = run
+    return (*cell_key(model, cfg.size, batch_size, configuration, cfg.fullgraph), int(repeat))
 
 
 @dataclass(frozen=True)

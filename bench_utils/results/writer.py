@@ -56,7 +56,7 @@ def _check_is_results_file(path: Path) -> None:
         if first.lstrip().startswith(b'{"'):
             return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
         raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
-    if not (isinstance(values, dict) and {"label", "model", "mode"} <= set(values)):
+    if not (isinstance(values, dict) and {"label", "model"} <= set(values)):
         raise refusal
 
 

@@ -1,7 +1,7 @@
 """The compile-time study (`compile_strategies`): one model compiled one way from an empty compiler
 cache, its first call timed (compile_s), then its steady-state latency and its agreement with eager.
 
-Strategies (all under torch.inference_mode(), batch cfg.batch_sizes[0], mode cfg.compiled_mode(),
+Strategies (all under torch.inference_mode(), batch cfg.batch_sizes[0], the first compiled configuration,
 dynamic cfg.compile_dynamic()):
 - "whole": torch.compile(model), as the sweep compiles; then its portable cache is saved
   (torch.compiler.save_cache_artifacts) next to the results (artifacts_path) for "cache-artifacts";
@@ -75,9 +75,8 @@ class CompileCostResult(Row):
     task: str
     size: str
     batch_size: int
-    mode: str
+    configuration: str  # the profile's first compiled configuration
     strategy: str  # one of STRATEGIES
-    dtype: str
     device: str
     settings: str
     status: str
@@ -102,14 +101,14 @@ class CompileCostResult(Row):
 
     @property
     def key(self) -> tuple:
-        return (self.model, self.size, self.batch_size, self.dtype, self.mode, self.strategy)
+        return (self.model, self.size, self.batch_size, self.configuration, self.strategy)
 
 
 def _identity(cfg, model: str, strategy: str, device: str) -> dict:
     """A row's identity and settings: the profile's first batch size, its first compiled mode."""
     spec = cfg.spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-                batch_size=cfg.batch_sizes[0], mode=cfg.compiled_mode(), strategy=strategy, dtype=cfg.dtype,
+                batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy,
                 device=device, settings=cfg.settings_fingerprint())
 
 
@@ -248,8 +247,8 @@ def _first_call(call, device: str, fields: dict) -> None:
 def _compile_whole(model, inputs: dict, cfg, device: str, fields: dict):
     import torch
 
-    compiled_model = torch.compile(model, mode=cfg.compiled_mode(), fullgraph=cfg.fullgraph,
-                                   dynamic=cfg.compile_dynamic())
+    compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
+                                   **cfg.compiled_configuration().compile_options())
     call = lambda: compiled_model(**inputs)  # noqa: E731
     _first_call(call, device, fields)
     return call
@@ -262,8 +261,8 @@ def _compile_regions(model, inputs: dict, cfg, device: str, groups: list[BlockGr
     blocks = [block for group in groups for block in group.blocks]
     limit = max(torch._dynamo.config.recompile_limit, len(blocks))
     for block in blocks:
-        block.compile(mode=cfg.compiled_mode(), fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
-                      recompile_limit=limit)
+        block.compile(fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(), recompile_limit=limit,
+                      **cfg.compiled_configuration().compile_options())
     call = lambda: model(**inputs)  # noqa: E731
     _first_call(call, device, fields)
     notes = [describe_blocks(groups), "the rest runs eagerly"]
@@ -282,11 +281,12 @@ def _steady_state(call, reference, cfg, device: str, fields: dict) -> None:
     from ..measure import accuracy
     from ..measure.cell import accuracy_numerics, timed_phase
 
-    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_mode()])["samples_s"]
+    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])["samples_s"]
     output = call()
     diff = accuracy.max_abs_diff(reference, output)
     fields.update(samples_s=samples, latency_ms_median=summarize(samples).median_ms, max_abs_diff=diff,
-                  accuracy_ok=accuracy.within_tolerance(reference, diff, accuracy_numerics(cfg, device)))
+                  accuracy_ok=accuracy.within_tolerance(reference, diff, accuracy_numerics(device))
+                  if cfg.compiled_configuration().precision == "float32" else None)
 
 
 def _compile(strategy: str, model, inputs: dict, cfg, device: str, groups: list[BlockGroup],
@@ -307,7 +307,7 @@ def _measure(cfg, model_name: str, strategy: str, results_path: Path, device: st
              fields: dict) -> None:
     import torch
 
-    from ..measure.cell import load_for_process, precision_context, process_inputs
+    from ..measure.cell import load_for_process, precision_context, process_inputs, with_layout
 
     batch_size = cfg.batch_sizes[0]
     artifacts = artifacts_path(results_path, model_name, batch_size)
@@ -319,9 +319,12 @@ def _measure(cfg, model_name: str, strategy: str, results_path: Path, device: st
         fields.update(applicable=False, note=NO_BLOCKS)
         return
     notes = [_warm_cache_note()]
-    inputs = process_inputs(cfg, spec, loaded.model, batch_size, device)
-    with torch.inference_mode(), precision_context(cfg, device):
-        reference = loaded.model(**inputs)
+    config = cfg.compiled_configuration()
+    inputs = process_inputs(cfg, spec, batch_size, device)
+    with torch.inference_mode():
+        reference = loaded.model(**inputs)  # eager float32
+    inputs = with_layout(config, loaded.model, inputs)
+    with torch.inference_mode(), precision_context(config, device):
         call, more = _compile(strategy, loaded.model, inputs, cfg, device, groups, artifacts, fields)
         fields["note"] = "; ".join(note for note in notes + more if note)  # before timing: a failure keeps it
         _steady_state(call, reference, cfg, device, fields)
@@ -344,7 +347,7 @@ def measure_compile_cost(cfg, model_name: str, strategy: str, results_path: str 
 
 # --- the page ---
 
-COLUMNS = ["label", "model", "task_model", "size", "batch_size", "dtype", "mode", "strategy", "status", "error",
+COLUMNS = ["label", "model", "task_model", "size", "batch_size", "configuration", "strategy", "status", "error",
            "applicable", "note", "compile_s", "artifact_load_s", "compile_total_s", "compile_saving_s",
            "compile_saving_pct", "eager_ms_median", "latency_ms_median", "speedup", "graph_count", "fx_cache_hits",
            "fx_cache_misses", "artifact_bytes", "max_abs_diff", "accuracy_ok", "device", "duration_s"]
@@ -358,7 +361,7 @@ def eager_medians(sweep_frame) -> dict[tuple[str, int], float]:
     labels = set(sweep_frame["label"])
     if len(labels) > 1:
         raise ValueError(f"sweep_frame: holds several labels ({', '.join(sorted(labels))}); pass one run's rows")
-    eager = sweep_frame[(sweep_frame["mode"] == "eager") & (sweep_frame["status"] == "ok")]
+    eager = sweep_frame[(sweep_frame["configuration"] == "eager") & (sweep_frame["status"] == "ok")]
     return {(row.model, int(row.batch_size)): float(row.latency_ms_median) for row in eager.itertuples()
             if math.isfinite(row.latency_ms_median)}
 
@@ -371,7 +374,7 @@ def _total_s(row: dict) -> float:
 
 
 def _baseline_key(row: dict) -> tuple:
-    return (row["model"], row["size"], row["batch_size"], row["dtype"], row["mode"])
+    return (row["model"], row["size"], row["batch_size"], row["configuration"])
 
 
 def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:

@@ -49,9 +49,8 @@ class ServingResult(Row):
     checkpoint: str
     task: str
     size: str
-    mode: str  # the torch.compile mode ("eager" for the eager setting)
+    configuration: str  # the profile's first compiled configuration ("eager" for the eager setting)
     setting: str  # one of SETTINGS
-    dtype: str
     device: str
     settings: str  # BenchConfig.settings_fingerprint()
     status: str
@@ -75,7 +74,7 @@ class ServingResult(Row):
 
     @property
     def key(self) -> tuple:
-        return (self.model, self.size, self.dtype, self.setting)
+        return (self.model, self.size, self.configuration, self.setting)
 
 
 # --- the measurement, in a worker process ---
@@ -135,21 +134,24 @@ def _steady_state(run, batch_sizes: list[int], cfg, device: str, fields: dict) -
 def _measure(cfg, model_name: str, setting: str, device: str, fields: dict) -> None:
     import torch
 
-    from ..measure.cell import load_for_process, precision_context, process_inputs
+    from ..config.configurations import configuration
+    from ..measure.cell import load_for_process, precision_context, process_inputs, with_layout
     from ..measure.compile_stats import clear_graph_stats, hit_recompile_limit
 
+    config = configuration("eager") if setting == "eager" else cfg.compiled_configuration()
     spec, loaded = load_for_process(cfg, model_name, device, fields)
     batch_sizes = list(dict.fromkeys(cfg.serving_batch_sizes))  # distinct, in order of first request
-    inputs = {batch_size: process_inputs(cfg, spec, loaded.model, batch_size, device) for batch_size in batch_sizes}
+    inputs = {batch_size: with_layout(config, loaded.model, process_inputs(cfg, spec, batch_size, device))
+              for batch_size in batch_sizes}
     model = loaded.model
     torch._dynamo.reset()  # nothing compiled before (in this process) is reused
     clear_graph_stats()
     if setting != "eager":
-        model = torch.compile(model, mode=cfg.compiled_mode(), fullgraph=cfg.fullgraph,
-                              dynamic=DYNAMIC_ARGUMENT[setting])
+        model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=DYNAMIC_ARGUMENT[setting],
+                              **config.compile_options())
     run = lambda batch_size: model(**inputs[batch_size])  # noqa: E731
     try:
-        with torch.inference_mode(), precision_context(cfg, device):
+        with torch.inference_mode(), precision_context(config, device):
             _serve_sequence(run, list(cfg.serving_batch_sizes), device, fields)
             _steady_state(run, batch_sizes, cfg, device, fields)
     finally:
@@ -350,8 +352,9 @@ class Serving(Study):
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
         spec = cfg.spec(model)
         return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
-                    mode="eager" if option == "eager" else cfg.compiled_mode(), setting=option, dtype=cfg.dtype,
-                    device=device, settings=cfg.settings_fingerprint(), sequence=list(cfg.serving_batch_sizes))
+                    configuration="eager" if option == "eager" else cfg.compiled_configuration().name,
+                    setting=option, device=device, settings=cfg.settings_fingerprint(),
+                    sequence=list(cfg.serving_batch_sizes))
 
     def measure(self, cfg, model: str, option: str, results_path: Path) -> ServingResult:
         from ..measure import environment

@@ -1,7 +1,9 @@
 """Which cell gets the next round: spend the budget where the answer is least sure. No torch.
 
-After the first `repeats` rounds of every cell, each cell group (model, batch size) whose widest
-compiled-mode speedup interval is above `target_halfwidth` is offered a round in its current pair of
+A round holds eager and the group's configurations still in the race (results/race.py: after the
+selection round, the clearly slower, inaccurate or unsupported ones are out; `race_round`). After the
+first `repeats` rounds of every cell, each cell group (model, batch size) whose widest contender's
+speedup interval (its race figure) is above `target_halfwidth` is offered a round in its current pair of
 workers (cheap: only its blocks) and one in a fresh pair (a start and a warm compile more, but a new
 cluster: results/stats.design_effect). Each offer is worth the narrowing it would bring, projected
 from the rounds' spread and intra-class correlation (stats.halfwidth_with_round), per second it would
@@ -15,11 +17,14 @@ it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 
 from ..config.bench_config import BenchConfig
+from ..config.configurations import BASELINE
 from ..results.aggregate import cells
+from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.stats import halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
 
@@ -65,33 +70,50 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     last = max(row.repeat for row in mine)
     last_rows = [row for row in mine if row.repeat == last]
     first = min((row.process_round for row in last_rows if row.process_round is not None), default=last)
-    return any(row.status != "ok" for row in last_rows) or needs_fresh_workers(cfg, last + 1, first)
+    return any(row.status not in ("ok", "unsupported") for row in last_rows) or needs_fresh_workers(cfg, last + 1,
+                                                                                                 first)
 
 
-def compiled_cells(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
-    """Per cell group, its compiled cells that are ok (a failed cell has no interval and is not
-    chased)."""
+CONTENDING = (RECOMMENDED, RUNNER_UP, CONTENDER)
+
+
+def contenders(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
+    """Per cell group, the cells of the configurations still in its race (results/race.py): the
+    others (dropped, inaccurate, unsupported, failed) are not chased."""
     out: dict[tuple[str, int], list[dict]] = {}
     for record in cells(rows):
-        if record["mode"] != "eager" and record["status"] == "ok" and record["label"] == cfg.label:
+        if record["race_outcome"] in CONTENDING and record["label"] == cfg.label:
             out.setdefault((record["model"], record["batch_size"]), []).append(record)
     return out
 
 
+def race_round(cfg: BenchConfig, rows: list, round_: Round) -> Round | None:
+    """`round_` with eager and the group's contenders only (after the selection round), or None when the
+    profile races configurations and none of the group's is left (an eager-only profile keeps its rounds)."""
+    if round_.repeat < SELECTION_ROUNDS or round_.configurations == (BASELINE,):
+        return round_
+    left = {record["configuration"] for record in contenders(cfg, rows).get(round_.group, [])}
+    if not left:
+        return None
+    return dataclasses.replace(round_, configurations=tuple(c for c in round_.configurations
+                                                            if c == BASELINE or c in left))
+
+
 def widest_halfwidth(records: list[dict]) -> float:
-    """The widest relative half-width of a group's compiled cells' speedups (inf while one has no
+    """The widest relative half-width of a group's contenders' race figures (inf while one has no
     interval yet)."""
-    widths = [record["speedup_halfwidth"] for record in records]
+    widths = [record["race_halfwidth"] for record in records]
     return max(math.inf if width is None or math.isnan(width) else width for width in widths)
 
 
 def halfwidth_after(records: list[dict], fresh: bool) -> float:
     """The group's widest half-width after one more round, in a fresh pair of workers or in the pair
     that measured its last round (stats.halfwidth_with_round: a projection)."""
-    def after(record: dict) -> float:
-        labels = record["round_workers"]
+    def after(record: dict) -> float:  # the rounds of its race figure
+        kept = [i for i, r in enumerate(record["round_ids"]) if r in record["race_round_ids"]]
+        logs, labels = [record["round_logs"][i] for i in kept], [record["round_workers"][i] for i in kept]
         joins = ("fresh",) if fresh or not labels else labels[-1]
-        return halfwidth_with_round(record["round_logs"], labels, joins)
+        return halfwidth_with_round(logs, labels, joins)
 
     return max(after(record) for record in records)
 
@@ -109,7 +131,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
         group = (row.model, row.batch_size)
         rounds[group] = max(rounds.get(group, -1), row.repeat)
     offers = []
-    for group, records in compiled_cells(cfg, rows).items():
+    for group, records in contenders(cfg, rows).items():
         width = widest_halfwidth(records)
         within = width <= cfg.target_halfwidth
         if (group not in cell_groups(cfg) or group in busy or rounds[group] + 1 >= cfg.max_repeats
@@ -131,4 +153,5 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     if not offers:
         return None
     _, group, new_workers = min(offers, key=lambda offer: offer[0])
-    return Round(group[0], group[1], rounds[group] + 1, cfg.modes, new_workers=new_workers)
+    configurations = (BASELINE, *(record["configuration"] for record in contenders(cfg, rows)[group]))
+    return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers)

@@ -1,8 +1,9 @@
 """What a profile asks to measure, as jobs, and which of them a results file still lacks. No torch.
 
-A job (measure/task.py) is one measuring process's work: a cell's mode in one round, or one process of
-a study. The cell jobs of one round (one per mode of a model and batch size) run together, each in a
-worker of its own, taking turns timing blocks (sweep/rounds.py): a `Round`. A worker measures up to
+A job (measure/task.py) is one measuring process's work: a cell's configuration in one round, or one
+process of a study. The cell jobs of one round (one per configuration of a model and batch size) run
+together, each in a worker of its own, taking turns timing blocks (sweep/rounds.py): a `Round`; after
+round 0 a round holds eager and the configurations still in the race (results/race.py). A worker measures up to
 `rounds_per_process` rounds of its cell. A study's jobs come from the study itself (results/studies.py):
 nothing here knows a study's kind.
 """
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..config.configurations import BASELINE
 from ..measure.task import CELL, Job
+from ..results.race import SELECTION_ROUNDS
 from ..results.rows import BenchResult, Row, cell_fields, read_results, read_rows, run_key
 from ..results.studies import study, studies
 
@@ -24,19 +27,19 @@ class SettingsMismatchError(ValueError):
 
 @dataclass(frozen=True)
 class Round:
-    """The cell jobs of one model, batch size and round: one per mode, measured together."""
+    """The cell jobs of one model, batch size and round: one per configuration, measured together."""
 
     model: str
     batch_size: int
     repeat: int
-    modes: tuple[str, ...]
+    configurations: tuple[str, ...]
     # fresh workers although the group's could measure it (needs_fresh_workers): an extra round that
     # a new pair makes worth more (sweep/adaptive.py)
     new_workers: bool = False
 
     @property
     def jobs(self) -> list[Job]:
-        return [Job(CELL, self.model, self.batch_size, mode, self.repeat) for mode in self.modes]
+        return [Job(CELL, self.model, self.batch_size, name, self.repeat) for name in self.configurations]
 
     @property
     def group(self) -> tuple[str, int]:
@@ -58,7 +61,7 @@ def first_rounds(cfg: BenchConfig) -> list[Round]:
     r + 1, so a cell's rounds are spread over minutes and their disagreement includes the drift."""
     groups = cell_groups(cfg)
     chunks = [groups[i:i + cfg.live_groups] for i in range(0, len(groups), cfg.live_groups)]
-    return [Round(model, batch_size, repeat, cfg.modes) for chunk in chunks for repeat in range(cfg.repeats)
+    return [Round(model, batch_size, repeat, cfg.configurations) for chunk in chunks for repeat in range(cfg.repeats)
             for model, batch_size in chunk]
 
 
@@ -120,8 +123,10 @@ def done_keys(rows: list, retry_failed: bool = False) -> set:
 
 
 def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
-    return any(run_key(cfg, (job.model, job.batch_size, job.option, job.repeat)) not in done
-               for job in round_.jobs)
+    """Does the results file lack a row of this round? The selection round needs every configuration's;
+    a later round holds only the race's contenders (decided by the rows), so its eager row says it ran."""
+    names = round_.configurations if round_.repeat < SELECTION_ROUNDS else (BASELINE,)
+    return any(run_key(cfg, (round_.model, round_.batch_size, name, round_.repeat)) not in done for name in names)
 
 
 def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:

@@ -76,11 +76,11 @@ def unit_line(unit: Round | Job, row) -> str:
     """One line per process on the terminal."""
     if not isinstance(row, BenchResult):
         return f"{unit.name}: {row.status} {row.error[:160]}".rstrip()
-    name = f"{row.model} bs={row.batch_size} {row.mode} #{row.repeat}"
+    name = f"{row.model} bs={row.batch_size} {row.configuration} #{row.repeat}"
     if row.status != "ok":
         return f"{name}: {row.status.upper()} {row.error[:160]}"
     text = f"{name}: {row.latency_ms_median:.2f} ms median of {len(row.samples_s)} calls"
-    if row.mode != "eager" and row.compile_s is not None:
+    if row.compile_s is not None:
         text += f" (compile {row.compile_s:.1f} s)"
     return text
 
@@ -103,7 +103,9 @@ class _Schedule:
         for index, round_ in enumerate(self.firsts):
             if unit_group(round_) not in busy:
                 self.later[round_.group] -= 1
-                return self.firsts.pop(index), False
+                del self.firsts[index]
+                raced = adaptive.race_round(self.cfg, self.rows, round_)  # eager and the contenders
+                return (raced, False) if raced is not None else self.next(busy, elapsed_s)
         if self.firsts:
             return None  # the first pass's next rounds wait for their groups
         cells_busy = {group[1:] for group in busy if group[0] == "cell"}

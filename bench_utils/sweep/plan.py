@@ -14,13 +14,16 @@ estimate is for planning; the rows say what it took.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
+from ..results.race import SELECTION_ROUNDS
 from .jobs import Round, done_keys, first_rounds, pair_start, prepares_one_at_a_time, read_cell_rows, round_pending
 
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
@@ -82,7 +85,7 @@ def measured(rows: list) -> dict[tuple, Measured]:
     found: dict[tuple, list] = {}
     for row in rows:
         if row.status == "ok":
-            found.setdefault((row.model, row.batch_size, row.mode), []).append(row)
+            found.setdefault((row.model, row.batch_size, row.configuration), []).append(row)
     out = {}
     for key, group in found.items():
         warm = [r.compile_s for r in group if r.repeat > 0 and r.compile_s]
@@ -92,12 +95,13 @@ def measured(rows: list) -> dict[tuple, Measured]:
     return out
 
 
-def _compile_s(cfg: BenchConfig, mode: str, cold: bool, known: Measured | None, device: str) -> float:
-    if mode == "eager":
+def _compile_s(cfg: BenchConfig, name: str, cold: bool, known: Measured | None, device: str) -> float:
+    config = configuration(name)
+    if not config.compiled:
         return 0.0
-    table = MODE_BY_NAME[mode]
+    table = MODE_BY_NAME[config.mode]
     cold_s, warm_s = CPU_COMPILE_S if device == "cpu" else (table.cold_compile_s, table.warm_compile_s)
-    constant = (cold_s if cold else warm_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0)
+    constant = (cold_s if cold else warm_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0) * config.compile_cost
     seconds = (known.cold_s if cold else known.warm_s) if known else None
     return seconds if seconds is not None else constant
 
@@ -114,12 +118,13 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     prepare = {}
     # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
     # its first); each handoff is a settle and an untimed call of the worker whose turn begins
-    handoffs = cfg.blocks * len(round_.modes) - (cfg.blocks - 1) if len(round_.modes) > 1 else 1
-    untimed_calls = math.ceil(handoffs / len(round_.modes))  # per worker
-    for mode in round_.modes:
+    names = round_.configurations
+    handoffs = cfg.blocks * len(names) - (cfg.blocks - 1) if len(names) > 1 else 1
+    untimed_calls = math.ceil(handoffs / len(names))  # per worker
+    for mode in names:
         cell = known.get((round_.model, round_.batch_size, mode))
-        latency = cell.latency_ms if cell else (guide_latency_ms(gpu, round_.model, round_.batch_size, mode)
-                                                if gpu else None)
+        latency = cell.latency_ms if cell else (
+            guide_latency_ms(gpu, round_.model, round_.batch_size, configuration(mode).mode) if gpu else None)
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         cold = round_.repeat == 0
@@ -142,18 +147,27 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
     estimate.seconds["settle"] = handoffs * cfg.settle_s
     if cfg.profiled(round_.batch_size, round_.repeat):
-        estimate.seconds["profiler"] = PROFILE_S * len(round_.modes)
+        estimate.seconds["profiler"] = PROFILE_S * len(names)
     return estimate
 
 
-def estimate(cfg: BenchConfig, results_path=None) -> tuple[list[RoundEstimate], int]:
-    """(estimates of the rounds still to run, rounds the results file already holds)."""
+def estimate(cfg: BenchConfig, results_path=None, race: str = "worst") -> tuple[list[RoundEstimate], int]:
+    """(estimates of the rounds still to run, rounds the results file already holds). The race decides
+    which configurations later rounds hold: `race` "worst", every one in every round (none clearly
+    slower); "best", after the selection round only eager and one. Configurations that cannot run on
+    the device cost nothing (their worker says so at once)."""
     rows = read_cell_rows(cfg, Path(results_path)) if results_path and Path(results_path).exists() else []
     done = done_keys(rows)
     device = "cpu" if cfg.device == "cpu" else "cuda"
     gpu = guide_gpu(cfg.label) if device == "cuda" else None
     known = measured(rows)
-    todo = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done)]
+    runnable = tuple(name for name in cfg.configurations if device in configuration(name).devices)
+    leader = next((name for name in runnable if name != BASELINE), None)
+    todo = []
+    for round_ in first_rounds(cfg):
+        if round_pending(cfg, round_, done):
+            later = race == "best" and round_.repeat >= SELECTION_ROUNDS
+            todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable))
     return [round_estimate(cfg, round_, device, known, gpu) for round_ in todo], len(first_rounds(cfg)) - len(todo)
 
 
@@ -164,23 +178,20 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
-    """What to trim, biggest first, when the plan passes an hour."""
+    """What to trim, biggest saving first."""
     tips = []
     by_batch = {b: sum(e.total for e in estimates if e.round.batch_size == b) for b in cfg.batch_sizes}
     if len(by_batch) > 1:
         batch, seconds = max(by_batch.items(), key=lambda item: item[1])
-        tips.append(f"drop batch size {batch} ({_duration(seconds)})")
-    by_mode = {}
-    for mode in cfg.modes[1:]:
-        table = MODE_BY_NAME[mode]
-        by_mode[mode] = sum(1 for e in estimates if e.round.repeat == 0) * table.cold_compile_s
-    for mode, seconds in sorted(by_mode.items(), key=lambda item: -item[1]):
-        if mode != cfg.modes[1] or len(cfg.modes) > 2:
-            tips.append(f"drop mode {mode} (cold compiles about {_duration(seconds)})")
+        tips.append((seconds, f"drop batch size {batch} (about {_duration(seconds)})"))
+    for name in cfg.configurations[1:]:
+        seconds = sum(e.worker_s.get(name, 0.0) for e in estimates)
+        if seconds >= 1 and len(cfg.configurations) > 2:
+            tips.append((seconds, f"drop configuration {name} (about {_duration(seconds)} of compiling and timing)"))
     if cfg.repeats > 2 and parts.get("timing", 0) + parts.get("warm compile", 0) > 0:
         share = (parts.get("timing", 0) + parts.get("warm compile", 0) + parts.get("start", 0)) / cfg.repeats
-        tips.append(f"repeats {cfg.repeats - 1} instead of {cfg.repeats} (saves about {_duration(share)})")
-    return tips
+        tips.append((share, f"repeats: {cfg.repeats - 1} instead of {cfg.repeats} (about {_duration(share)})"))
+    return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 
 
 def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
@@ -188,14 +199,17 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     rest, where it goes, per model, the workers at risk of timing out, and what to trim past an hour."""
     estimates, done = estimate(cfg, results_path)
     total = sum(e.total for e in estimates)
+    best = sum(e.total for e in estimate(cfg, results_path, race="best")[0])
     lower = any(not e.latency_known for e in estimates)
     held = f"; {done} already measured in {results_path}" if done else ""
     lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.models)} models x "
-             f"{len(cfg.batch_sizes)} batch sizes x {cfg.repeats} repeats; a worker per mode in each){held}"]
+             f"{len(cfg.batch_sizes)} batch sizes x {cfg.repeats} repeats; a worker per configuration in each){held}"]
     if not estimates:
-        lines.append("  nothing left to measure: every round is in the results file")
+        lines.append(f"  nothing left to measure: every round is in {results_path}; to measure afresh, give "
+                     "another --results file (or move that one away)")
         return "\n".join(lines)
-    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)}"
+    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)} if every configuration stays in "
+                 f"the race, {_duration(best)} if the first round leaves one"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s)" if lower else ""))
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
@@ -211,9 +225,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     for e, mode, seconds in too_long(cfg, estimates):
         lines.append(f"  warning: {e.round.name} {mode}: about {_duration(seconds)}, close to or above "
                      f"timeout_s={cfg.timeout_s:g} s; raise timeout_s")
-    if total > 3600:
-        lines.append("  over an hour; to trim: " + "; ".join(_suggestions(cfg, estimates, parts)))
-    if any("max-autotune" in mode for mode in cfg.modes):
+    tips = _suggestions(cfg, estimates, parts)
+    if tips:
+        lines.append(("  over an hour; " if total > 3600 else "  ") + "to trim: " + "; ".join(tips))
+    if any("max-autotune" in name for name in cfg.configurations):
         lines.append("  max-autotune benchmarks kernels while compiling: its cold compiles dominate (see above)")
     return "\n".join(lines)
 

@@ -1,9 +1,9 @@
-"""Measure one unit of a sweep in worker processes on this machine: a round (a cell group's modes,
-taking turns) or a study job. Both launchers use it: the local one in this process, the Ray one in an
+"""Measure one unit of a sweep in worker processes on this machine: a round (a cell group's
+configurations, taking turns) or a study job. Both launchers use it: the local one in this process, the Ray one in an
 actor on the node it placed. No torch here.
 
-A round measures one model and batch size once per mode: a worker per mode (none ever runs another
-mode), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side by
+A round measures one model and batch size once per configuration: a worker per configuration (none
+ever runs another), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side by
 side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for `rounds_per_process`
 rounds (`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...)
 with `settle_s` of quiet before each handoff, so each mode's block i is timed moments from the
@@ -51,9 +51,14 @@ class Sessions:
         """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
         session = self.live.pop(round_.group, None)
         if session is not None and (round_.new_workers or needs_fresh_workers(self.cfg, round_.repeat,
-                                                                              session.first_round)):
+                                                                              session.first_round)
+                                    or set(round_.configurations) - set(session.workers)):
             self._end(session)
             session = None
+        if session is not None:  # configurations out of the race end their workers
+            for name in set(session.workers) - set(round_.configurations):
+                session.workers.pop(name).close()
+            session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
         if session is None:
             while len(self.live) >= self.cfg.live_groups:
                 self._end(self.live.pop(next(iter(self.live))))
@@ -83,7 +88,7 @@ class Sessions:
         # a worker that replied, then died (e.g. at teardown: CUDA graphs replayed under CUPTI,
         # pytorch#75504) keeps its measured rows; its last row says how the process ended
         for row in session.last_rows:
-            code = session.workers[row.mode].exit_code
+            code = session.workers[row.configuration].exit_code
             if code:
                 self.ended_rows.append(dataclasses.replace(row, exit_code=code))
 
@@ -178,9 +183,9 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
         raise
     measured = [run.rows[job] for job in round_.jobs]
     if not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round) or any(
-            row.status != "ok" for row in measured):
+            row.status not in ("ok", "unsupported") for row in measured):  # a failure: fresh workers next
         sessions.close(round_.group)
-        return [dataclasses.replace(row, exit_code=session.workers[row.mode].exit_code) for row in measured]
+        return [dataclasses.replace(row, exit_code=session.workers[row.configuration].exit_code) for row in measured]
     session.last_rows = measured
     return measured
 

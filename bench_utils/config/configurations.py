@@ -1,0 +1,149 @@
+"""Configurations: what a cell measures against eager float32, declared once. A configuration is a
+compile mode (config/modes.py: "eager" for no compile) and its modifiers, written mode+modifier+...:
+"default", "default+freezing", "max-autotune-no-cudagraphs+freezing", "eager+bf16-autocast",
+"default+bf16-autocast+freezing", "reduce-overhead+fp16-autocast", "default+channels-last". A profile
+lists the configurations it races (`configurations`); every one is measured against the same eager
+float32 baseline ("eager") in the same rounds. No torch.
+
+A modifier declares where it applies (devices; a capability the worker checks on the machine: native
+bfloat16, float16, a convolutional model), what it changes (Inductor options, an autocast dtype, the
+memory format), what it costs to compile (a factor over its mode's constants, for `plan`) and how its
+output is checked against eager float32 (element-wise for float32, the task's answer for a lower
+precision: measure/accuracy.py). Where it does not apply, the cell becomes a row saying so.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from .modes import MODE_BY_NAME, MODES
+
+BASELINE = "eager"  # eager float32: every speedup is against it
+SEPARATOR = "+"
+# Task agreement with eager float32 (top-1 share, mask IoU, box match: measure/accuracy.task_agreement)
+# a lower-precision configuration must keep: its numbers change by rounding, its answer must not.
+TASK_AGREEMENT_MIN = 0.9
+
+
+@dataclass(frozen=True)
+class Modifier:
+    name: str
+    words: str  # how a page says it, after the mode: "with freezing"
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    needs: str = ""  # a capability the worker checks: "bf16", "fp16" (native on this device), "conv"
+    compiled_only: bool = False  # an Inductor option: needs a compile mode
+    inductor: tuple[tuple[str, object], ...] = ()  # torch.compile(options=...) entries
+    autocast: str = ""  # torch.autocast(dtype) around the float32 model
+    channels_last: bool = False  # model and 4-D inputs in channels_last memory format
+    compile_cost: float = 1.0  # planning: compile time as a multiple of the mode's
+
+
+MODIFIERS = (
+    # constant folding and weight pre-packing of inference graphs; PyTorch's advice for CPU inference,
+    # and what lets max-autotune use its C++ GEMM templates (utils.use_cpp_gemm_template wants constant
+    # weights). Folding costs compile time.
+    Modifier("freezing", "with freezing", compiled_only=True, inductor=(("freezing", True),), compile_cost=1.2),
+    Modifier("bf16-autocast", "in bfloat16 autocast", needs="bf16", autocast="bfloat16"),
+    Modifier("fp16-autocast", "in float16 autocast", needs="fp16", autocast="float16"),
+    Modifier("channels-last", "in channels_last layout", needs="conv", channels_last=True),
+)
+MODIFIER_BY_NAME = {modifier.name: modifier for modifier in MODIFIERS}
+# A pure compile mode is a configuration; so is each mode with modifiers, in this order when written.
+ALLOWED_TEXT = (f"a mode ({', '.join(MODES)}) followed by any of "
+                f"{', '.join(SEPARATOR + m.name for m in MODIFIERS)} (at most one autocast)")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    name: str
+    mode: str  # "eager" or a torch.compile mode
+    modifiers: tuple[Modifier, ...] = ()
+
+    @property
+    def compiled(self) -> bool:
+        return self.mode != BASELINE
+
+    @property
+    def baseline(self) -> bool:
+        return self.name == BASELINE
+
+    @property
+    def autocast(self) -> str:
+        """The autocast dtype ("" for none)."""
+        return next((m.autocast for m in self.modifiers if m.autocast), "")
+
+    @property
+    def precision(self) -> str:
+        """The dtype its arithmetic runs in: float32, or the autocast dtype."""
+        return self.autocast or "float32"
+
+    @property
+    def channels_last(self) -> bool:
+        return any(m.channels_last for m in self.modifiers)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return tuple(m.needs for m in self.modifiers if m.needs)
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        """Where it can run: its mode's devices and every modifier's."""
+        devices = set(("cuda",) if MODE_BY_NAME[self.mode].cudagraphs else ("cpu", "cuda"))
+        for modifier in self.modifiers:
+            devices &= set(modifier.devices)
+        return tuple(sorted(devices))
+
+    def compile_options(self) -> dict:
+        """torch.compile's keywords: mode alone, or (torch refuses both at once) the mode's options
+        (torch._inductor.list_mode_options) with the modifiers' added."""
+        extra = dict(option for m in self.modifiers for option in m.inductor)
+        if not extra:
+            return {"mode": self.mode}
+        from torch._inductor import list_mode_options  # only a measuring process asks
+
+        return {"options": {**list_mode_options(self.mode), **extra}}
+
+    @property
+    def compile_cost(self) -> float:
+        """Planning: compile time as a multiple of its mode's constants."""
+        factor = 1.0
+        for modifier in self.modifiers:
+            factor *= modifier.compile_cost
+        return factor
+
+    @property
+    def words(self) -> str:
+        """As a page names it: "compile (default mode) with freezing", "eager in bfloat16 autocast"."""
+        head = "eager" if not self.compiled else f"compile ({self.mode} mode)"
+        return " ".join([head, *(m.words for m in self.modifiers)])
+
+
+@functools.cache
+def configuration(name: str) -> Configuration:
+    """The configuration a name spells; ValueError naming what is allowed otherwise."""
+    if not isinstance(name, str):
+        raise ValueError(f"{name!r} is not a configuration; allowed: {ALLOWED_TEXT}")
+    mode, *names = name.split(SEPARATOR)
+    if mode not in MODES:
+        raise ValueError(f"{name!r}: {mode!r} is not a mode; allowed: {ALLOWED_TEXT}")
+    unknown = [n for n in names if n not in MODIFIER_BY_NAME]
+    if unknown:
+        raise ValueError(f"{name!r}: {unknown[0]!r} is not a modifier; allowed: {ALLOWED_TEXT}")
+    modifiers = tuple(MODIFIER_BY_NAME[n] for n in names)
+    if len(set(names)) != len(names) or [m for m in MODIFIERS if m in modifiers] != list(modifiers):
+        order = SEPARATOR.join(m.name for m in MODIFIERS)
+        raise ValueError(f"{name!r}: each modifier once, in the order {order}")
+    if sum(bool(m.autocast) for m in modifiers) > 1:
+        raise ValueError(f"{name!r}: one autocast dtype at most")
+    if mode == BASELINE and any(m.compiled_only for m in modifiers):
+        raise ValueError(f"{name!r}: {next(m.name for m in modifiers if m.compiled_only)} needs a compile mode")
+    return Configuration(name, mode, modifiers)
+
+
+def is_configuration(name) -> bool:
+    try:
+        configuration(name)
+    except ValueError:
+        return False
+    return True

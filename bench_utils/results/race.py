@@ -1,0 +1,143 @@
+"""The race between a model's configurations: which one to recommend, measured on rounds that did not
+choose it. Numbers and codes only (report/ says them). No torch.
+
+Per cell group (model, batch size), every configuration is measured against eager float32 in the
+same rounds (ABBA blocks, worker pairs). The race:
+1. Round 0 is the selection round. A configuration that did not run (`unsupported` here, `failed`) or
+   whose output left its tolerance against eager float32 (`inaccurate`) is out. Of the others the
+   leader is the one with the highest round-0 speedup; a configuration whose round-0 interval lies
+   entirely below the leader's is `dropped` (clearly slower). The rest are the contenders: the sweep
+   measures only them (and eager) in later rounds.
+2. Rounds 1 and later are confirmation rounds. The leader is the recommendation, and every
+   contender's figure (speedup and interval against eager) is taken over the confirmation rounds
+   only: the round that picked the leader is not in its figure, so the best of several noisy
+   estimates is not reported with the luck that made it the best (the winner's curse; docs/method.md).
+   With one configuration that could be recommended there is nothing to pick: its figure is over every
+   round.
+3. The runner-up is the next contender by its confirmation figure; the recommendation's speedup over
+   it is the paired ratio of the two, round by round (both were timed against the same eager blocks).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config.configurations import BASELINE
+from .stats import SpeedupEstimate, relative_halfwidth, speedup_over_rounds
+
+SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
+# codes a configuration's race outcome can have
+RECOMMENDED, RUNNER_UP, CONTENDER, DROPPED, INACCURATE, UNSUPPORTED, FAILED = (
+    "recommended", "runner_up", "contender", "dropped", "inaccurate", "unsupported", "failed")
+
+
+@dataclass
+class Entry:
+    """A configuration in a group's race: its cell record, its outcome code and its figure against eager."""
+
+    record: dict
+    outcome: str
+    estimate: SpeedupEstimate | None = None  # over the confirmation rounds (every round without a race)
+    rounds: list = field(default_factory=list)  # the rounds of that figure
+
+    @property
+    def halfwidth(self) -> float:
+        return relative_halfwidth(self.estimate) if self.estimate else math.inf
+
+
+@dataclass
+class Race:
+    entries: dict[str, Entry]  # configuration -> its entry (eager left out)
+    leader: str | None = None  # the recommendation; None when no configuration could be one
+    runner_up: str | None = None
+    versus: SpeedupEstimate | None = None  # the leader's speed over the runner-up's, paired by round
+
+    @property
+    def contenders(self) -> list[str]:
+        return [name for name, e in self.entries.items() if e.outcome in (RECOMMENDED, RUNNER_UP, CONTENDER)]
+
+
+def _subset(record: dict, rounds: list[int]) -> SpeedupEstimate | None:
+    """The speedup over `rounds` of a cell's paired rounds (aggregate.py keeps each round's block-pair
+    log ratios and worker pair); None when none of them was paired."""
+    kept = [i for i, r in enumerate(record.get("round_ids") or []) if r in rounds]
+    if not kept:
+        return None
+    pairs, workers = record["round_pairs"], record["round_workers"]
+    return speedup_over_rounds([pairs[i] for i in kept], [workers[i] for i in kept])
+
+
+def _eligible(record: dict) -> str:
+    """"" when the configuration can be recommended, else its outcome code."""
+    if record["status"] == UNSUPPORTED:
+        return UNSUPPORTED
+    if record["status"] != "ok" or not record.get("round_ids"):
+        return FAILED
+    if record.get("accuracy_ok") is False:
+        return INACCURATE
+    return ""
+
+
+def race(records: list[dict]) -> Race:
+    """The race of one cell group's configurations (their cell records, aggregate.cells; eager's
+    included or not)."""
+    candidates = [r for r in records if r["configuration"] != BASELINE and r.get("round_ids") is not None]
+    entries = {r["configuration"]: Entry(r, _eligible(r) or CONTENDER) for r in candidates}
+    eligible = [r for r in candidates if entries[r["configuration"]].outcome == CONTENDER]
+    if not eligible:
+        return Race(entries)
+    selection = list(range(SELECTION_ROUNDS))
+    first = {r["configuration"]: _subset(r, selection) for r in eligible}
+    first = {name: est for name, est in first.items() if est is not None}
+    if not first:  # no selection round paired (rows resumed oddly): the best over every round leads
+        first = {r["configuration"]: _subset(r, r["round_ids"]) for r in eligible}
+    leader = max(first, key=lambda name: first[name].speedup)
+    for name, estimate in first.items():
+        if name != leader and estimate.ci95_high < first[leader].ci95_low:
+            entries[name].outcome = DROPPED
+    contenders = [r for r in eligible if entries[r["configuration"]].outcome == CONTENDER]
+    for record in eligible:
+        later = [r for r in record["round_ids"] if r >= SELECTION_ROUNDS]
+        rounds = later if len(eligible) > 1 and later else list(record["round_ids"])
+        if entries[record["configuration"]].outcome == DROPPED:
+            rounds = [r for r in record["round_ids"] if r < SELECTION_ROUNDS] or rounds
+        entries[record["configuration"]].estimate = _subset(record, rounds)
+        entries[record["configuration"]].rounds = rounds
+    entries[leader].outcome = RECOMMENDED
+    others = [r for r in contenders if r["configuration"] != leader and entries[r["configuration"]].estimate is not None]
+    result = Race(entries, leader)
+    if others:
+        runner = max(others, key=lambda r: entries[r["configuration"]].estimate.speedup)
+        entries[runner["configuration"]].outcome = RUNNER_UP
+        result.runner_up = runner["configuration"]
+        result.versus = _versus(next(r for r in eligible if r["configuration"] == leader), runner,
+                                entries[leader].rounds)
+    return result
+
+
+def _versus(leader: dict, other: dict, rounds: list[int]) -> SpeedupEstimate | None:
+    """The leader's speedup over `other`: per round, the difference of their block pairs' log ratios
+    against the same eager blocks (the eager time cancels), over `rounds` both measured."""
+    index = {r: i for i, r in enumerate(other.get("round_ids") or [])}
+    pairs, workers = [], []
+    for i, r in enumerate(leader["round_ids"]):
+        if r in rounds and r in index:
+            a, b = np.asarray(leader["round_pairs"][i]), np.asarray(other["round_pairs"][index[r]])
+            n = min(a.size, b.size)
+            if n:
+                pairs.append(a[:n] - b[:n])
+                workers.append((leader["round_workers"][i], other["round_workers"][index[r]]))
+    return speedup_over_rounds(pairs, workers) if pairs else None
+
+
+def races(records: list[dict]) -> dict[tuple, Race]:
+    """Every cell group's race: (label, settings, hardware, torch, model, size, batch size) -> Race."""
+    groups: dict[tuple, list] = {}
+    for record in records:
+        key = (record["label"], record["settings"], record["hardware"], record["torch"], record["model"],
+               record["size"], record["batch_size"])
+        groups.setdefault(key, []).append(record)
+    return {key: race(group) for key, group in groups.items()}
