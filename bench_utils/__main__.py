@@ -88,7 +88,7 @@ def _cmd_report(args) -> int:
 
 
 def _positive_seconds(text: str) -> int:
-    """--cell-timeout: a whole number of seconds above 0 (0 or less is not "no limit")."""
+    """--notebook-timeout: a whole number of seconds above 0 (0 or less is not "no limit")."""
     try:
         seconds = int(text)
     except ValueError:
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "reports/index.html")
     report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
     report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
-    report.add_argument("--cell-timeout", type=_positive_seconds, default=3600, help="seconds per notebook cell (> 0)")
+    report.add_argument("--notebook-timeout", type=_positive_seconds, default=3600, help="seconds any one step (code cell) of a notebook may run (> 0)")
     report.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                         help="two results JSONL files: a page comparing them cell by cell (compare.html), nothing measured")
     report.add_argument("--report-only", action="store_true",

@@ -174,7 +174,7 @@ def fixture_report(tmp_path_factory):
             status = "oom" if (model, batch_size, mode) == ("resnet", 4, "default") else "ok"
             writer.append(synthetic_row(cfg, model, batch_size, mode, 4.0 * batch_size * (1 + 0.02 * repeat),
                                         status, repeat))
-    proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
+    proc = run_cli("report", params, "--out", out, "--report-only", "--notebook-timeout", 300)
     return params, out, proc
 
 

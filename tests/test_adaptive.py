@@ -93,7 +93,8 @@ def test_no_extra_round_without_a_target_or_a_budget():
 
 def test_a_rounds_time_is_its_slowest_process_and_later_rounds_predict_the_next():
     rows = group("vit", 1, (1.0, 1.0, 1.0, 1.0), seconds=(90.0, 10.0, 30.0, 12.0)) + group("vit", 4, (1.0,))
-    assert seconds_spent(rows) == pytest.approx(90 + 10 + 30 + 12 + 20)  # rounds run one after another
+    unstamped = [dataclasses.replace(row, started_at="") for row in rows]
+    assert seconds_spent(unstamped) == pytest.approx(90 + 10 + 30 + 12 + 20)  # no start times: one after another
     assert round_seconds(rows, ("vit", 1)) == 12.0  # the median of rounds 1..3: round 0 compiled cold
     assert round_seconds(rows, ("vit", 4)) == 20.0  # only a first round: its time
     assert round_seconds(rows, ("resnet", 1)) == 0.0  # no round yet
@@ -141,3 +142,18 @@ def test_a_group_whose_worker_pairs_disagree_gets_a_new_pair_one_whose_rounds_sc
     # a new pair that would end after the budget (10 + 25 > 30 s) is not offered; the round in the pair is
     short = BenchConfig(**CFG | {"models": ("vit",), "batch_sizes": (1,), "budget_min": 0.5})
     assert next_round(short, apart, 10.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False)
+
+
+def test_the_sweeps_time_is_the_union_of_its_rows_spans_plus_what_runs_now():
+    import datetime as dt
+
+    at = lambda s: (dt.datetime(2026, 11, 24, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=s)).isoformat()
+    eager, compiled = group("vit", 1, (1.0,), seconds=(10.0,))  # eager 9 s, compiled 10 s
+    rows = [dataclasses.replace(eager, started_at=at(0)), dataclasses.replace(compiled, started_at=at(0.5)),
+            # a round a minute later (a pause between two invocations does not count), and one measured
+            # at the same time on another machine (a launcher running two groups at once): counted once
+            dataclasses.replace(compiled, repeat=1, started_at=at(60), duration_s=4.0),
+            dataclasses.replace(compiled, model="resnet", started_at=at(62), duration_s=4.0)]
+    assert seconds_spent(rows) == pytest.approx(10.5 + 6.0)
+    start = dt.datetime.fromisoformat(at(100)).timestamp()  # a round running for 3 s now
+    assert seconds_spent(rows, [start], now=start + 3.0) == pytest.approx(10.5 + 6.0 + 3.0)

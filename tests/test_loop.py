@@ -210,8 +210,10 @@ def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_p
         seen.append(round_.repeat)
         time.sleep(0.3)
 
+    started = time.perf_counter()
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, after_round=aside)
-    assert seen == [0, 1] and summary.seconds < 0.3  # the hook's 0.6 s are not the sweep's
+    whole_s = time.perf_counter() - started
+    assert seen == [0, 1] and summary.seconds <= whole_s - 0.6  # the hook's 0.6 s are not the sweep's
 
 
 class ListLauncher:
@@ -267,3 +269,42 @@ def read_rows_of(each, results_path):
     from bench_utils.results.rows import read_rows
 
     return read_rows(each.path(results_path), each.row).rows
+
+
+class ClockLauncher(ListLauncher):
+    """ListLauncher whose rounds each take ROUND_S on a made-up clock (their rows' started_at), so the
+    budget is met after a known number of rounds whatever the machine's speed."""
+
+    def __init__(self, cfg, clock):
+        super().__init__(cfg)
+        self.clock = clock
+
+    def finished(self):
+        import dataclasses
+
+        from synthetic import ROUND_S
+
+        done = super().finished()
+        stamp = dt.datetime(2026, 11, 24, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=self.clock[0])
+        self.clock[0] += ROUND_S + 1.0  # a second between rounds: writing, the next round's start
+        return [(unit, [dataclasses.replace(row, started_at=stamp.isoformat(timespec="milliseconds"))
+                        for row in rows]) for unit, rows in done]
+
+
+def test_the_budget_is_the_profiles_a_rerun_of_a_finished_sweep_adds_nothing(tmp_path):
+    from synthetic import ROUND_S
+
+    # a target no cell reaches and room for 30 rounds: only the budget stops the sweep (8 rounds of 2 s)
+    cfg = BenchConfig(label="test", models=("vit",), configurations=("eager", "default"), repeats=3,
+                      target_halfwidth=0.001, budget_min=8 * ROUND_S / 60, max_repeats=30)
+    clock = [0.0]
+    first = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(cfg, clock))
+    rows = read_results(tmp_path / "r.jsonl").rows
+    assert first.extra_rounds == 5 and {row.repeat for row in rows} == set(range(8))  # the rows' time: 8 x 2 s
+    again = ClockLauncher(cfg, clock)
+    second = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=again)
+    assert again.units == [] and second.extra_rounds == 0  # the budget is spent: the same answer as `plan`
+    assert len(read_results(tmp_path / "r.jsonl").rows) == len(rows)
+    more = BenchConfig(**{**cfg.__dict__, "budget_min": 10 * ROUND_S / 60})  # a larger budget buys more rounds
+    third = run_sweep(more, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(more, clock))
+    assert third.extra_rounds == 2

@@ -127,7 +127,7 @@ def test_summary_of_one_run_has_the_guide_comparison_and_no_empty_sections(fixtu
 
 def test_report_compare_builds_a_page_for_two_results_files(fixture_report, tmp_path):
     results = fixture_report[1] / "fixture-cpu" / "results.jsonl"
-    proc = run_cli("report", "--compare", results, results, "--out", tmp_path, "--cell-timeout", 300)
+    proc = run_cli("report", "--compare", results, results, "--out", tmp_path, "--notebook-timeout", 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = (tmp_path / "compare.html").read_text()
     assert "Compare two runs" in page and "<title>Compare: fixture-cpu/results.jsonl against" in page
@@ -143,7 +143,7 @@ def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
     other = load_config(tiny_params(tmp_path, name="other.yaml", label="Clash", iterations=7))
     with ResultsWriter(report.profile_results(other, tmp_path / "out")) as writer:
         writer.append(synthetic_row(other, "vit", 1, "eager", 4.0))
-    proc = run_cli("report", params, "--out", tmp_path / "out", "--cell-timeout", 300)
+    proc = run_cli("report", params, "--out", tmp_path / "out", "--notebook-timeout", 300)
     assert proc.returncode == 1
     assert "[report] Clash: FAILED (SettingsMismatchError: " in proc.stdout
     page = (tmp_path / "out" / "clash" / "report.html").read_text()
@@ -152,16 +152,16 @@ def test_a_failing_profile_still_gets_its_page_and_is_flagged(tmp_path):
     assert "failed: SettingsMismatchError" in index and 'href="clash/report.html"' in index
 
 
-def test_a_notebook_past_the_cell_timeout_gives_one_line_not_a_traceback(tmp_path):
+def test_a_notebook_past_the_notebook_timeout_gives_one_line_not_a_traceback(tmp_path):
     import nbformat
 
     notebook = tmp_path / "slow.ipynb"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time; time.sleep(30)")])
     nbformat.write(nb, str(notebook))
-    error = report.execute(notebook, tmp_path / "out" / "slow.ipynb", {}, cell_timeout_s=2)
-    assert error == "a notebook cell ran past --cell-timeout 2 s"
+    error = report.execute(notebook, tmp_path / "out" / "slow.ipynb", {}, step_timeout_s=2)
+    assert error == "a notebook step ran past --notebook-timeout 2 s"
     report.write_stub(tmp_path / "out" / "page.html", "Slow", error)
-    assert "past --cell-timeout 2 s" in (tmp_path / "out" / "page.html").read_text()
+    assert "past --notebook-timeout 2 s" in (tmp_path / "out" / "page.html").read_text()
 
 
 HOSTILE = '<img src=x onerror=alert(1)>'
@@ -189,7 +189,7 @@ def hostile_report(tmp_path_factory):
     lying = json.loads(row.to_json()) | {"samples_s": [1e-12] * cfg.iterations, "repeat": 1}  # line 5
     with open(report.profile_results(cfg, out), "a") as fh:
         fh.write(json.dumps(lying) + "\n")
-    proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
+    proc = run_cli("report", params, "--out", out, "--report-only", "--notebook-timeout", 300)
     return tmp, out, proc
 
 
@@ -242,14 +242,14 @@ def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypa
     outcome = report.ProfileOutcome(params, load_config(params), tmp_path / "out" / "test" / "report.html",
                                     tmp_path / "out" / "test" / "results.jsonl")
     monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
-    monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "cell 3: KeyError: 'x'"))
-    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, cell_timeout=60)
+    monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "notebook step 3: KeyError: 'x'"))
+    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, notebook_timeout=60)
     assert report.main(args) == 1
-    assert "[report] summary: FAILED (cell 3: KeyError: 'x')" in capsys.readouterr().out
+    assert "[report] summary: FAILED (notebook step 3: KeyError: 'x')" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "ten"])
-def test_cell_timeout_must_be_above_zero(tmp_path, value):
-    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--cell-timeout", value)
+def test_notebook_timeout_must_be_above_zero(tmp_path, value):
+    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--notebook-timeout", value)
     assert proc.returncode == 2
-    assert f"--cell-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" in proc.stderr
+    assert f"--notebook-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" in proc.stderr

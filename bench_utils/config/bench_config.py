@@ -72,12 +72,12 @@ class BenchConfig:
                                 "count", unit="calls per worker and round", low=2, high=MAX_CALLS)
     min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
                                   "seconds", unit="seconds per worker and round", low=0.0, high=MAX_SECONDS)
-    repeats: int = parameter(3, "rounds per cell at least (a round: every mode's worker times blocks, taking "
+    repeats: int = parameter(3, "rounds per cell at least (a round: every configuration's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)
     blocks: int = parameter(4, "timed blocks per worker in a round, the configurations taking turns in ABBA order "
                             "(iterations and min_time_s are split over them)", "count",
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
-    settle_s: float = parameter(0.25, "quiet before a mode's turn: the other process's OpenMP threads stop "
+    settle_s: float = parameter(0.25, "quiet before a configuration's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
     rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
                                         "them (later rounds cost only their blocks; fresh processes let the "

@@ -323,7 +323,7 @@ class CellProcess:
         self._guarded(self._finish)
         status, error = self.failure or ("ok", "")
         return BenchResult(**self.identity, status=status, error=error, env=environment.collect(self.device),
-                           started_at=self.started.isoformat(timespec="seconds"),
+                           started_at=self.started.isoformat(timespec="milliseconds"),
                            duration_s=time.perf_counter() - self.clock, **self.fields)
 
     def close(self) -> None:
@@ -415,5 +415,5 @@ def measured_row(row_type, identity: dict, device: str, work):
         if device == "cuda":
             release_cuda_memory()
     return row_type(**identity, status=status, error=error, env=environment.collect(device),
-                    started_at=started.isoformat(timespec="seconds"), duration_s=time.perf_counter() - clock,
+                    started_at=started.isoformat(timespec="milliseconds"), duration_s=time.perf_counter() - clock,
                     **fields)

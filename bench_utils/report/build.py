@@ -102,9 +102,9 @@ def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dic
     return values
 
 
-def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int) -> str:
+def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int) -> str:
     """Run `notebook` into `output`; returns "" on success, else one line on why it stopped: the failing
-    cell's error, a cell past `cell_timeout_s`, or a kernel that died. Papermill saves into a hidden
+    step's error (a notebook code cell: "step N"), a step past `step_timeout_s`, or a kernel that died. Papermill saves into a hidden
     file beside `output`; `output` (fit to publish: published_notebook) replaces the old one at the end."""
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -115,12 +115,12 @@ def execute(notebook: Path, output: Path, parameters: dict, cell_timeout_s: int)
     try:
         papermill.execute_notebook(
             str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
-            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=cell_timeout_s,
+            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=step_timeout_s,
             extra_arguments=QUIET_KERNEL)
     except PapermillExecutionError as err:
-        return f"cell {err.exec_count}: {err.ename}: {err.evalue}"[:500]
+        return f"notebook step {err.exec_count}: {err.ename}: {err.evalue}"[:500]
     except CellTimeoutError:
-        return f"a notebook cell ran past --cell-timeout {cell_timeout_s} s"
+        return f"a notebook step ran past --notebook-timeout {step_timeout_s} s"
     except DeadKernelError as err:
         return f"the notebook's kernel died: {str(err).strip().splitlines()[0][:300]}"
     finally:
@@ -192,7 +192,7 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     return ""
 
 
-def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool = True) -> ProfileOutcome:
+def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool = True) -> ProfileOutcome:
     notebook = repo_root() / "notebooks" / "benchmark.ipynb"
     cfg = load_config(params)
     parameters = check_parameters(cfg, params, notebook)
@@ -207,7 +207,7 @@ def run_profile(params: Path, out_dir: Path, cell_timeout_s: int, measure: bool 
                        "params_file": shown_path(params)}
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
-        error = execute(notebook, executed, parameters, cell_timeout_s)
+        error = execute(notebook, executed, parameters, step_timeout_s)
         if executed.exists():
             export_html(executed, page, page_title(results, cfg.label))
         else:
@@ -252,12 +252,12 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     return "\n".join(blocks)
 
 
-def build_summary(out_dir: Path, cell_timeout_s: int) -> tuple[Path, str]:
+def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     """summary.html over every profile folder in `out_dir`, whichever command measured it."""
     notebook = repo_root() / "notebooks" / "summary.ipynb"
     paths = [str(path) for path in sorted(out_dir.resolve().glob("*/results.jsonl"))]
     executed = out_dir.resolve() / "summary.ipynb"
-    error = execute(notebook, executed, {"results_paths": paths, "reports_dir": str(out_dir.resolve())}, cell_timeout_s)
+    error = execute(notebook, executed, {"results_paths": paths, "reports_dir": str(out_dir.resolve())}, step_timeout_s)
     page = out_dir / "summary.html"
     if executed.exists():
         export_html(executed, page, "Summary: torch.compile against eager, every run")
@@ -280,7 +280,7 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
                               "choose another report folder (or label)")
 
 
-def compare_main(before: Path, after: Path, out_dir: Path, cell_timeout_s: int) -> int:
+def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) -> int:
     """`report --compare BEFORE AFTER`: the summary notebook on two results files, comparing them cell by
     cell, as out_dir/compare.html; nothing is measured."""
     for path in (before, after):
@@ -291,7 +291,7 @@ def compare_main(before: Path, after: Path, out_dir: Path, cell_timeout_s: int) 
     executed = out_dir.resolve() / "compare.ipynb"
     parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
                   "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
-    error = execute(notebook, executed, parameters, cell_timeout_s)
+    error = execute(notebook, executed, parameters, step_timeout_s)
     page = out_dir / "compare.html"
     if executed.exists():
         export_html(executed, page, f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}")
@@ -307,7 +307,7 @@ def main(args) -> int:
 
     if getattr(args, "compare", None):
         out_dir = Path(args.out) if args.out else reports_root()
-        return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.cell_timeout)
+        return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.notebook_timeout)
 
     root = repo_root()
     profiles = [Path(p) for p in args.params] or default_profiles(root)
@@ -323,8 +323,8 @@ def main(args) -> int:
             check_results_file(profile_results(cfg, out_dir), path, cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
-    outcomes = [run_profile(p, out_dir, args.cell_timeout, measure=not args.report_only) for p in profiles]
-    summary_page, summary_error = build_summary(out_dir, args.cell_timeout)
+    outcomes = [run_profile(p, out_dir, args.notebook_timeout, measure=not args.report_only) for p in profiles]
+    summary_page, summary_error = build_summary(out_dir, args.notebook_timeout)
     index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
                         relative_text(summary_error, out_dir))
     copy_method(out_dir)

@@ -6,6 +6,7 @@ read_rows (writer.py appends rows; aggregate.py makes the DataFrame). No torch.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import json
 import time
@@ -78,7 +79,7 @@ class Row:
         identity fields, how it ended, and when it started (`duration_s` seconds ago)."""
         if status == "ok":
             raise ValueError(f"status: 'ok' is not allowed; allowed: {', '.join(STATUSES[1:])}")
-        started = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - duration_s))
+        started = dt.datetime.fromtimestamp(time.time() - duration_s, dt.timezone.utc).isoformat(timespec="milliseconds")
         return cls(**identity, status=status, error=error, duration_s=duration_s, started_at=started)
 
 

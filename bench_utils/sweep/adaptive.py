@@ -18,8 +18,10 @@ it.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import statistics
+import time
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
@@ -44,9 +46,38 @@ def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
     return rounds
 
 
-def seconds_spent(rows: list) -> float:
-    """Wall time the rounds in `rows` took, seconds (rounds run one after another)."""
-    return sum(round_durations(rows).values())
+def seconds_spent(rows: list, running: list[float] = (), now: float | None = None) -> float:
+    """The sweep's time so far, seconds, from its rows alone: the length of the union of the rows'
+    [start, start + duration] spans (a round's processes, and groups a launcher measures at once, overlap
+    and count once; the pauses between invocations do not count), plus, for the units still running,
+    the part of [their start (`running`: epoch seconds), `now`] no row covers. A second invocation of a
+    finished sweep reads the same clock the first one stopped on, so it adds nothing (the budget is the
+    profile's, not the invocation's). Rows without a start time count as rounds one after another."""
+    spans, loose = [], {}
+    for row in rows:
+        start = _epoch(row.started_at)
+        if start is None:
+            key = (row.model, row.batch_size, row.repeat)
+            loose[key] = max(loose.get(key, 0.0), row.duration_s or 0.0)
+        else:
+            spans.append((start, start + (row.duration_s or 0.0)))
+    if running:
+        now = time.time() if now is None else now
+        spans += [(start, max(start, now)) for start in running]
+    total, end = 0.0, -math.inf
+    for start, stop in sorted(spans):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total + sum(loose.values())
+
+
+def _epoch(stamp: str) -> float | None:
+    """An ISO 8601 start time as epoch seconds; None when absent or unreadable."""
+    try:
+        return dt.datetime.fromisoformat(stamp).timestamp() if stamp else None
+    except (TypeError, ValueError):
+        return None
 
 
 def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> float:

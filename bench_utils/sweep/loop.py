@@ -13,7 +13,8 @@ r + 1), and a cell's interval is taken over its rounds (results/stats.py): the c
 state between stretches stays inside it. With `target_halfwidth` and `budget_min`, once every first
 round has started the loop adds a round where the answer is least sure (adaptive.py) until every cell
 is within its target, reaches `max_repeats`, or the budget would be passed: it stops on precision,
-never on significance. A group's rounds, and a study's jobs of one model, run one after another.
+never on significance. The budget's clock is read from the rows (the time their rounds covered), so
+it is the profile's: a second invocation of a finished sweep finds the budget where the first left it. A group's rounds, and a study's jobs of one model, run one after another.
 """
 
 from __future__ import annotations
@@ -144,9 +145,10 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         summary = SweepSummary(results_path, total=total, skipped=total - len(firsts) - len(studies))
         schedule = _Schedule(cfg, firsts, studies, rows)
         bar = progress_bar(len(firsts) + len(studies), progress, position)
-        spent_before_s, outside_s = adaptive.seconds_spent(rows), 0.0  # outside: after_round's, not the sweep's
+        outside_s = 0.0  # after_round's time, not the sweep's
         launcher = launcher or LocalLauncher(cfg, results_path)
         in_flight: dict[tuple, Round | Job] = {}  # unit_group -> the unit being measured
+        launched: dict[tuple, float] = {}  # unit_group -> when its unit started, epoch seconds
 
         def write(unit, new: list) -> None:
             """A study job's rows to its study's file, a round's to the results file."""
@@ -167,7 +169,8 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         try:
             while True:
                 while len(in_flight) < launcher.capacity:
-                    elapsed_s = spent_before_s + time.perf_counter() - started - outside_s
+                    # the budget's clock is the rows' (adaptive.seconds_spent): a re-run reads where it stopped
+                    elapsed_s = adaptive.seconds_spent(rows, list(launched.values()))
                     chosen = schedule.next(set(in_flight), elapsed_s)
                     if chosen is None:
                         break
@@ -177,11 +180,13 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                         bar.total += extra
                         bar.set_description(unit.name)
                     in_flight[unit_group(unit)] = unit
+                    launched[unit_group(unit)] = time.time()
                     launcher.start(unit, keep=isinstance(unit, Round) and schedule.keep(unit))
                 if not in_flight:
                     break
                 for unit, new in launcher.finished():
                     del in_flight[unit_group(unit)]
+                    launched.pop(unit_group(unit), None)
                     write(unit, new)
                     summary.count(new)
                     if isinstance(unit, Round):
