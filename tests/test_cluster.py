@@ -182,11 +182,13 @@ def test_the_ray_launcher_keeps_within_its_capacity_ending_the_least_recently_us
     assert closes[:2] == [1, 2] and len(fake.killed) == fake.created  # the oldest idle ones first; all ended
 
 
-def test_when_a_node_leaves_an_idle_actor_makes_room_for_a_waiting_one(tmp_path):
+def test_when_a_node_leaves_an_idle_actor_makes_room_for_a_waiting_one(tmp_path, monkeypatch):
     """A call that waits (its actor restarting after its node left) while an idle actor holds the only
     room left: the launcher counts the cluster again and ends the idle actor."""
     from bench_utils.sweep.launchers import ray as ray_launcher
     from synthetic import synthetic_round
+
+    monkeypatch.setattr(ray_launcher.GroupActor, "_where", staticmethod(lambda rows: rows))  # no real Ray
 
     class Stalled(FakeRay):
         waits = 0
