@@ -31,16 +31,28 @@ def test_table_escapes_cells_index_and_column_names():
     assert "<img" not in rendered and rendered.count("&lt;img") == 3
 
 
-def test_write_page_replaces_a_symlink_and_leaves_its_target(tmp_path):
+def test_write_page_replaces_a_symlink_where_it_wrote_a_page_and_leaves_its_target(tmp_path):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious")
+    out = tmp_path / "out"
+    page_html.write_page(out / "index.html", "<p>old</p>", out)  # compile-bench's page: the marker lists it
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(target)  # then someone swaps in a link
+    page_html.write_page(out / "index.html", "<p>page</p>", out)
+    assert target.read_text() == "precious"
+    assert not (out / "index.html").is_symlink() and (out / "index.html").read_text() == "<p>page</p>"
+    assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "index.html"]  # no temporary file left
+
+
+def test_write_page_refuses_a_link_it_did_not_write_and_leaves_its_target(tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("precious")
     out = tmp_path / "out"
     out.mkdir()
     (out / "index.html").symlink_to(target)
-    page_html.write_page(out / "index.html", "<p>page</p>", out)
-    assert target.read_text() == "precious"
-    assert not (out / "index.html").is_symlink() and (out / "index.html").read_text() == "<p>page</p>"
-    assert [p.name for p in out.iterdir()] == ["index.html"]  # no temporary file left behind
+    with pytest.raises(OSError, match="not written by compile-bench"):
+        page_html.write_page(out / "index.html", "<p>page</p>", out)
+    assert target.read_text() == "precious" and (out / "index.html").is_symlink()
 
 
 def test_write_page_refuses_a_path_outside_its_folder(tmp_path):

@@ -268,7 +268,7 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
 
 def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp_path):
     from bench_utils.config.bench_config import BenchConfig
-    from bench_utils.results.rows import read_rows
+    from bench_utils.results.rows import MixedRunsError, read_rows
     from bench_utils.studies.serving import STUDY as SERVING, ServingResult
 
     cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
@@ -280,11 +280,13 @@ def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp
     elsewhere = ServingResult(**SERVING.identity(BenchConfig(models=("vit",), serving_batch_sizes=(1, 4),
                                                            label="GPU"), "vit", "auto", "cpu"), status="ok")
     with ResultsWriter(path) as writer:
-        for row in (first, other, again, elsewhere):
+        for row in (first, other, again):
             writer.append(row)
+        with pytest.raises(MixedRunsError, match="holds rows of label 'This machine', cpu; this row is of another "
+                                                 r"run \(label 'GPU', cpu\)"):
+            writer.append(elsewhere)  # one file, one run: another label's row is refused, nothing written
     loaded = read_rows(path, ServingResult)
-    # the re-run replaces the crash; another label's row with the same key is kept apart
-    assert loaded.rows == [other, again, elsewhere] and loaded.skipped_lines == []
+    assert loaded.rows == [other, again] and loaded.skipped_lines == []  # the re-run replaces the crash
     older = {k: v for k, v in json.loads(other.to_json()).items() if k != "steady_others_cpu_pct"}
     path.write_text(json.dumps(older) + "\n")  # a row from before a field existed still reads
     assert read_rows(path, ServingResult).rows == [other]

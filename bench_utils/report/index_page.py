@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..config.bench_config import ConfigError
 from ..config.registry import display_name
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
+from ..files import written_here
 from .page_html import escape, relative_text, write_page
 from .verdict import COMPILE, DONT, verdict_short, verdicts
 
@@ -105,6 +107,15 @@ def load_rows(results: Path) -> list:
     return read_results(results).rows if results.exists() else []
 
 
+def rows_or_refusal(results: Path) -> tuple[list, str]:
+    """load_rows, and "" or why the file was refused (ConfigError: too large, rows of several runs,
+    another format): one bad folder leaves the others listed."""
+    try:
+        return load_rows(results), ""
+    except ConfigError as err:
+        return [], relative_text(str(err), results.parent)
+
+
 def write_profile_state(folder: Path, label: str, params: str, error: str, expected_cells: int) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
     every profile folder present, whichever command made it."""
@@ -131,13 +142,13 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
     lines = []
     for folder in sorted(p for p in Path(out_dir).iterdir() if p.is_dir() and not p.is_symlink()):
         results, page = folder / "results.jsonl", folder / "report.html"
-        if not (results.is_file() or page.is_file()):
-            continue
-        state, rows = _profile_state(folder), load_rows(results) if results.is_file() else []
+        if not (results.is_file() or (page.is_file() and written_here(page))):
+            continue  # a stray report.html compile-bench did not write is no run of its
+        state, (rows, refused) = _profile_state(folder), rows_or_refusal(results)
         expected = state.get("expected_cells")
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
-                                 _text(state, "params", ""), _text(state, "error", ""),
+                                 _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int else 0, rows))
     return lines
 

@@ -2,8 +2,9 @@
 
 A report is meant to be copied to any static host, so whatever reaches it (labels, model and
 checkpoint names, results rows, the environment, error texts) is shown as text, never run as markup:
-every page writer escapes through here. Pages are written whole (a temporary file, then os.replace),
-never through a symlink, only inside their reports folder, and carry no absolute local path. No torch.
+every page writer escapes through here. Pages are written by files.write_file (whole, never through a
+symlink, mode 0644, only over what compile-bench wrote), only inside their reports folder, and carry
+no absolute local path. No torch.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
-from ..paths import inside, repo_root
+from ..files import write_file
+from ..paths import repo_root
 
 PAPERMILL_PATH_KEYS = ("input_path", "output_path")  # papermill's metadata: the machine's absolute paths
 
@@ -41,46 +42,60 @@ def table(frame):
 
 
 def write_page(path: Path, text: str, folder: Path) -> Path:
-    """Write `text` to `path` inside `folder` in one step: a reader (or a second command) sees the old
-    page or the new one, never half of one; a symlink at `path` is replaced, its target left alone."""
-    path = inside(path, folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `text` to `path` inside `folder` (files.write_file: whole, no link followed, 0644, only
+    over a file compile-bench wrote)."""
+    return write_file(path, text, folder)
 
 
-def relative_text(text: str, folder: Path) -> str:
+def relative_text(text: str, folder: Path, also: dict | None = None) -> str:
     """`text` with absolute local paths made relative: `folder` and the reports folder above it (to
-    `folder`), the checkout, Python's installation and the home folder, so an error text, a parameter
-    or a traceback on a page names no path of this machine. A path is replaced only whole (up to a
-    separator or the end of its name), and never the file-system root alone."""
+    `folder`), the checkout, Python's installation and the home folder, and each folder of `also`
+    (absolute path -> the name it is shown by), so an error text, a parameter or a traceback on a page
+    names no path of this machine. The longest path is replaced first; a path is replaced only whole
+    (up to a separator or the end of its name), never the file-system root alone, and in each way it
+    may be spelt: as is, escaped by Python (papermill writes "j\\xfcrgen") or by JSON ("j\\u00fcrgen")."""
     folder = Path(folder).resolve()
     replacements = [(folder, "", "."), (folder.parent, "../", ".."), (repo_root(), "", "."),
                     (Path(sys.prefix), "<python>/", "<python>"), (Path(sys.base_prefix), "<python>/", "<python>"),
                     (Path.home(), "~/", "~")]
-    for absolute, shown_inside, shown in replacements:
+    replacements += [(Path(path), f"{shown}/", shown) for path, shown in (also or {}).items()]
+    for absolute, shown_inside, shown in sorted(replacements, key=lambda r: -len(str(r[0]))):
         if len(absolute.parts) < 2:
             continue
-        name = re.escape(str(absolute))
-        text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
-        text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
+        for spelling in _spellings(str(absolute)):
+            name = re.escape(spelling)
+            text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
+            text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
     return text
 
 
-def published_notebook(executed: Path, output: Path) -> None:
+def _spellings(path: str) -> list[str]:
+    """`path` as is, as Python's unicode_escape writes it, and as JSON's ASCII escapes write it."""
+    return list(dict.fromkeys([path, path.encode("unicode_escape").decode("ascii"), json.dumps(path)[1:-1]]))
+
+
+def _relative_strings(value, folder: Path, also: dict | None):
+    """Every string in a notebook's JSON value (cells, outputs, metadata) through relative_text."""
+    if isinstance(value, str):
+        return relative_text(value, folder, also)
+    if isinstance(value, list):
+        return [_relative_strings(item, folder, also) for item in value]
+    if isinstance(value, dict):
+        return {key: _relative_strings(item, folder, also) for key, item in value.items()}
+    return value
+
+
+def published_notebook(executed: Path, output: Path, also: dict | None = None) -> None:
     """`executed` (papermill's output) written to `output` fit to publish, then removed: papermill's
-    input and output paths dropped from its metadata, absolute local paths made relative."""
+    input and output paths dropped from its metadata, absolute local paths made relative in every
+    string (relative_text; `also`: more folders to show by a name). ValueError when `executed` is not
+    a whole notebook (e.g. cut short by a full disk)."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
+    if not isinstance(nb, dict):
+        raise ValueError(f"{executed.name}: not a notebook")
     papermill = nb.get("metadata", {}).get("papermill", {})
     for key in PAPERMILL_PATH_KEYS:
         papermill.pop(key, None)
-    text = relative_text(json.dumps(nb, indent=1, ensure_ascii=False), output.parent)
-    write_page(output, text + "\n", output.parent)
+    nb = _relative_strings(nb, output.parent, also)
+    write_page(output, json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output.parent)
     executed.unlink()

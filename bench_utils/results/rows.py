@@ -213,21 +213,116 @@ class LoadedRows:
     skipped_lines: list[int]  # 1-based line numbers that were not valid rows
 
 
+# What one results file may hold: its lines are read one at a time and at most this much is kept, so
+# a huge or hostile file costs bounded memory and is refused in one line. A real file is far below:
+# the GPU matrix of 12 models x 3 batch sizes x 3 modes x 12 rounds is ~1,300 rows of ~25 KB.
+MAX_LINE_BYTES = 8 * 2**20  # one row: ~400,000 samples
+MAX_FILE_ROWS = 100_000
+MAX_FILE_BYTES = 256 * 2**20
+
+
+class ResultsTooLargeError(ConfigError):
+    """A results file beyond what a sweep writes: refused whole, in one line."""
+
+
+class MixedRunsError(ConfigError):
+    """A results file holding rows of more than one run (label, device, hardware, torch version)."""
+
+
+# what makes a row part of a run: its label and device, and the machine and torch its env names
+RUN_FIELDS = ("label", "device")
+RUN_ENV = ("device_name", "torch")
+
+
+def run_of(values: dict) -> dict:
+    """The run a row (its fields, or its JSON object) belongs to, by the fields it states ("auto" and a
+    missing env state nothing: the row of a lost worker is written by the runner, which knows neither)."""
+    env = values.get("env") if isinstance(values.get("env"), dict) else {}
+    run = {name: values.get(name) for name in RUN_FIELDS} | {name: env.get(name) for name in RUN_ENV}
+    return {name: value for name, value in run.items() if isinstance(value, str) and value not in ("", "auto")}
+
+
+def run_text(run: dict) -> str:
+    """A run in words: "label 'CPU', cpu (Intel Xeon), torch 2.9"."""
+    parts = [f"label {run['label']!r:.80}" if "label" in run else "",
+             f"{run.get('device', '?')} ({run['device_name']!s:.80})" if "device_name" in run else run.get("device", ""),
+             f"torch {run['torch']!s:.40}" if "torch" in run else ""]
+    return ", ".join(part for part in parts if part)
+
+
+def other_run(file_run: dict, values: dict) -> dict | None:
+    """The run of a row (its fields, or its JSON object) when it differs from `file_run` (the file's,
+    from its first rows) on a field both state, else None; `file_run` takes the fields it lacked."""
+    run = run_of(values)
+    if any(name in file_run and file_run[name] != value for name, value in run.items()):
+        return run
+    file_run.update({name: value for name, value in run.items() if name not in file_run})
+    return None
+
+
+def file_run(path: Path) -> dict:
+    """The run a results file's rows belong to, from its first rows that state it (read a line at a
+    time, until every run field is known); {} for a file without rows."""
+    run: dict = {}
+    with open(path, "rb") as fh:
+        for _, line in _lines(fh):
+            try:
+                values = json.loads(line) if line else None
+            except ValueError:
+                continue
+            if isinstance(values, dict):
+                other_run(run, values)
+            if len(run) == len(RUN_FIELDS) + len(RUN_ENV):
+                break
+    return run
+
+
+def _lines(fh):
+    """(line number, text) of a binary file, one line at a time; a line longer than MAX_LINE_BYTES
+    comes back as None (read past, never held whole)."""
+    number = 0
+    while True:
+        line = fh.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = fh.readline(MAX_LINE_BYTES)
+            yield number, None
+            continue
+        yield number, line.decode("utf-8", errors="replace")
+
+
 def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
     """The rows of `row_type` in a results file (a sweep's, or a study's next to it), the last per
-    identity; broken lines (a kill mid-write) and rows that fail the row schema (row_schema.py: types,
-    modes, believable samples) are skipped and reported in one warning, never fatal. Rows of another
-    label or other settings are kept apart, never taken as re-runs. A missing file is no rows."""
+    identity; broken lines (a kill mid-write), lines over MAX_LINE_BYTES and rows that fail the row
+    schema (row_schema.py: types, modes, believable numbers) are skipped and reported in one warning,
+    never fatal. The file is read a line at a time: one beyond MAX_FILE_ROWS rows or MAX_FILE_BYTES
+    is refused (ResultsTooLargeError); so is one whose rows are of more than one run (MixedRunsError:
+    one results file holds one label, device, machine and torch version). Rows of other settings are
+    kept apart, never taken as re-runs. A missing file is no rows."""
     path = Path(path)
     if not path.is_file():
         return LoadedRows([], [])
     latest: dict[tuple, Row] = {}
     skipped: list[int] = []
     problems: list[str] = []  # "line N: why" for rows that parsed but are not believable
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
+    file_run: dict = {}
+    size, count = 0, 0
+    with open(path, "rb") as fh:
+        for number, line in _lines(fh):
+            if line is None:
+                skipped.append(number)
+                problems.append(f"line {number}: longer than {MAX_LINE_BYTES // 2**20} MB")
+                continue
             if not line.strip():
                 continue
+            size, count = size + len(line), count + 1
+            if size > MAX_FILE_BYTES or count > MAX_FILE_ROWS:
+                raise ResultsTooLargeError(
+                    f"{path}: more than {MAX_FILE_ROWS:,} rows or {MAX_FILE_BYTES // 2**20} MB (line {number}); "
+                    "a sweep writes far fewer: split the file, or measure into a new one")
             try:
                 row = row_type.from_line(line)
             except OtherFormatError as err:
@@ -240,6 +335,11 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
                 if isinstance(err, RowSchemaError):
                     problems.append(f"line {number}: {err}")
                 continue
+            other = other_run(file_run, vars(row))
+            if other is not None:
+                raise MixedRunsError(f"{path}: line {number} was measured by another run ({run_text(other)}) than "
+                                     f"the rows before it ({run_text(file_run)}); one results file holds one run: "
+                                     "put those rows in a file of their own")
             latest.pop(row.identity, None)  # a re-run replaces the earlier row
             latest[row.identity] = row
     if skipped:
