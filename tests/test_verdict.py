@@ -86,3 +86,16 @@ def test_one_process_per_cell_is_a_page_caveat_and_the_table_names_models_with_c
     assert verdict_text(df).startswith("  ViT-B/16: Compile (default mode): 2.00× faster")
     assert verdict_text(to_dataframe([])) == "No measured cells yet: no verdict."
     assert "Can't tell" in LEGEND and "warm" in LEGEND
+
+
+def test_a_warm_up_that_never_settled_reaches_the_page():
+    from bench_utils.report.verdict import page_caveats
+    from bench_utils.results.aggregate import to_dataframe
+    from conftest import speedup_rows
+
+    steady = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0))
+    assert not any("warm-up" in note for note in page_caveats(steady))
+    unsteady = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0, compiled={"warmup_steady": False}))
+    notes = [note for note in page_caveats(unsteady) if "warm-up" in note]
+    assert notes == ["The warm-up of 1 cell(s) reached max_warmup_s before the latency settled (ViT-B/16 default "
+                     "at batch 1): their timed calls may still include warming up; raise max_warmup_s."]

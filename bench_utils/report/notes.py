@@ -49,6 +49,23 @@ def disturbance_words(record) -> str:
     return "; ".join(words)
 
 
+def unsteady_warmup_words(cells) -> str:
+    """Cells (a DataFrame of ok cells) whose warm-up hit max_warmup_s before the latency settled (the
+    record's warmup_steady False), in words; "" when none did."""
+    if "warmup_steady" not in cells:
+        return ""
+    unsteady = cells[cells["warmup_steady"].eq(False)]
+    if unsteady.empty:
+        return ""
+    from ..config.registry import display_name
+
+    named = [f"{display_name(model)} {mode} at batch {int(batch)}"
+             for model, mode, batch in zip(unsteady["model"], unsteady["mode"], unsteady["batch_size"])]
+    more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+    return (f"The warm-up of {len(named)} cell(s) reached max_warmup_s before the latency settled "
+            f"({', '.join(named[:5])}{more}): their timed calls may still include warming up; raise max_warmup_s.")
+
+
 def outcome_words(record) -> str:
     """How a cell's processes ended when some did not end ok (or died after their row), "" otherwise."""
     words = []

@@ -24,7 +24,7 @@ from ..config.registry import display_name
 from ..results.stats import breakeven_calls
 from .display import MISSING, model_text, number, times
 from .header import weights_words
-from .notes import compile_note_words, disturbance_words, precision_words
+from .notes import compile_note_words, disturbance_words, precision_words, unsteady_warmup_words
 from .tables import check_frame, ordered_models
 
 COMPILE, DONT, INCONCLUSIVE, NO_DATA = "compile", "don't compile", "inconclusive", "no data"
@@ -69,6 +69,7 @@ def page_caveats(df) -> list[str]:
     compiled = ok[ok["mode"] != "eager"]
     if not compiled.empty and not compiled["between_process"].fillna(False).astype(bool).any():
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
+    notes += [words for words in (unsteady_warmup_words(ok),) if words]
     return notes
 
 
