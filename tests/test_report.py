@@ -253,3 +253,95 @@ def test_cell_timeout_must_be_above_zero(tmp_path, value):
     proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--cell-timeout", value)
     assert proc.returncode == 2
     assert f"--cell-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" in proc.stderr
+
+
+# --- round 4: what --out may overwrite, links, modes, and no local path in any spelling ---------------
+
+@pytest.mark.parametrize("name", ["index.html", "method.md", "summary.html", "summary.ipynb",
+                                  "test/cells.csv", "test/benchmark.ipynb", "test/report.html"])
+def test_out_refuses_to_replace_a_file_compile_bench_did_not_write(tmp_path, name):
+    out = tmp_path / "out"
+    theirs = out / name
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("someone's own file")
+    line = one_error_line(run_cli("report", tiny_params(tmp_path), "--out", out, "--report-only"))
+    assert line == (f"error: {theirs}: not written by compile-bench (the folder's .compile-bench marker does not "
+                    "list it), so it is left alone: move it, or choose another folder")
+    assert theirs.read_text() == "someone's own file"
+
+
+def test_compare_refuses_a_file_that_is_not_results(fixture_report, tmp_path):
+    results = fixture_report[1] / "fixture-cpu" / "results.jsonl"
+    line = one_error_line(run_cli("report", "--compare", results, "/etc/passwd", "--out", tmp_path))
+    assert line == "error: /etc/passwd: not a results file (line 1 is not a results row); choose another --results file"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert "no readable results rows" in one_error_line(run_cli("report", "--compare", empty, results, "--out", tmp_path))
+    assert not (tmp_path / "compare.html").exists()
+
+
+LOCAL_SPELLINGS = ("\\xfc", "\\u00fc", "ü")  # how papermill, JSON and a page may write the "ü" of the folder
+
+
+@pytest.fixture(scope="module")
+def planted_report(tmp_path_factory):
+    """A report (--report-only) into a folder with a non-ASCII name, where cells.csv and method.md,
+    listed by the marker as compile-bench's, were swapped for links to a victim file; then a comparison
+    of two results files kept outside the report folder."""
+    from bench_utils.files import MARKER
+    from bench_utils.results.writer import ResultsWriter
+    from conftest import synthetic_row
+
+    tmp = tmp_path_factory.mktemp("planted")
+    victim = tmp / "victim.txt"
+    victim.write_text("precious\n")
+    params = tiny_params(tmp, modes=["eager", "default"], label="Planted")
+    cfg = load_config(params)
+    out = tmp / "jürgen" / "reports"
+    results = report.profile_results(cfg, out)
+    with ResultsWriter(results) as writer:
+        for mode in cfg.modes:
+            writer.append(synthetic_row(cfg, "vit", 1, mode, 4.0))
+    for folder, name in ((out, "method.md"), (results.parent, "cells.csv")):
+        (folder / MARKER).write_text(f"# files compile-bench wrote\n{name}\n")
+        (folder / name).symlink_to(victim)
+    proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
+    elsewhere = tmp / "elsewhere" / "runs"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "before.jsonl").write_bytes(results.read_bytes())
+    (elsewhere / "after.jsonl").write_bytes(results.read_bytes())
+    compared = tmp / "compared"
+    compare = run_cli("report", "--compare", elsewhere / "before.jsonl", elsewhere / "after.jsonl", "--out", compared,
+                      "--cell-timeout", 300)
+    return tmp, out, proc, compared, compare, victim
+
+
+def test_a_report_replaces_planted_links_and_leaves_their_target(planted_report):
+    tmp, out, proc, _, _, victim = planted_report
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert victim.read_text() == "precious\n"
+    assert not (out / "method.md").is_symlink() and not (out / "planted" / "cells.csv").is_symlink()
+    assert "ViT-B/16" in (out / "planted" / "cells.csv").read_text() or "vit" in (out / "planted" / "cells.csv").read_text()
+
+
+def test_every_published_file_is_0644_and_names_no_local_path_in_any_spelling(planted_report):
+    import stat
+
+    tmp, out, proc, compared, compare, _ = planted_report
+    assert proc.returncode == 0 and compare.returncode == 0, (proc.stderr + compare.stderr)[-3000:]
+    published = [p for folder in (out, compared) for p in folder.rglob("*") if p.is_file() and "logs" not in p.parts]
+    assert {p.name for p in published} >= {"index.html", "summary.html", "summary.ipynb", "report.html",
+                                           "benchmark.ipynb", "cells.csv", "profile.json", "method.md",
+                                           "compare.html", "compare.ipynb"}
+    for path in published:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+        text = path.read_text(errors="replace")
+        for spelling in LOCAL_SPELLINGS:
+            assert str(tmp).replace("ü", spelling) not in text, (path, spelling)
+        assert str(tmp / "elsewhere") not in text and str(REPO) not in text, path
+    assert "runs/before.jsonl" in (compared / "compare.ipynb").read_text()  # shown by its folder's name
+
+
+def test_a_report_prints_no_control_character_on_the_terminal(planted_report):
+    _, _, proc, _, compare, _ = planted_report
+    assert "\x1b" not in proc.stdout + proc.stderr + compare.stdout and "Should you compile?" in proc.stdout
