@@ -201,3 +201,24 @@ def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
         assert HANG_TIMEOUT_S <= row.duration_s < HANG_TIMEOUT_S + TIMEOUT_SLACK_S
     assert hang_sweep["timed_wall_s"] < SERVER_START_S + 2 * (HANG_TIMEOUT_S + TIMEOUT_SLACK_S)
     assert hang_sweep["pids_at_end"] == []  # the timeout killed each worker's whole process group
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_during_a_cold_compile_leaves_no_temporary_folder(tmp_path, stop):
+    """The cold compile's empty cache lives in the runner's scratch folder, which the runner removes
+    after killing the worker: a worker killed mid-compile cannot remove its own."""
+    params = tiny_params(tmp_path, modes=["eager", "default"], cold_compile=True)
+    log = tmp_path / "logs" / "vit-bs1-default-r0.log"
+    sweep = _start_sweep(params, tmp_path / "results.jsonl", {FAULT: "vit/*/default=hang-in-compile",
+                                                               "TMPDIR": str(tmp_path)})
+    try:
+        wait_for(lambda: log.exists() and "injected fault: hang" in log.read_text(), 180, "hang in the compile")
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith("bench-scratch-")]  # the cold cache's home
+        sweep.send_signal(stop)
+        code, _, stderr = sweep.wait(60), *sweep.communicate()
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert code == 130 and "Traceback" not in stderr
+    left = sorted(p.name for p in tmp_path.rglob("*") if p.name.startswith(("inductor-cold-", "bench-scratch-")))
+    assert left == []

@@ -44,6 +44,9 @@ class Task:
     results_path: Path
     environ: dict = field(default_factory=dict)
     cache_dir: str | None = None  # a study's own empty compiler cache (the runner removes it)
+    # a folder of the runner's, removed by the runner whatever ends the worker: a cold compile's empty
+    # cache goes in it (a worker killed mid-compile, by a timeout or the runner's Ctrl-C, removes nothing)
+    scratch_dir: str | None = None
 
     def trace_path(self, repeat: int | None = None) -> Path:
         """traces/<job name>.json in the results folder: the profiler's trace of round `repeat`."""
