@@ -345,3 +345,29 @@ def test_every_published_file_is_0644_and_names_no_local_path_in_any_spelling(pl
 def test_a_report_prints_no_control_character_on_the_terminal(planted_report):
     _, _, proc, _, compare, _ = planted_report
     assert "\x1b" not in proc.stdout + proc.stderr + compare.stdout and "Should you compile?" in proc.stdout
+
+
+@pytest.mark.parametrize("ending", ["interrupt", "disk full"])
+def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_file(tmp_path, monkeypatch, ending):
+    """Ctrl-C (or SIGTERM) while papermill writes, or a disk that fills: the notebook published before
+    stays whole, papermill's half-written file goes, and the interrupt goes on as one (the CLI's one
+    line), the full disk becomes the profile's error."""
+    out = tmp_path / "out"
+    good = out / "benchmark.ipynb"
+    report.write_page(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
+    before = good.read_text()
+
+    def cut_short(notebook, running, **kwargs):
+        Path(running).write_text('{"cells": [{"cell_type": "code", "sou')  # a notebook cut mid-write
+        if ending == "interrupt":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(papermill, "execute_notebook", cut_short)
+    if ending == "interrupt":
+        with pytest.raises(KeyboardInterrupt):
+            report.execute(NOTEBOOK, good, {}, 60)
+    else:
+        assert report.execute(NOTEBOOK, good, {}, 60) == ("the executed notebook could not be saved whole "
+                                                          "(JSONDecodeError)")
+    assert good.read_text() == before
+    assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "benchmark.ipynb"]
