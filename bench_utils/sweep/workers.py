@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from multiprocessing import forkserver
 from pathlib import Path
@@ -28,6 +29,13 @@ IMPORT_TIME_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"
 IMPORT_TIME_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TORCH_LOGS")
 RUNTIME_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed
+# Starting a worker waits on the fork server (its first start imports torch, 10-20 s on a 2-core CPU):
+# at most this long, or timeout_s if longer; a server that does not answer (stopped, starved) is
+# killed and the next worker starts a new one
+SERVER_START_S = 180.0
+# A reply that has begun to arrive when the deadline passes gets this long to arrive whole (a worker
+# stopped halfway through sending a large row must not hold the runner)
+REPLY_GRACE_S = 30.0
 
 _server_environment: dict | None = None
 
@@ -57,6 +65,37 @@ def server_environment(environ) -> dict:
     fixed = {name: environ.get(name) for name in IMPORT_TIME_VARIABLES}
     return fixed | {name: value for name, value in environ.items()
                     if name.startswith(IMPORT_TIME_PREFIXES) and name not in RUNTIME_VARIABLES}
+
+
+def within(seconds: float, expire, call):
+    """`call()` with a deadline: if it has not returned `seconds` from now, `expire()` runs (in a timer
+    thread) and must end what `call` waits on (kill the process it reads from), so `call` returns or
+    raises. Returns (call's result, whether expire ran)."""
+    expired = threading.Event()
+
+    def stop() -> None:
+        expired.set()
+        expire()
+
+    timer = threading.Timer(max(0.0, seconds), stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        return call(), expired.is_set()
+    except BaseException as err:
+        err.expired = expired.is_set()  # what the caller's except clause reads
+        raise
+    finally:
+        timer.cancel()
+
+
+def _kill_fork_server() -> None:
+    pid = forkserver._forkserver._forkserver_pid
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _worker_main(conn, log_path: str) -> None:
@@ -90,7 +129,16 @@ class Worker:
         context = _context()
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child, str(log_path)))
-        self.process.start()
+        self.lost: WorkerLost | None = None  # why it never started: receive() raises it
+        start_s = max(timeout_s, SERVER_START_S)
+        try:
+            within(start_s, _kill_fork_server, self.process.start)
+        except (EOFError, OSError) as err:
+            if not getattr(err, "expired", False):
+                raise
+            forkserver._forkserver._stop()  # the killed server is reaped; the next worker starts a new one
+            self.lost = WorkerLost("crashed", f"the fork server started no worker within {start_s:g} s (stopped "
+                                              "or starved); it was killed, the next worker starts a new one")
         child.close()
         self.started = time.perf_counter()
         self.deadline = self.started + timeout_s
@@ -107,14 +155,20 @@ class Worker:
             pass  # the worker is gone: receive() says how
 
     def receive(self) -> tuple[str, object]:
-        """The worker's reply; WorkerLost if it passes its deadline (it is then killed) or dies."""
+        """The worker's reply; WorkerLost if it passes its deadline (it is then killed), dies, or never
+        started."""
+        if self.lost is not None:
+            raise self.lost
         if not self.conn.poll(max(0.0, self.deadline - time.perf_counter())):
             self.kill()
             raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s; log: "
                                         f"{log_tail(self.log_path)}")
-        try:
-            return self.conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
+        try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
+            return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
+        except (EOFError, ConnectionResetError, OSError) as err:
+            if getattr(err, "expired", False):
+                raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s; log: "
+                                            f"{log_tail(self.log_path)}") from None
             self.process.join(5)
             code = self.process.exitcode
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
@@ -136,6 +190,8 @@ class Worker:
 
     def kill(self) -> None:
         """The worker and every process it started (its own session: compile workers too)."""
+        if self.process.pid is None:  # it never started
+            return
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -146,6 +202,9 @@ class Worker:
 
     def close(self) -> None:
         """Ask it to exit; kill it if it does not within EXIT_WAIT_S (or is stuck in a job)."""
+        if self.process.pid is None:  # it never started
+            self.conn.close()
+            return
         if self.process.is_alive():
             self.send("exit")
             self.process.join(EXIT_WAIT_S)
