@@ -174,3 +174,48 @@ def test_a_worker_stopped_halfway_through_its_reply_is_killed_at_the_deadline(tm
         pytest.fail("a half-sent reply held the runner with no deadline")
     assert caught[0].status == "timeout" and caught[0].error.startswith("no whole reply after timeout_s=1 s")
     assert not child.is_alive()
+
+
+def test_a_worker_the_oom_killer_ends_is_oom_not_crashed(tmp_path, monkeypatch):
+    """Past a container's memory cap no allocation fails: the kernel's OOM killer sends SIGKILL. When
+    its count rose while the worker ran, the worker's row says oom (a batch too large), not crashed."""
+    from bench_utils.sweep import workers
+
+    kills = iter([3, 4])  # the OOM killer's count when the worker started, then after it died
+    monkeypatch.setattr(workers, "oom_kills", lambda: next(kills))
+    worker = Worker(tmp_path / "oom.log", timeout_s=120.0)
+    try:
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("cell", cell_payload("vit/1/eager=sigkill", tmp_path))
+    finally:
+        worker.close()
+    assert lost.value.status == "oom"
+    assert lost.value.error.startswith("the kernel's out-of-memory killer ended the worker process (SIGKILL")
+    monkeypatch.setattr(workers, "oom_kills", lambda: 3)  # no OOM kill meanwhile: a SIGKILL is a crash
+    worker = Worker(tmp_path / "kill.log", timeout_s=120.0)
+    try:
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("cell", cell_payload("vit/1/eager=sigkill", tmp_path))
+    finally:
+        worker.close()
+    assert lost.value.status == "crashed" and lost.value.error.startswith("worker process killed by SIGKILL")
+
+
+def test_the_oom_killers_count_is_read_from_the_cgroup_or_the_machine(tmp_path, monkeypatch):
+    from bench_utils.measure import memory_room
+
+    proc, cgroup = tmp_path / "proc", tmp_path / "cgroup"
+    (proc / "self").mkdir(parents=True)
+    (cgroup / "box").mkdir(parents=True)
+    (proc / "vmstat").write_text("pgfault 10\noom_kill 7\n")
+    (proc / "meminfo").write_text("MemTotal: 8000000 kB\nMemAvailable:    4000000 kB\n")
+    (proc / "self" / "cgroup").write_text("0::/box\n")
+    monkeypatch.setattr(memory_room, "PROC", proc)
+    monkeypatch.setattr(memory_room, "CGROUP", cgroup)
+    assert memory_room.oom_kills() == 7 and memory_room.available_bytes() == 4000000 * 1024  # no cgroup limit
+    (cgroup / "box" / "memory.max").write_text("1073741824\n")
+    (cgroup / "box" / "memory.current").write_text("73741824\n")
+    (cgroup / "box" / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n")
+    assert memory_room.oom_kills() == 2 and memory_room.available_bytes() == 1_000_000_000  # the container's cap
+    (cgroup / "box" / "memory.max").write_text("max\n")
+    assert memory_room.available_bytes() == 4000000 * 1024

@@ -19,6 +19,8 @@ import time
 from multiprocessing import forkserver
 from pathlib import Path
 
+from ..measure.memory_room import oom_kills
+
 WORKER_MODULE = "bench_utils.measure.worker"
 LOG_TAIL_CHARS = 2000  # how much of a crashed worker's log goes into its row's error text
 # read once, when torch (and its OpenMP and MKL runtimes) is imported in the fork server
@@ -130,6 +132,7 @@ class Worker:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child, str(log_path)))
         self.lost: WorkerLost | None = None  # why it never started: receive() raises it
+        self.oom_kills = oom_kills()  # the OOM killer's count before it: a SIGKILL after it rose is memory
         start_s = max(timeout_s, SERVER_START_S)
         try:
             within(start_s, _kill_fork_server, self.process.start)
@@ -171,8 +174,17 @@ class Worker:
                                             f"{log_tail(self.log_path)}") from None
             self.process.join(5)
             code = self.process.exitcode
+            if code == -signal.SIGKILL and self.out_of_memory():
+                raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: "
+                                        f"past the machine's or the container's memory); log: {log_tail(self.log_path)}") from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
             raise WorkerLost("crashed", f"worker process {reason}; log: {log_tail(self.log_path)}") from None
+
+    def out_of_memory(self) -> bool:
+        """Did the kernel's OOM killer end a process since this worker started (memory_room.oom_kills)?
+        The runner never SIGKILLs a worker it still waits on, so a SIGKILL then is the kernel's."""
+        now = oom_kills()
+        return self.oom_kills is not None and now is not None and now > self.oom_kills
 
     def ask(self, command: str, payload=None) -> tuple[str, object]:
         self.send(command, payload)
