@@ -166,3 +166,35 @@ def test_no_minimum_time_still_warms_up_and_times_its_calls():
     row = measure_cell(cfg, "resnet", 1, "eager")
     assert row.status == "ok", row.error
     assert row.block_lengths == [2, 2] and len(row.samples_s) == 4 and row.warmup_calls >= 1
+
+
+def test_a_rows_environment_names_no_host_and_no_local_path():
+    """Rows are published beside the page: the host is a pseudonym (hosts of a cluster stay apart), and
+    no value is a path of this machine (the Python executable's was)."""
+    import json
+    import socket
+    import sys
+
+    from bench_utils.measure.environment import collect, host_id
+
+    env = collect("cpu")
+    assert env["hostname"] == host_id() != socket.gethostname() and host_id("a") != host_id("b")
+    assert env["hostname"].startswith("host-") and len(env["hostname"]) == 13
+    text = json.dumps(env)
+    assert socket.gethostname() not in text and sys.prefix not in text and sys.executable not in text
+
+
+def test_an_own_folders_rows_name_it_by_its_name_only(tmp_path):
+    from bench_utils.config.registry import get_spec, own_spec
+    from bench_utils.results.rows import cell_fields
+    from transformers import AutoConfig, AutoImageProcessor, ViTForImageClassification
+
+    from bench_utils.config.bench_config import BenchConfig
+
+    folder = tmp_path / "models" / "my-vit"
+    shipped = get_spec("vit").config_dir("tiny")
+    AutoConfig.from_pretrained(shipped).save_pretrained(folder)
+    AutoImageProcessor.from_pretrained(shipped).save_pretrained(folder)
+    cfg = BenchConfig(models=("mine",), checkpoints=(("mine", str(folder), ""),))
+    assert own_spec("mine", str(folder)).published == "my-vit" and get_spec("vit").published == get_spec("vit").checkpoint
+    assert cell_fields(cfg, "mine", 1, "eager", "cpu")["checkpoint"] == "my-vit"

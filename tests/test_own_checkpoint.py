@@ -33,7 +33,7 @@ def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
     rows = read_results(results).rows
     assert [(r.model, r.mode, r.status) for r in rows] == [("my-vit", "eager", "ok"), ("my-vit", "default", "ok")]
     assert all(r.weights == "pretrained" and r.weights_note == f"your checkpoint {my_vit.name}" for r in rows)
-    assert rows[0].task == "image-classification" and rows[0].checkpoint == str(my_vit)  # task from config.json
+    assert rows[0].task == "image-classification" and rows[0].checkpoint == my_vit.name  # task from config.json; no local path
     df = load_dataframe(results)
     compiled = df[df["mode"] == "default"].iloc[0]
     assert compiled["speedup"] > 0 and compiled["accuracy_ok"]

@@ -35,6 +35,12 @@ class ModelSpec:
     takes_text: bool = False  # OWL-ViT also needs text queries
     own: bool = False  # a user's checkpoint (a folder or a hub id), not one of the guide's 12
 
+    @property
+    def published(self) -> str:
+        """The checkpoint as rows and pages name it: a hub id as is, a user's folder by its name only
+        (its absolute path names this machine's folders)."""
+        return Path(self.checkpoint).name if Path(self.checkpoint).is_absolute() else self.checkpoint
+
     def config_dir(self, size: str, local_only: bool | None = None) -> Path:
         """Directory holding config.json and preprocessor_config.json for this size (a user's own
         checkpoint: its folder, or the hub id's snapshot in the local cache, fetched unless `local_only`

@@ -206,7 +206,7 @@ def check_room(model_class, config, dtype: str, device: str) -> None:
 
 def _shown(spec: ModelSpec) -> str:
     """A checkpoint as a published page may show it: a folder by its name, never its absolute path."""
-    return os.path.basename(spec.checkpoint.rstrip("/")) if os.path.isabs(spec.checkpoint) else spec.checkpoint
+    return spec.published
 
 
 def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str) -> LoadedModel:

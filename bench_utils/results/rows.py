@@ -186,7 +186,7 @@ class BenchResult(Row):
 def cell_fields(cfg, model: str, batch_size: int, mode: str, device: str, repeat: int = 0) -> dict:
     """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
     spec = cfg.spec(model)
-    return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+    return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
                 batch_size=batch_size, mode=mode, repeat=repeat, fullgraph=cfg.fullgraph, dtype=cfg.dtype,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
                 iterations=cfg.iterations, min_time_s=cfg.min_time_s, autocast=cfg.autocast,

@@ -349,7 +349,7 @@ class Serving(Study):
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
         spec = cfg.spec(model)
-        return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+        return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
                     mode="eager" if option == "eager" else cfg.compiled_mode(), setting=option, dtype=cfg.dtype,
                     device=device, settings=cfg.settings_fingerprint(), sequence=list(cfg.serving_batch_sizes))
 
