@@ -25,6 +25,16 @@ def test_markdown_escapes_html_but_keeps_markdown():
     assert "<img" not in text and "&lt;img" in text and "**labels**" in text and "&amp;" in text
 
 
+@pytest.mark.parametrize("text", ["Before: runs/[c](javascript:alert(1)).jsonl", "![i](x.png)", "[r][1]\n\n[1]: javascript:x",
+                                  "see https://example.org/x"])
+def test_markdown_text_becomes_no_link_and_no_image(text):
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    rendered = markdown2html_mistune(page_html.Markdown(f"## Compare\n\n{text} and **bold**").data)
+    assert "<a " not in rendered.replace('<a class="anchor-link" href="#Compare">', "") and "<img" not in rendered
+    assert "<strong>bold</strong>" in rendered and "<h2" in rendered
+
+
 def test_table_escapes_cells_index_and_column_names():
     frame = pd.DataFrame({HOSTILE: [HOSTILE, 1.5]}, index=pd.Index([HOSTILE, "host"], name="fact"))
     rendered = page_html.table(frame).to_html()

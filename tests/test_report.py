@@ -280,6 +280,7 @@ def test_compare_refuses_a_file_that_is_not_results(fixture_report, tmp_path):
     assert not (tmp_path / "compare.html").exists()
 
 
+LINK_NAME, IMAGE_NAME = "[c](javascript:alert(1)).jsonl", "![i](x.png) https:x.org.jsonl"
 LOCAL_SPELLINGS = ("\\xfc", "\\u00fc", "ü")  # how papermill, JSON and a page may write the "ü" of the folder
 
 
@@ -308,11 +309,11 @@ def planted_report(tmp_path_factory):
     proc = run_cli("report", params, "--out", out, "--report-only", "--cell-timeout", 300)
     elsewhere = tmp / "elsewhere" / "runs"
     elsewhere.mkdir(parents=True)
-    (elsewhere / "before.jsonl").write_bytes(results.read_bytes())
-    (elsewhere / "after.jsonl").write_bytes(results.read_bytes())
+    before, after = elsewhere / LINK_NAME, elsewhere / IMAGE_NAME  # file names a page must not make live
+    before.write_bytes(results.read_bytes())
+    after.write_bytes(results.read_bytes())
     compared = tmp / "compared"
-    compare = run_cli("report", "--compare", elsewhere / "before.jsonl", elsewhere / "after.jsonl", "--out", compared,
-                      "--cell-timeout", 300)
+    compare = run_cli("report", "--compare", before, after, "--out", compared, "--cell-timeout", 300)
     return tmp, out, proc, compared, compare, victim
 
 
@@ -339,7 +340,17 @@ def test_every_published_file_is_0644_and_names_no_local_path_in_any_spelling(pl
         for spelling in LOCAL_SPELLINGS:
             assert str(tmp).replace("ü", spelling) not in text, (path, spelling)
         assert str(tmp / "elsewhere") not in text and str(REPO) not in text, path
-    assert "runs/before.jsonl" in (compared / "compare.ipynb").read_text()  # shown by its folder's name
+    assert f"runs/{LINK_NAME}" in json.loads((compared / "compare.ipynb").read_text())["metadata"]["papermill"][
+        "parameters"]["compare_before"]  # shown by its folder's name
+
+
+def test_compared_file_names_become_no_link_and_no_image(planted_report):
+    _, _, _, compared, compare, _ = planted_report
+    assert compare.returncode == 0, compare.stdout[-3000:]
+    page = (compared / "compare.html").read_text()
+    assert "Compare two runs" in page and "(javascript:alert(1)).jsonl" in page  # shown, as text
+    assert not re.search(r"<a [^>]*href=\"(javascript|x\.png|https:x)", page)
+    assert not re.search(r"<img [^>]*src=\"x\.png", page)
 
 
 def test_a_report_prints_no_control_character_on_the_terminal(planted_report):

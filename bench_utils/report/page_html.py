@@ -29,10 +29,13 @@ def escape(text) -> str:
 
 def Markdown(text: str):  # noqa: N802 (IPython's name: the notebooks import this one in its place)
     """IPython's Markdown with every HTML character escaped: Markdown passes raw HTML through, so a
-    label like "<img onerror=...>" would otherwise run on the page. Markdown syntax (**, *, -, `) stays."""
+    label like "<img onerror=...>" would otherwise run on the page; and with brackets and colons
+    escaped, so no text (a compared file named "[c](javascript:alert(1)).jsonl", "![i](x.png)", a bare
+    https: address) becomes a link or an image: a page links only where its code writes <a>. Headings
+    and emphasis (#, **) stay; a code span would show the escapes, so none is written through here."""
     from IPython.display import Markdown as IPythonMarkdown
 
-    return IPythonMarkdown(html.escape(str(text), quote=False))
+    return IPythonMarkdown(re.sub(r"([\[\]:])", r"\\\1", html.escape(str(text), quote=False)))
 
 
 def table(frame):
