@@ -40,6 +40,12 @@ def _cmd_run(args) -> int:
     if args.results and len(configs) > 1:
         raise ConfigError("--results names one file: give one parameters file with it")
     check_distinct_folders(configs, args.params)
+    if not args.results:  # a profile folder that is a link out of the reports folder is refused, as by report
+        from .paths import inside, reports_root
+        from .sweep.loop import default_results_path
+
+        for cfg in configs:
+            inside(default_results_path(cfg), reports_root())
     check_inductor_cache_dir()
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)

@@ -131,3 +131,34 @@ def test_a_trace_names_itself_by_its_file_name_only(tmp_path):
     text = trace.read_text()
     assert json.loads(text)["traceName"] == "vit-bs1-eager-r0.json"
     assert "/tmp" not in text and str(tmp_path) not in text and _mode(trace) == 0o644
+
+
+def test_logs_or_traces_that_are_a_link_out_of_the_results_folder_are_refused(tmp_path):
+    from bench_utils.config.bench_config import BenchConfig, ConfigError
+    from bench_utils.measure.task import CELL, Job, Task, log_path
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    results = tmp_path / "reports" / "cpu" / "results.jsonl"
+    results.parent.mkdir(parents=True)
+    (results.parent / "logs").symlink_to(elsewhere)
+    (results.parent / "traces").symlink_to(elsewhere)
+    job = Job(CELL, "vit", 1, "eager")
+    with pytest.raises(ConfigError, match="outside"):
+        log_path(results, job)
+    with pytest.raises(ConfigError, match="outside"):
+        Task(BenchConfig(), job, results).trace_path()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_run_refuses_a_profile_folder_that_is_a_link_out_of_the_reports_folder(tmp_path):
+    from conftest import one_error_line, run_cli, tiny_params
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "test").symlink_to(elsewhere)
+    line = one_error_line(run_cli("run", tiny_params(tmp_path), env={"BENCH_REPORTS_DIR": str(reports)}))
+    assert line.startswith(f"error: {reports / 'test' / 'results.jsonl'}: outside {reports}")
+    assert list(elsewhere.iterdir()) == []

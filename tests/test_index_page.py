@@ -95,3 +95,24 @@ def test_a_results_file_that_is_refused_is_listed_with_why_and_the_others_stay(t
     assert lines["bad/report.html"].error.startswith("results.jsonl: line 2 was measured by another run")
     assert lines["good/report.html"].error == "" and len(lines["good/report.html"].rows) == 1
     assert str(tmp_path) not in json.dumps(lines["bad/report.html"].error)
+
+
+def test_a_profile_state_that_is_a_link_huge_or_absurd_is_not_believed(tmp_path):
+    import json
+
+    from conftest import make_row
+
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text(json.dumps({"label": "someone else's secret", "error": "", "expected_cells": 1}))
+    for name, state in (("linked", None), ("huge", {"label": "x" * 200_000}), ("absurd", {"expected_cells": 10**30}),
+                        ("long", {"label": "L" * 5000, "expected_cells": 4})):
+        folder = tmp_path / "out" / name
+        folder.mkdir(parents=True)
+        (folder / "results.jsonl").write_text(make_row().to_json() + "\n")
+        if state is None:
+            (folder / "profile.json").symlink_to(secret)
+        else:
+            (folder / "profile.json").write_text(json.dumps(state))
+    lines = {line.page.split("/")[0]: line for line in index_page.profile_lines(tmp_path / "out")}
+    assert lines["linked"].label == "CPU" and lines["huge"].label == "CPU"  # the rows' label, not the state's
+    assert lines["absurd"].expected_cells == 0 and lines["long"].label == "L" * 500

@@ -317,3 +317,24 @@ def test_the_row_of_a_lost_process_is_a_proper_row_of_its_type(tmp_path, kind):
     assert read_rows(path, row_type).rows == [row]  # believable to the reader: never skipped
     with pytest.raises(ValueError, match="status: 'ok' is not allowed; allowed: oom, error, timeout, crashed"):
         row_type.failed(identity, "ok", "", 1.0)
+
+
+def test_a_rows_texts_are_written_without_local_paths(tmp_path):
+    """Errors, notes and graph-break reasons may quote paths of this machine (a traceback, a log tail,
+    a model file): the results file, published beside its page, keeps them relative."""
+    from pathlib import Path
+
+    folder = tmp_path / "reports" / "cpu"
+    home = Path.home()
+    row = make_row(status="crashed", error=f"worker process killed; log: {folder}/logs/vit-bs1-eager-r0.log "
+                                           f"and {home}/.cache/x", weights_note=f"{tmp_path}/reports/other/w")
+    compiled = make_row(mode="default", break_reasons=[f"call_function in {home}/models/mine.py:12", "plain"])
+    with ResultsWriter(folder / "results.jsonl") as writer:
+        writer.append(row)
+        writer.append(compiled)
+    text = (folder / "results.jsonl").read_text()
+    assert str(tmp_path) not in text and str(home) + "/" not in text
+    read = read_results(folder / "results.jsonl").rows
+    assert read[0].error == "worker process killed; log: logs/vit-bs1-eager-r0.log and ~/.cache/x"
+    assert read[0].weights_note == "../other/w" and read[0].label == row.label
+    assert read[1].break_reasons == ["call_function in ~/models/mine.py:12", "plain"]

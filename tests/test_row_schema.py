@@ -207,3 +207,13 @@ def test_a_line_too_long_is_skipped_without_being_held_whole(tmp_path, monkeypat
     with pytest.warns(UserWarning, match=r"skipped 1 unreadable line\(s\): \[2\]; line 2: longer than"):
         loaded = read_results(path)
     assert [row.repeat for row in loaded.rows] == [0, 1]
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"profile_trace": "../../../etc/passwd"}, "profile_trace: '../../../etc/passwd' is not a file name"),
+    ({"profile_top_ops": [["x" * 20_000, 1.0]]}, "profile_top_ops: "),
+    ({"repeat": 10**9}, "repeat: 1000000000 is not a round from 0 to 1,000"),
+    ({"process_round": -1}, "process_round: -1 is not a round"),
+])
+def test_names_a_page_or_a_loop_uses_are_bounded(changes, problem):
+    assert problem in row_problem(_values(**changes), TYPES)

@@ -22,6 +22,7 @@ from .page_html import escape, relative_text, write_page
 from .verdict import COMPILE, DONT, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
+MAX_CELLS = 1_000_000  # a profile's cells at most (models x batch sizes x modes): a larger count is no count
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
@@ -123,16 +124,24 @@ def write_profile_state(folder: Path, label: str, params: str, error: str, expec
     write_page(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 
+MAX_STATE_BYTES = 100_000  # profile.json is a few hundred bytes
+
+
 def _profile_state(folder: Path) -> dict:
+    """What the last report command of a profile knew (profile.json): read only when it is a file of
+    the folder's own (a link to another file is not read into the index) and of a believable size."""
+    path = folder / PROFILE_STATE
     try:
-        state = json.loads((folder / PROFILE_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if path.is_symlink() or path.stat().st_size > MAX_STATE_BYTES:
+            return {}
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     return state if isinstance(state, dict) else {}
 
 
 def _text(state: dict, key: str, default: str) -> str:
-    return state[key] if isinstance(state.get(key), str) else default
+    return state[key][:500] if isinstance(state.get(key), str) else default  # a line of the index, not a book
 
 
 def profile_lines(out_dir: Path) -> list[ProfileLine]:
@@ -149,7 +158,7 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
-                                 expected if type(expected) is int else 0, rows))
+                                 expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows))
     return lines
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import sys
 from pathlib import Path
 
 from ..files import write_file
-from ..paths import repo_root
+from ..paths import relative_text  # noqa: F401 - pages, tests and the build call it from here too
 
 PAPERMILL_PATH_KEYS = ("input_path", "output_path")  # papermill's metadata: the machine's absolute paths
 
@@ -48,33 +46,6 @@ def write_page(path: Path, text: str, folder: Path) -> Path:
     """Write `text` to `path` inside `folder` (files.write_file: whole, no link followed, 0644, only
     over a file compile-bench wrote)."""
     return write_file(path, text, folder)
-
-
-def relative_text(text: str, folder: Path, also: dict | None = None) -> str:
-    """`text` with absolute local paths made relative: `folder` and the reports folder above it (to
-    `folder`), the checkout, Python's installation and the home folder, and each folder of `also`
-    (absolute path -> the name it is shown by), so an error text, a parameter or a traceback on a page
-    names no path of this machine. The longest path is replaced first; a path is replaced only whole
-    (up to a separator or the end of its name), never the file-system root alone, and in each way it
-    may be spelt: as is, escaped by Python (papermill writes "j\\xfcrgen") or by JSON ("j\\u00fcrgen")."""
-    folder = Path(folder).resolve()
-    replacements = [(folder, "", "."), (folder.parent, "../", ".."), (repo_root(), "", "."),
-                    (Path(sys.prefix), "<python>/", "<python>"), (Path(sys.base_prefix), "<python>/", "<python>"),
-                    (Path.home(), "~/", "~")]
-    replacements += [(Path(path), f"{shown}/", shown) for path, shown in (also or {}).items()]
-    for absolute, shown_inside, shown in sorted(replacements, key=lambda r: -len(str(r[0]))):
-        if len(absolute.parts) < 2:
-            continue
-        for spelling in _spellings(str(absolute)):
-            name = re.escape(spelling)
-            text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
-            text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
-    return text
-
-
-def _spellings(path: str) -> list[str]:
-    """`path` as is, as Python's unicode_escape writes it, and as JSON's ASCII escapes write it."""
-    return list(dict.fromkeys([path, path.encode("unicode_escape").decode("ascii"), json.dumps(path)[1:-1]]))
 
 
 def _relative_strings(value, folder: Path, also: dict | None):

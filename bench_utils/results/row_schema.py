@@ -50,14 +50,24 @@ ENV_FIELDS = {
         v == "" or (len(v) <= 8 and v.replace(".", "", 1).isdigit() and "." in v)))}
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _is_number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
 def _is_top_op(item) -> bool:
-    """[operator or kernel name, self ms per call]: what profiling.py writes per top operator."""
-    return (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and len(item[0]) <= MAX_TEXT
+    """[operator or kernel name, self ms per call]: what profiling.py writes per top operator (a name a
+    chart labels an axis with: at most MAX_IDENTITY characters)."""
+    return (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and len(item[0]) <= MAX_IDENTITY
             and _is_number(item[1]) and 0 <= item[1] <= MAX_SAMPLE_S * 1e3)
+
+
+def _is_file_name(value) -> bool:
+    """A name in a folder (a trace's in traces/): no separator, not . or .., no control character."""
+    return isinstance(value, str) and len(value) <= MAX_IDENTITY and "/" not in value and "\\" not in value \
+        and value not in (".", "..") and not _CONTROL.search(value)
 
 
 _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the test)
@@ -82,7 +92,12 @@ _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the 
 _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
                                lambda v: v is None or (type(v) is int and abs(v) <= 2**31)),
                  "profile_top_ops": ("a list of [name, ms per call] pairs",
-                                     lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_top_op, v)))}
+                                     lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_top_op, v))),
+                 "profile_trace": ("a file name", _is_file_name),
+                 # a cell has at most max_repeats (100) rounds: a larger one would be a loop's bound
+                 "repeat": ("a round from 0 to 1,000", lambda v: type(v) is int and 0 <= v <= 1000),
+                 "process_round": ("a round from 0 to 1,000, or null",
+                                   lambda v: v is None or (type(v) is int and 0 <= v <= 1000))}
 
 
 def _field_problem(values: dict, types: dict) -> str:
@@ -128,9 +143,6 @@ def _samples_problem(values: dict, blocked: bool) -> str:
     if values.get("status") == "ok" and samples and len(samples) < needed:
         return f"samples_s: {len(samples)} samples, fewer than the row's own iterations ({needed})"
     return ""
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def row_problem(values: dict, types: dict) -> str:

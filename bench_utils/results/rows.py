@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.validation import ConfigError
-from .row_schema import field_types, row_problem
+from ..paths import relative_text
+from .row_schema import IDENTITY, field_types, row_problem
 
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
+NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.
 ROW_FORMAT = 2
@@ -50,6 +52,19 @@ class Row:
 
     def to_json(self) -> str:
         return json.dumps({FORMAT_KEY: ROW_FORMAT} | dataclasses.asdict(self), sort_keys=True)
+
+    def without_local_paths(self, folder: Path) -> "Row":
+        """The row as a results file keeps it: its texts (errors, notes, graph-break reasons; not its
+        names) with absolute paths of this machine made relative to `folder` (paths.relative_text), so a
+        results file published beside its page names none."""
+        changes = {}
+        for name in (f.name for f in dataclasses.fields(self) if f.name not in NAMING_FIELDS):
+            value = getattr(self, name)
+            if isinstance(value, str) and "/" in value:
+                changes[name] = relative_text(value, folder)
+            elif isinstance(value, list) and any(isinstance(item, str) and "/" in item for item in value):
+                changes[name] = [relative_text(item, folder) if isinstance(item, str) else item for item in value]
+        return dataclasses.replace(self, **changes) if changes else self
 
     @classmethod
     def from_dict(cls, values: dict):
