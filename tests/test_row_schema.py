@@ -96,8 +96,8 @@ def test_an_ok_compiled_row_without_its_compile_time_still_gets_a_verdict():
 
 def test_every_field_annotation_has_a_check():
     values = {k: v for k, v in _values().items() if k != "format"}
-    assert row_problem(json.loads(BenchResult(**{**values, "samples_s": [], "block_lengths": []}).to_json()),
-                       TYPES) == ""
+    assert row_problem(json.loads(BenchResult(**{**values, "status": "crashed", "samples_s": [],
+                                                 "block_lengths": []}).to_json()), TYPES) == ""
 
 
 def test_blocks_and_exit_codes_are_checked_for_what_they_are():
@@ -214,6 +214,8 @@ def test_a_line_too_long_is_skipped_without_being_held_whole(tmp_path, monkeypat
     ({"profile_top_ops": [["x" * 20_000, 1.0]]}, "profile_top_ops: "),
     ({"repeat": 10**9}, "repeat: 1000000000 is not a round from 0 to 1,000"),
     ({"process_round": -1}, "process_round: -1 is not a round"),
+    ({"started_at": "not a date"}, "started_at: 'not a date' is not an ISO 8601 time"),
+    ({"samples_s": [], "block_lengths": []}, "samples_s: 0 samples, fewer than the row's own iterations"),
 ])
 def test_names_a_page_or_a_loop_uses_are_bounded(changes, problem):
     assert problem in row_problem(_values(**changes), TYPES)

@@ -88,12 +88,23 @@ _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the 
 }
 
 
+def _is_time(value) -> bool:
+    """"" (not started) or an ISO 8601 time, as a row's started_at is written."""
+    import datetime as dt
+
+    try:
+        return value == "" or (len(value) <= 40 and dt.datetime.fromisoformat(value) is not None)
+    except (TypeError, ValueError):
+        return False
+
+
 # fields whose values the annotation alone does not describe
 _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
                                lambda v: v is None or (type(v) is int and abs(v) <= 2**31)),
                  "profile_top_ops": ("a list of [name, ms per call] pairs",
                                      lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_top_op, v))),
                  "profile_trace": ("a file name", _is_file_name),
+                 "started_at": ("an ISO 8601 time or empty", _is_time),
                  # a cell has at most max_repeats (100) rounds: a larger one would be a loop's bound
                  "repeat": ("a round from 0 to 1,000", lambda v: type(v) is int and 0 <= v <= 1000),
                  "process_round": ("a round from 0 to 1,000, or null",
@@ -140,9 +151,10 @@ def _samples_problem(values: dict, blocked: bool) -> str:
     if (blocks or (blocked and samples)) and sum(blocks) != len(samples):
         return f"block_lengths: {sum(blocks)} calls in blocks, {len(samples)} samples"
     needed = max(values.get("iterations", 0), 1)
-    if values.get("status") == "ok" and samples and len(samples) < needed:
+    if values.get("status") == "ok" and (samples or blocked) and len(samples) < needed:
         return f"samples_s: {len(samples)} samples, fewer than the row's own iterations ({needed})"
     return ""
+
 
 
 def row_problem(values: dict, types: dict) -> str:
