@@ -13,7 +13,9 @@ care (no link followed, 0644).
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -22,7 +24,8 @@ from .paths import inside
 FILE_MODE = 0o644  # owner writes, everyone reads: whatever the umask, a published page is readable
 MARKER = ".compile-bench"
 _MARKER_HEAD = "# files compile-bench wrote in this folder: it overwrites only these\n"
-_NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO planted at a name would otherwise wait for its other end without end
+_NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 class NotOursError(OSError):
@@ -32,7 +35,7 @@ class NotOursError(OSError):
 def _marked(folder: Path) -> set[str]:
     """The names the folder's marker lists (none without a marker, or when the marker is a link)."""
     try:
-        fd = os.open(folder / MARKER, os.O_RDONLY | _NO_FOLLOW)
+        fd = _regular(os.open(folder / MARKER, os.O_RDONLY | _NO_FOLLOW), folder / MARKER)
     except OSError:
         return set()
     with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
@@ -91,11 +94,33 @@ def open_fresh(path: Path) -> int:
     """A file descriptor on a new, empty `path` for writing (a worker's log): whatever link was there
     is removed first, never followed."""
     path = Path(path)
-    if path.is_symlink():
+    if path.is_symlink() or (path.exists() and not path.is_file()):  # a link or a FIFO at our log's name
         path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW, FILE_MODE)
+    fd = _regular(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW, FILE_MODE), path)
     os.fchmod(fd, FILE_MODE)  # os.open's mode passes through the umask
     return fd
+
+
+def _regular(fd: int, path: Path) -> int:
+    """`fd` back in blocking mode when it is a regular file; else closed, and OSError naming `path`."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file; compile-bench writes only regular files: remove it",
+                      str(path))
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
+def read_tail(path: Path, size: int) -> str:
+    """The last `size` bytes of a regular file at `path` as text ("" when there is none): a huge log
+    costs `size`, a FIFO or a link nothing."""
+    try:
+        fd = _regular(os.open(path, os.O_RDONLY | _NO_FOLLOW), Path(path))
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        fh.seek(max(0, os.fstat(fd).st_size - size))
+        return fh.read(size).decode("utf-8", errors="replace")
 
 
 def open_no_follow(path: Path, flags: int) -> int:
@@ -109,8 +134,8 @@ def open_no_follow(path: Path, flags: int) -> int:
                 flags &= ~os.O_CREAT
             else:
                 os.fchmod(fd, FILE_MODE)
-                return fd
-        return os.open(path, flags | _NO_FOLLOW)
+                return _regular(fd, Path(path))
+        return _regular(os.open(path, flags | _NO_FOLLOW), Path(path))
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "a symbolic link; compile-bench never writes through one: remove it",

@@ -337,6 +337,7 @@ def test_a_yaml_bomb_is_one_line_in_a_second(tmp_path, where):
     ("tags: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper than 20 levels"),
     ("tags: &t [x]\n" + "".join(f"k{i}: *t\n" for i in range(101)), "more than 100 aliases"),
     ("tags: [" + "x, " * 400_000 + "x]\n", "larger than 1,000,000 bytes"),
+    ("tags: [" + "1" * 5000 + "]\n", "not valid YAML (Exceeds the limit (4300 digits) for integer string"),
 ])
 def test_deep_aliased_or_huge_yaml_is_one_line(tmp_path, text, problem):
     path = tmp_path / "p.yaml"

@@ -162,3 +162,32 @@ def test_run_refuses_a_profile_folder_that_is_a_link_out_of_the_reports_folder(t
     line = one_error_line(run_cli("run", tiny_params(tmp_path), env={"BENCH_REPORTS_DIR": str(reports)}))
     assert line.startswith(f"error: {reports / 'test' / 'results.jsonl'}: outside {reports}")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_fifo_planted_at_a_lock_a_log_or_the_marker_neither_hangs_nor_crashes(tmp_path):
+    """Opening a FIFO waits for its other end: every open here is non-blocking and wants a regular
+    file, so a FIFO is one line (the lock), replaced (our log), or not believed (the marker)."""
+    os.mkfifo(tmp_path / "r.jsonl.lock")
+    with pytest.raises(OSError, match="not a regular file"):
+        ResultsWriter(tmp_path / "r.jsonl")
+    log = tmp_path / "logs" / "x.log"
+    log.parent.mkdir()
+    os.mkfifo(log)
+    os.close(files.open_fresh(log))
+    assert log.is_file()
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / files.MARKER)
+    assert not files.written_here(out / "index.html")
+    assert files.read_tail(out / files.MARKER, 100) == ""
+
+
+def test_a_logs_tail_is_read_from_its_end_only(tmp_path):
+    from bench_utils.sweep.workers import LOG_TAIL_CHARS, log_tail
+
+    log = tmp_path / "w.log"
+    with open(log, "w") as fh:
+        fh.write("early line\n" * 2_000_000)  # ~22 MB a runner must not read whole
+        fh.write("the last line\n")
+    assert log_tail(log).endswith("early line | the last line") and len(log_tail(log)) <= LOG_TAIL_CHARS
+    assert files.read_tail(log, 14) == "the last line\n"

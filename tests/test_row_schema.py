@@ -219,3 +219,11 @@ def test_a_line_too_long_is_skipped_without_being_held_whole(tmp_path, monkeypat
 ])
 def test_names_a_page_or_a_loop_uses_are_bounded(changes, problem):
     assert problem in row_problem(_values(**changes), TYPES)
+
+
+def test_a_line_nested_too_deep_for_the_parser_is_skipped(tmp_path):
+    path = tmp_path / "results.jsonl"
+    deep = json.dumps(_values())[:-1] + ', "extra": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path.write_text(make_row().to_json() + "\n" + deep + "\n")
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable line\(s\): \[2\]"):
+        assert len(read_results(path).rows) == 1

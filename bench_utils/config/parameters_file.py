@@ -160,6 +160,8 @@ def load_config(path: str | Path) -> BenchConfig:
         raise ConfigError(f"{path}: not valid YAML{line}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file") from None
+    except (ValueError, RecursionError) as err:  # e.g. an integer of 5,000 digits (Python's own limit)
+        raise ConfigError(f"{path}: not valid YAML ({str(err)[:80]})") from None
     if values is None:
         raise ConfigError(f"{path}: the file is empty; required keys: {', '.join(REQUIRED_KEYS)}")
     if not isinstance(values, dict):

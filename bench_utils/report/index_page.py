@@ -132,7 +132,7 @@ def _profile_state(folder: Path) -> dict:
     the folder's own (a link to another file is not read into the index) and of a believable size."""
     path = folder / PROFILE_STATE
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_STATE_BYTES:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STATE_BYTES:
             return {}
         state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):

@@ -283,7 +283,7 @@ def file_run(path: Path) -> dict:
         for _, line in _lines(fh):
             try:
                 values = json.loads(line) if line else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(values, dict):
                 other_run(run, values)
@@ -345,7 +345,7 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
                 raise OtherFormatError(f"{path}: written by {'an older' if not isinstance(err.args[0], int) or err.args[0] < ROW_FORMAT else 'a newer'} "
                                        f"compile-bench (line {number}: results format {found}, this one reads "
                                        f"{ROW_FORMAT}); measure again into a new results file") from None
-            except (json.JSONDecodeError, TypeError, ValueError) as err:
+            except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as err:  # deep nesting too
                 skipped.append(number)
                 if isinstance(err, RowSchemaError):
                     problems.append(f"line {number}: {err}")

@@ -53,7 +53,7 @@ def check_is_results_file(path: Path) -> None:
         raise refusal
     try:
         values = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         if first.lstrip().startswith(b'{"'):
             return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
         raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document

@@ -116,7 +116,11 @@ def signal_name(number: int) -> str:
 
 
 def log_tail(log_path: Path) -> str:
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    """The log's last lines that are the job's (not the runner's commands): read from its end only, so
+    a worker that wrote gigabytes costs the runner nothing."""
+    from ..files import read_tail
+
+    text = read_tail(log_path, 64 * LOG_TAIL_CHARS)
     lines = [line for line in text.strip().splitlines() if line.strip() and not line.startswith("worker: ")]
     return " | ".join(lines[-5:])[-LOG_TAIL_CHARS:]
 
