@@ -268,7 +268,8 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
 
 def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp_path):
     from bench_utils.config.bench_config import BenchConfig
-    from bench_utils.results.rows import MixedRunsError, read_rows
+    from bench_utils.results.rows import read_rows
+    from bench_utils.results.runs import MixedRunsError
     from bench_utils.studies.serving import STUDY as SERVING, ServingResult
 
     cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))

@@ -156,7 +156,7 @@ def test_a_study_row_that_lies_is_skipped_and_named_as_a_cell_row_is(tmp_path, k
 def test_rows_of_another_run_in_one_file_are_refused_in_one_line_naming_both(tmp_path):
     """One results file holds one run: rows of another torch, device, machine or label appended to it
     are neither merged into its cells nor allowed to push its own rows out."""
-    from bench_utils.results.rows import MixedRunsError
+    from bench_utils.results.runs import MixedRunsError
 
     env = {"device": "cpu", "device_name": "Fixture CPU", "torch": "2.9", "hostname": "h"}
     h100 = env | {"device": "cuda", "device_name": "NVIDIA H100", "torch": "2.10"}

@@ -210,7 +210,8 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
 
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
-    from ..results.rows import MixedRunsError, OtherFormatError, ResultsTooLargeError
+    from ..results.rows import OtherFormatError, ResultsTooLargeError
+    from ..results.runs import MixedRunsError
     from ..results.writer import NotAResultsFileError, ResultsLockedError
     from ..sweep.jobs import SettingsMismatchError
     from ..sweep.loop import run_sweep

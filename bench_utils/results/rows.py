@@ -16,6 +16,7 @@ from pathlib import Path
 from ..config.validation import ConfigError
 from ..paths import relative_text
 from .row_schema import IDENTITY, field_types, row_problem
+from .runs import MixedRunsError, other_run, run_text
 
 STATUSES = ("ok", "oom", "error", "timeout", "crashed")
 NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
@@ -240,59 +241,7 @@ class ResultsTooLargeError(ConfigError):
     """A results file beyond what a sweep writes: refused whole, in one line."""
 
 
-class MixedRunsError(ConfigError):
-    """A results file holding rows of more than one run (label, device, hardware, torch version)."""
-
-
-# what makes a row part of a run: its label and device, and the machine and torch its env names
-RUN_FIELDS = ("label", "device")
-RUN_ENV = ("device_name", "torch")
-
-
-def run_of(values: dict) -> dict:
-    """The run a row (its fields, or its JSON object) belongs to, by the fields it states ("auto" and a
-    missing env state nothing: the row of a lost worker is written by the runner, which knows neither)."""
-    env = values.get("env") if isinstance(values.get("env"), dict) else {}
-    run = {name: values.get(name) for name in RUN_FIELDS} | {name: env.get(name) for name in RUN_ENV}
-    return {name: value for name, value in run.items() if isinstance(value, str) and value not in ("", "auto")}
-
-
-def run_text(run: dict) -> str:
-    """A run in words: "label 'CPU', cpu (Intel Xeon), torch 2.9"."""
-    parts = [f"label {run['label']!r:.80}" if "label" in run else "",
-             f"{run.get('device', '?')} ({run['device_name']!s:.80})" if "device_name" in run else run.get("device", ""),
-             f"torch {run['torch']!s:.40}" if "torch" in run else ""]
-    return ", ".join(part for part in parts if part)
-
-
-def other_run(file_run: dict, values: dict) -> dict | None:
-    """The run of a row (its fields, or its JSON object) when it differs from `file_run` (the file's,
-    from its first rows) on a field both state, else None; `file_run` takes the fields it lacked."""
-    run = run_of(values)
-    if any(name in file_run and file_run[name] != value for name, value in run.items()):
-        return run
-    file_run.update({name: value for name, value in run.items() if name not in file_run})
-    return None
-
-
-def file_run(path: Path) -> dict:
-    """The run a results file's rows belong to, from its first rows that state it (read a line at a
-    time, until every run field is known); {} for a file without rows."""
-    run: dict = {}
-    with open(path, "rb") as fh:
-        for _, line in _lines(fh):
-            try:
-                values = json.loads(line) if line else None
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(values, dict):
-                other_run(run, values)
-            if len(run) == len(RUN_FIELDS) + len(RUN_ENV):
-                break
-    return run
-
-
-def _lines(fh):
+def bounded_lines(fh):
     """(line number, text) of a binary file, one line at a time; a line longer than MAX_LINE_BYTES
     comes back as None (read past, never held whole)."""
     number = 0
@@ -326,7 +275,7 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
     file_run: dict = {}
     size, count = 0, 0
     with open(path, "rb") as fh:
-        for number, line in _lines(fh):
+        for number, line in bounded_lines(fh):
             if line is None:
                 skipped.append(number)
                 problems.append(f"line {number}: longer than {MAX_LINE_BYTES // 2**20} MB")

@@ -12,7 +12,8 @@ import signal
 from pathlib import Path
 
 from ..files import open_no_follow
-from .rows import MixedRunsError, Row, file_run, other_run, run_text
+from .rows import Row, bounded_lines
+from .runs import RUN_ENV, RUN_FIELDS, MixedRunsError, other_run, run_text
 
 # Test-only: "N" makes the writer write half of the N-th row it appends, then SIGKILL its own process
 # (the fault suite's torn write). Unset in normal use.
@@ -59,6 +60,23 @@ def check_is_results_file(path: Path) -> None:
         raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
     if not (isinstance(values, dict) and {"label", "model", "mode"} <= set(values)):
         raise refusal
+
+
+def file_run(path: Path) -> dict:
+    """The run a results file's rows belong to, from its first rows that state it (read a line at a
+    time, until every run field is known); {} for a file without rows."""
+    run: dict = {}
+    with open(path, "rb") as fh:
+        for _, line in bounded_lines(fh):
+            try:
+                values = json.loads(line) if line else None
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(values, dict):
+                other_run(run, values)
+            if len(run) == len(RUN_FIELDS) + len(RUN_ENV):
+                break
+    return run
 
 
 class ResultsWriter:
