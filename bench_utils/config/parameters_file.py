@@ -111,8 +111,9 @@ def _bounded_loader():
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 if isinstance(key, (list, dict)):
-                    raise DuplicateKeyError(f"a key that is a {type(key).__name__} (line {key_node.start_mark.line + 1}); "
-                                            "allowed: the parameters' names")
+                    where = key_node.start_mark.line + 1
+                    raise DuplicateKeyError(f"a key that is a {type(key).__name__} (line {where}); allowed: the "
+                                            "parameters' names")
                 if key in seen:
                     raise DuplicateKeyError(f"key {key!r:.80} appears twice (line {key_node.start_mark.line + 1}); "
                                             "allowed: each key once")

@@ -171,7 +171,8 @@ def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
     has_weights = any((folder / name).is_file() for name in WEIGHT_FILES)
     if weights == "random" or (weights == "auto" and not has_weights):
         why = "requested" if weights == "random" else "no weights file in the checkpoint"
-        return instantiate_random(model_class, config), "random", f"random weights ({why}), architecture of {_shown(spec)}"
+        note = f"random weights ({why}), architecture of {_shown(spec)}"
+        return instantiate_random(model_class, config), "random", note
     return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {_shown(spec)}"
 
 

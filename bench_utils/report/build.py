@@ -378,7 +378,8 @@ def main(args) -> int:
     for outcome in outcomes:
         state = f"FAILED ({outcome.error})" if outcome.error else "ok"
         print(terminal_text(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}"))
-    print(terminal_text(f"[report] summary: {f'FAILED ({summary_error})' if summary_error else 'ok'} -> {summary_page}"))
+    summary_state = f"FAILED ({summary_error})" if summary_error else "ok"
+    print(terminal_text(f"[report] summary: {summary_state} -> {summary_page}"))
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])

@@ -29,9 +29,10 @@ def run_of(values: dict) -> dict:
 
 def run_text(run: dict) -> str:
     """A run in words: "label 'CPU', cpu (Intel Xeon), torch 2.9"."""
+    device = run.get("device", "?" if "device_name" in run else "")
     parts = [f"label {run['label']!r:.80}" if "label" in run else "",
-             f"{run.get('device', '?')} ({run['device_name']!s:.80})" if "device_name" in run else run.get("device", ""),
-             f"torch {run['torch']!s:.40}" if "torch" in run else ""]
+             f"{device} ({run['device_name']:.80})" if "device_name" in run else device,
+             f"torch {run['torch']:.40}" if "torch" in run else ""]
     return ", ".join(part for part in parts if part)
 
 

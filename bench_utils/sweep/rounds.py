@@ -116,7 +116,8 @@ class Sessions:
 class _RoundRun:
     """One round's conversation with its workers; `rows` fills as each job ends (a row per job)."""
 
-    def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session, scratch: str | None = None):
+    def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session,
+                 scratch: str | None = None):
         self.cfg, self.round, self.results_path, self.scratch = cfg, round_, results_path, scratch
         self.workers = {job: session.workers[job.option] for job in round_.jobs}
         self.rows: dict[Job, BenchResult] = {}

@@ -179,8 +179,9 @@ class Worker:
             self.process.join(5)
             code = self.process.exitcode
             if code == -signal.SIGKILL and self.out_of_memory():
-                raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: "
-                                        f"past the machine's or the container's memory); log: {log_tail(self.log_path)}") from None
+                raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: past "
+                                        f"the machine's or the container's memory); log: {log_tail(self.log_path)}"
+                                 ) from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
             raise WorkerLost("crashed", f"worker process {reason}; log: {log_tail(self.log_path)}") from None
 
