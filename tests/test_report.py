@@ -281,6 +281,7 @@ def test_compare_refuses_a_file_that_is_not_results(fixture_report, tmp_path):
 
 
 LINK_NAME, IMAGE_NAME = "[c](javascript:alert(1)).jsonl", "![i](x.png) https:x.org.jsonl"
+ESCAPES = "vit\x1b]52;c;aGk=\x07\x1b[2J"  # OSC 52 (clipboard write) and a screen clear
 LOCAL_SPELLINGS = ("\\xfc", "\\u00fc", "ü")  # how papermill, JSON and a page may write the "ü" of the folder
 
 
@@ -303,6 +304,8 @@ def planted_report(tmp_path_factory):
     with ResultsWriter(results) as writer:
         for mode in cfg.modes:
             writer.append(synthetic_row(cfg, "vit", 1, mode, 4.0))
+            row = synthetic_row(cfg, "vit", 4, mode, 4.0)  # a model named to clear the screen, write the clipboard
+            writer.append(type(row)(**{**row.__dict__, "model": ESCAPES}))
     for folder, name in ((out, "method.md"), (results.parent, "cells.csv")):
         (folder / MARKER).write_text(f"# files compile-bench wrote\n{name}\n")
         (folder / name).symlink_to(victim)
@@ -354,8 +357,12 @@ def test_compared_file_names_become_no_link_and_no_image(planted_report):
 
 
 def test_a_report_prints_no_control_character_on_the_terminal(planted_report):
-    _, _, proc, _, compare, _ = planted_report
-    assert "\x1b" not in proc.stdout + proc.stderr + compare.stdout and "Should you compile?" in proc.stdout
+    """The rows of a model whose name holds terminal escapes are refused by the row schema (named, with
+    the escapes shown, in the skipped-line warning); nothing the report prints runs on the terminal."""
+    _, out, proc, _, compare, _ = planted_report
+    assert "\x1b" not in proc.stdout + proc.stderr + compare.stdout + compare.stderr
+    assert "Should you compile?" in proc.stdout and "ViT-B/16: Compile" in proc.stdout
+    assert "skipped 2 unreadable line(s): [2, 4]; line 2: model: 'vit\\x1b]52;c;aGk=\\x07\\x1b[2J'" in proc.stderr
 
 
 @pytest.mark.parametrize("ending", ["interrupt", "disk full"])
