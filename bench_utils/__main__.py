@@ -12,7 +12,7 @@ from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import check_device_available
-from .messages import use_one_line_warnings
+from .messages import terminal_text, use_one_line_warnings
 from .paths import check_inductor_cache_dir
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
@@ -40,6 +40,12 @@ def _cmd_run(args) -> int:
     if args.results and len(configs) > 1:
         raise ConfigError("--results names one file: give one parameters file with it")
     check_distinct_folders(configs, args.params)
+    if not args.results:  # a profile folder that is a link out of the reports folder is refused, as by report
+        from .paths import inside, reports_root
+        from .sweep.loop import default_results_path
+
+        for cfg in configs:
+            inside(default_results_path(cfg), reports_root())
     check_inductor_cache_dir()
     if not args.ray:  # on Ray the GPUs are on the workers, not here
         check_device_available(configs)
@@ -183,8 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _terminated(signum, frame) -> None:
-    """SIGTERM (a scheduler's or `kill`'s stop) unwinds like Ctrl-C: the cell in flight is killed, its
-    temporary folder removed, the lock released; finished cells stay saved."""
+    """SIGTERM (a scheduler's or `kill`'s stop) and SIGHUP (the terminal closed) unwind like Ctrl-C: the
+    cell in flight is killed, its temporary folders removed, the lock released; finished cells stay
+    saved."""
     raise KeyboardInterrupt
 
 
@@ -192,17 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
     signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGHUP, _terminated)
     try:
         return args.func(args)
     except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(terminal_text(f"error: {err}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader went away (`plan ... | head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 1
     except OSError as err:  # a results or reports path that cannot be written: one line, not a traceback
         where = err.filename or "?"
-        print(f"error: {where}: {err.strerror or err}", file=sys.stderr)
+        print(terminal_text(f"error: {where}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)

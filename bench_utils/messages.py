@@ -1,8 +1,10 @@
 """How warnings read, in the console and on report pages: one line a user can act on, not the
-source line that warned nor a Python category name for ordinary warnings. No torch."""
+source line that warned nor a Python category name for ordinary warnings; and text from outside
+printed on a terminal with its control characters shown, never run. No torch."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 
@@ -15,3 +17,14 @@ def one_line_warning(message, category, filename, lineno, line=None) -> str:
 def use_one_line_warnings() -> None:
     """From here on, this process's warnings print as one line each (the CLI, the notebooks)."""
     warnings.formatwarning = one_line_warning
+
+
+# C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides that reorder what a
+# terminal shows: a text from a results file or a parameters file printed raw could clear the screen,
+# write the clipboard (OSC 52) or hide what follows
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` fit to print on a terminal: each control character shown as its escape (\\x1b), not run."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import sys
 from pathlib import Path
 
 REPORTS_DIR_ENV = "BENCH_REPORTS_DIR"  # where results and pages go when no folder is named
@@ -55,3 +58,30 @@ def check_inductor_cache_dir() -> None:
     if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"{INDUCTOR_CACHE_ENV}={value}: {existing} is not writable by this user; point it at "
                           "a writable folder (or unset it)")
+
+
+def relative_text(text: str, folder: Path, also: dict | None = None) -> str:
+    """`text` with absolute local paths made relative: `folder` and the reports folder above it (to
+    `folder`), the checkout, Python's installation and the home folder, and each folder of `also`
+    (absolute path -> the name it is shown by), so an error text, a parameter or a traceback on a page
+    names no path of this machine. The longest path is replaced first; a path is replaced only whole
+    (up to a separator or the end of its name), never the file-system root alone, and in each way it
+    may be spelt: as is, escaped by Python (papermill writes "j\\xfcrgen") or by JSON ("j\\u00fcrgen")."""
+    folder = Path(folder).resolve()
+    replacements = [(folder, "", "."), (folder.parent, "../", ".."), (repo_root(), "", "."),
+                    (Path(sys.prefix), "<python>/", "<python>"), (Path(sys.base_prefix), "<python>/", "<python>"),
+                    (Path.home(), "~/", "~")]
+    replacements += [(Path(path), f"{shown}/", shown) for path, shown in (also or {}).items()]
+    for absolute, shown_inside, shown in sorted(replacements, key=lambda r: -len(str(r[0]))):
+        if len(absolute.parts) < 2:
+            continue
+        for spelling in _spellings(str(absolute)):
+            name = re.escape(spelling)
+            text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
+            text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
+    return text
+
+
+def _spellings(path: str) -> list[str]:
+    """`path` as is, as Python's unicode_escape writes it, and as JSON's ASCII escapes write it."""
+    return list(dict.fromkeys([path, path.encode("unicode_escape").decode("ascii"), json.dumps(path)[1:-1]]))

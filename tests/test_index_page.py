@@ -67,3 +67,54 @@ def test_the_index_escapes_whatever_the_rows_say(tmp_path):
     line = index_page.ProfileLine(hostile, "x%3Cy/report.html", hostile, hostile, 1, rows)
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html", hostile).read_text()
     assert "<img" not in page and page.count("&lt;img src=x onerror=alert(1)&gt;") == 7  # <title> says it too
+
+
+def test_a_folder_holding_only_a_stray_page_is_no_run(tmp_path):
+    """A profile folder is one with results, or with a page compile-bench wrote (its marker lists it):
+    someone's report.html alone is not listed, least of all as "complete"."""
+    from bench_utils.report.page_html import write_page
+
+    stray = tmp_path / "notes"
+    stray.mkdir()
+    (stray / "report.html").write_text("<p>my notes</p>")
+    refused = tmp_path / "refused"
+    write_page(refused / "report.html", "<p>no report</p>", refused)  # a stub compile-bench wrote
+    assert [line.label for line in index_page.profile_lines(tmp_path)] == ["refused"]
+
+
+def test_a_results_file_that_is_refused_is_listed_with_why_and_the_others_stay(tmp_path):
+    import json
+
+    from conftest import make_row
+
+    bad, good = tmp_path / "bad", tmp_path / "good"
+    bad.mkdir()
+    good.mkdir()
+    other = make_row(repeat=1, env={"device": "cpu", "device_name": "Other CPU", "torch": "2.0"})
+    (bad / "results.jsonl").write_text(make_row().to_json() + "\n" + other.to_json() + "\n")
+    (good / "results.jsonl").write_text(make_row().to_json() + "\n")
+    lines = {line.page: line for line in index_page.profile_lines(tmp_path)}
+    assert lines["bad/report.html"].error.startswith("results.jsonl: line 2 was measured by another run")
+    assert lines["good/report.html"].error == "" and len(lines["good/report.html"].rows) == 1
+    assert str(tmp_path) not in json.dumps(lines["bad/report.html"].error)
+
+
+def test_a_profile_state_that_is_a_link_huge_or_absurd_is_not_believed(tmp_path):
+    import json
+
+    from conftest import make_row
+
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text(json.dumps({"label": "someone else's secret", "error": "", "expected_cells": 1}))
+    for name, state in (("linked", None), ("huge", {"label": "x" * 200_000}), ("absurd", {"expected_cells": 10**30}),
+                        ("long", {"label": "L" * 5000, "expected_cells": 4})):
+        folder = tmp_path / "out" / name
+        folder.mkdir(parents=True)
+        (folder / "results.jsonl").write_text(make_row().to_json() + "\n")
+        if state is None:
+            (folder / "profile.json").symlink_to(secret)
+        else:
+            (folder / "profile.json").write_text(json.dumps(state))
+    lines = {line.page.split("/")[0]: line for line in index_page.profile_lines(tmp_path / "out")}
+    assert lines["linked"].label == "CPU" and lines["huge"].label == "CPU"  # the rows' label, not the state's
+    assert lines["absurd"].expected_cells == 0 and lines["long"].label == "L" * 500

@@ -18,10 +18,9 @@ from bench_utils.measure.faults import ENV_VAR as FAULT
 from conftest import REPO, one_error_line, rows_by_batch, run_cli, tiny_params
 
 HANG_TIMEOUT_S = 12  # timeout_s of the hang sweep; the hang starts as the worker loads its model
-TIMEOUT_SLACK_S = 5  # killing the process group and writing the row, seconds
-# the run's fork server imports torch, its compiler and the model classes once before the first
-# worker starts (10-12 s on the 2-core CI machine); no worker's deadline runs meanwhile
-SERVER_START_S = 15
+# How long a process may take to end (a guard against one that never does), not a margin a test
+# hopes to win: what each test asserts is the rule (killed, no orphan, a timeout row), not a duration.
+END_GUARD_S = 60
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -116,12 +115,10 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     family = descendants(sweep.pid)  # the fork server, the worker, multiprocessing's resource tracker
     outcome["family_while_hung"] = family
     outcome["second"] = run_cli("run", long_wait, "--results", results)
-    start = time.monotonic()
     sweep.send_signal(signal.SIGINT)
-    outcome["interrupted"] = (sweep.wait(30), *sweep.communicate())
-    outcome["interrupt_s"] = time.monotonic() - start
+    outcome["interrupted"] = (sweep.wait(END_GUARD_S), *sweep.communicate())
     outcome["pids_after_interrupt"] = worker_processes(tmp)
-    wait_for(lambda: not alive(family), 10, "end of the interrupted sweep's processes")
+    wait_for(lambda: not alive(family), END_GUARD_S, "end of the interrupted sweep's processes")
 
     log.unlink()
     sweep = _start_sweep(long_wait, results, env)
@@ -132,9 +129,9 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     outcome["family_before_kill"] = family
     sweep.kill()
     sweep.wait()
-    start = time.monotonic()
-    wait_for(lambda: not alive(family), 10, "end of the orphaned worker and fork server")
-    outcome["orphan_lived_s"] = time.monotonic() - start
+    # no orphan: the fork server ends with its sweep, and PR_SET_PDEATHSIG ends the worker with it (a
+    # worker without them would live on: the guard would fail)
+    wait_for(lambda: not alive(family), END_GUARD_S, "end of the orphaned worker and fork server")
     outcome["results_after_kills"] = results.exists() and results.read_text()
 
     log.unlink()
@@ -145,15 +142,13 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     family = descendants(sweep.pid)
     outcome["pids_before_terminate"] = worker_processes(tmp)
     sweep.terminate()  # SIGTERM, as a scheduler or `kill` stops a job
-    outcome["terminated"] = (sweep.wait(30), *sweep.communicate())
+    outcome["terminated"] = (sweep.wait(END_GUARD_S), *sweep.communicate())
     outcome["pids_after_terminate"] = worker_processes(tmp)
-    wait_for(lambda: not alive(family), 10, "end of the terminated sweep's processes")
+    wait_for(lambda: not alive(family), END_GUARD_S, "end of the terminated sweep's processes")
     outcome["temporary_after_terminate"] = temporary()
 
-    start = time.monotonic()
     outcome["timed"] = run_cli("run", tiny_params(tmp, "short.yaml", batch_sizes=[1, 2], timeout_s=HANG_TIMEOUT_S),
                                "--results", results, "--quiet", env=env)
-    outcome["timed_wall_s"] = time.monotonic() - start
     outcome["pids_at_end"] = worker_processes(tmp)
     return outcome
 
@@ -170,8 +165,7 @@ def test_ctrl_c_stops_the_sweep_and_kills_its_workers(hang_sweep):
     assert set(hang_sweep["pids_while_hung"]) <= set(hang_sweep["family_while_hung"])  # forked by the sweep's server
     assert code == 130 and stdout == ""
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
-    assert hang_sweep["pids_after_interrupt"] == []  # killed before the sweep returned
-    assert hang_sweep["interrupt_s"] < 20  # a hung worker gets EXIT_WAIT_S (10 s) to exit, then is killed
+    assert hang_sweep["pids_after_interrupt"] == []  # killed before the sweep returned (after EXIT_WAIT_S)
 
 
 def test_sigterm_stops_like_ctrl_c_and_cleans_up(hang_sweep):
@@ -186,8 +180,8 @@ def test_sigterm_stops_like_ctrl_c_and_cleans_up(hang_sweep):
 def test_sigkilled_sweep_leaves_no_orphan_worker(hang_sweep):
     assert len(hang_sweep["pids_before_kill"]) == 1
     assert set(hang_sweep["pids_before_kill"]) < set(hang_sweep["family_before_kill"])  # the fork server too
-    # the fork server exits when its sweep is gone, and PR_SET_PDEATHSIG kills the worker with it
-    assert hang_sweep["orphan_lived_s"] < 5
+    # the fork server exits when its sweep is gone, and PR_SET_PDEATHSIG kills the worker with it: the
+    # scenario waited for both to end (END_GUARD_S)
 
 
 def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
@@ -198,6 +192,26 @@ def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
     for row in rows.values():
         assert row.status == "timeout"
         assert row.error.startswith(f"no result after timeout_s={HANG_TIMEOUT_S} s; log: injected fault: hang")
-        assert HANG_TIMEOUT_S <= row.duration_s < HANG_TIMEOUT_S + TIMEOUT_SLACK_S
-    assert hang_sweep["timed_wall_s"] < SERVER_START_S + 2 * (HANG_TIMEOUT_S + TIMEOUT_SLACK_S)
+        assert row.duration_s >= HANG_TIMEOUT_S  # never killed before its deadline (after it: the machine's pace)
     assert hang_sweep["pids_at_end"] == []  # the timeout killed each worker's whole process group
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_during_a_cold_compile_leaves_no_temporary_folder(tmp_path, stop):
+    """The cold compile's empty cache lives in the runner's scratch folder, which the runner removes
+    after killing the worker: a worker killed mid-compile cannot remove its own."""
+    params = tiny_params(tmp_path, configurations=["eager", "default"], cold_compile=True)
+    log = tmp_path / "logs" / "vit-bs1-default-r0.log"
+    sweep = _start_sweep(params, tmp_path / "results.jsonl", {FAULT: "vit/*/default=hang-in-compile",
+                                                               "TMPDIR": str(tmp_path)})
+    try:
+        wait_for(lambda: log.exists() and "injected fault: hang" in log.read_text(), 180, "hang in the compile")
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith("bench-scratch-")]  # the cold cache's home
+        sweep.send_signal(stop)
+        code, _, stderr = sweep.wait(60), *sweep.communicate()
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert code == 130 and "Traceback" not in stderr
+    left = sorted(p.name for p in tmp_path.rglob("*") if p.name.startswith(("inductor-cold-", "bench-scratch-")))
+    assert left == []

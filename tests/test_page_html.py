@@ -25,22 +25,44 @@ def test_markdown_escapes_html_but_keeps_markdown():
     assert "<img" not in text and "&lt;img" in text and "**labels**" in text and "&amp;" in text
 
 
+@pytest.mark.parametrize("text", ["Before: runs/[c](javascript:alert(1)).jsonl", "![i](x.png)", "[r][1]\n\n[1]: javascript:x",
+                                  "see https://example.org/x"])
+def test_markdown_text_becomes_no_link_and_no_image(text):
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    rendered = markdown2html_mistune(page_html.Markdown(f"## Compare\n\n{text} and **bold**").data)
+    assert "<a " not in rendered.replace('<a class="anchor-link" href="#Compare">', "") and "<img" not in rendered
+    assert "<strong>bold</strong>" in rendered and "<h2" in rendered
+
+
 def test_table_escapes_cells_index_and_column_names():
     frame = pd.DataFrame({HOSTILE: [HOSTILE, 1.5]}, index=pd.Index([HOSTILE, "host"], name="fact"))
     rendered = page_html.table(frame).to_html()
     assert "<img" not in rendered and rendered.count("&lt;img") == 3
 
 
-def test_write_page_replaces_a_symlink_and_leaves_its_target(tmp_path):
+def test_write_page_replaces_a_symlink_where_it_wrote_a_page_and_leaves_its_target(tmp_path):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious")
+    out = tmp_path / "out"
+    page_html.write_page(out / "index.html", "<p>old</p>", out)  # compile-bench's page: the marker lists it
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(target)  # then someone swaps in a link
+    page_html.write_page(out / "index.html", "<p>page</p>", out)
+    assert target.read_text() == "precious"
+    assert not (out / "index.html").is_symlink() and (out / "index.html").read_text() == "<p>page</p>"
+    assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "index.html"]  # no temporary file left
+
+
+def test_write_page_refuses_a_link_it_did_not_write_and_leaves_its_target(tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("precious")
     out = tmp_path / "out"
     out.mkdir()
     (out / "index.html").symlink_to(target)
-    page_html.write_page(out / "index.html", "<p>page</p>", out)
-    assert target.read_text() == "precious"
-    assert not (out / "index.html").is_symlink() and (out / "index.html").read_text() == "<p>page</p>"
-    assert [p.name for p in out.iterdir()] == ["index.html"]  # no temporary file left behind
+    with pytest.raises(OSError, match="not written by compile-bench"):
+        page_html.write_page(out / "index.html", "<p>page</p>", out)
+    assert target.read_text() == "precious" and (out / "index.html").is_symlink()
 
 
 def test_write_page_refuses_a_path_outside_its_folder(tmp_path):

@@ -253,3 +253,139 @@ def test_notebook_timeout_must_be_above_zero(tmp_path, value):
     proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "out", "--report-only", "--notebook-timeout", value)
     assert proc.returncode == 2
     assert f"--notebook-timeout: {value!r} is not allowed; allowed: a whole number of seconds > 0" in proc.stderr
+
+
+# --- round 4: what --out may overwrite, links, modes, and no local path in any spelling ---------------
+
+@pytest.mark.parametrize("name", ["index.html", "method.md", "summary.html", "summary.ipynb",
+                                  "test/cells.csv", "test/benchmark.ipynb", "test/report.html"])
+def test_out_refuses_to_replace_a_file_compile_bench_did_not_write(tmp_path, name):
+    out = tmp_path / "out"
+    theirs = out / name
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("someone's own file")
+    line = one_error_line(run_cli("report", tiny_params(tmp_path), "--out", out, "--report-only"))
+    assert line == (f"error: {theirs}: not written by compile-bench (the folder's .compile-bench marker does not "
+                    "list it), so it is left alone: move it, or choose another folder")
+    assert theirs.read_text() == "someone's own file"
+
+
+def test_compare_refuses_a_file_that_is_not_results(fixture_report, tmp_path):
+    results = fixture_report[1] / "fixture-cpu" / "results.jsonl"
+    line = one_error_line(run_cli("report", "--compare", results, "/etc/passwd", "--out", tmp_path))
+    assert line == "error: /etc/passwd: not a results file (line 1 is not a results row); choose another --results file"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert "no readable results rows" in one_error_line(run_cli("report", "--compare", empty, results, "--out", tmp_path))
+    assert not (tmp_path / "compare.html").exists()
+
+
+LINK_NAME, IMAGE_NAME = "[c](javascript:alert(1)).jsonl", "![i](x.png) https:x.org.jsonl"
+ESCAPES = "vit\x1b]52;c;aGk=\x07\x1b[2J"  # OSC 52 (clipboard write) and a screen clear
+LOCAL_SPELLINGS = ("\\xfc", "\\u00fc", "ü")  # how papermill, JSON and a page may write the "ü" of the folder
+
+
+@pytest.fixture(scope="module")
+def planted_report(tmp_path_factory):
+    """A report (--report-only) into a folder with a non-ASCII name, where cells.csv and method.md,
+    listed by the marker as compile-bench's, were swapped for links to a victim file; then a comparison
+    of two results files kept outside the report folder."""
+    from bench_utils.files import MARKER
+    from bench_utils.results.writer import ResultsWriter
+    from conftest import synthetic_row
+
+    tmp = tmp_path_factory.mktemp("planted")
+    victim = tmp / "victim.txt"
+    victim.write_text("precious\n")
+    params = tiny_params(tmp, configurations=["eager", "default"], label="Planted")
+    cfg = load_config(params)
+    out = tmp / "jürgen" / "reports"
+    results = report.profile_results(cfg, out)
+    with ResultsWriter(results) as writer:
+        for mode in cfg.configurations:
+            writer.append(synthetic_row(cfg, "vit", 1, mode, 4.0))
+            row = synthetic_row(cfg, "vit", 4, mode, 4.0)  # a model named to clear the screen, write the clipboard
+            writer.append(type(row)(**{**row.__dict__, "model": ESCAPES}))
+    for folder, name in ((out, "method.md"), (results.parent, "cells.csv")):
+        (folder / MARKER).write_text(f"# files compile-bench wrote\n{name}\n")
+        (folder / name).symlink_to(victim)
+    proc = run_cli("report", params, "--out", out, "--report-only", "--notebook-timeout", 300)
+    elsewhere = tmp / "elsewhere" / "runs"
+    elsewhere.mkdir(parents=True)
+    before, after = elsewhere / LINK_NAME, elsewhere / IMAGE_NAME  # file names a page must not make live
+    before.write_bytes(results.read_bytes())
+    after.write_bytes(results.read_bytes())
+    compared = tmp / "compared"
+    compare = run_cli("report", "--compare", before, after, "--out", compared, "--notebook-timeout", 300)
+    return tmp, out, proc, compared, compare, victim
+
+
+def test_a_report_replaces_planted_links_and_leaves_their_target(planted_report):
+    tmp, out, proc, _, _, victim = planted_report
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert victim.read_text() == "precious\n"
+    assert not (out / "method.md").is_symlink() and not (out / "planted" / "cells.csv").is_symlink()
+    assert "ViT-B/16" in (out / "planted" / "cells.csv").read_text() or "vit" in (out / "planted" / "cells.csv").read_text()
+
+
+def test_every_published_file_is_0644_and_names_no_local_path_in_any_spelling(planted_report):
+    import stat
+
+    tmp, out, proc, compared, compare, _ = planted_report
+    assert proc.returncode == 0 and compare.returncode == 0, (proc.stderr + compare.stderr)[-3000:]
+    published = [p for folder in (out, compared) for p in folder.rglob("*") if p.is_file() and "logs" not in p.parts]
+    assert {p.name for p in published} >= {"index.html", "summary.html", "summary.ipynb", "report.html",
+                                           "benchmark.ipynb", "cells.csv", "profile.json", "method.md",
+                                           "compare.html", "compare.ipynb"}
+    for path in published:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+        text = path.read_text(errors="replace")
+        for spelling in LOCAL_SPELLINGS:
+            assert str(tmp).replace("ü", spelling) not in text, (path, spelling)
+        assert str(tmp / "elsewhere") not in text and str(REPO) not in text, path
+    assert f"runs/{LINK_NAME}" in json.loads((compared / "compare.ipynb").read_text())["metadata"]["papermill"][
+        "parameters"]["compare_before"]  # shown by its folder's name
+
+
+def test_compared_file_names_become_no_link_and_no_image(planted_report):
+    _, _, _, compared, compare, _ = planted_report
+    assert compare.returncode == 0, compare.stdout[-3000:]
+    page = (compared / "compare.html").read_text()
+    assert "Compare two runs" in page and "(javascript:alert(1)).jsonl" in page  # shown, as text
+    assert not re.search(r"<a [^>]*href=\"(javascript|x\.png|https:x)", page)
+    assert not re.search(r"<img [^>]*src=\"x\.png", page)
+
+
+def test_a_report_prints_no_control_character_on_the_terminal(planted_report):
+    """The rows of a model whose name holds terminal escapes are refused by the row schema (named, with
+    the escapes shown, in the skipped-line warning); nothing the report prints runs on the terminal."""
+    _, out, proc, _, compare, _ = planted_report
+    assert "\x1b" not in proc.stdout + proc.stderr + compare.stdout + compare.stderr
+    assert "Should you compile?" in proc.stdout and "ViT-B/16 (batch 1, CPU): Compile" in proc.stdout
+    assert "skipped 2 unreadable line(s): [2, 4]; line 2: model: 'vit\\x1b]52;c;aGk=\\x07\\x1b[2J'" in proc.stderr
+
+
+@pytest.mark.parametrize("ending", ["interrupt", "disk full"])
+def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_file(tmp_path, monkeypatch, ending):
+    """Ctrl-C (or SIGTERM) while papermill writes, or a disk that fills: the notebook published before
+    stays whole, papermill's half-written file goes, and the interrupt goes on as one (the CLI's one
+    line), the full disk becomes the profile's error."""
+    out = tmp_path / "out"
+    good = out / "benchmark.ipynb"
+    report.write_page(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
+    before = good.read_text()
+
+    def cut_short(notebook, running, **kwargs):
+        Path(running).write_text('{"cells": [{"cell_type": "code", "sou')  # a notebook cut mid-write
+        if ending == "interrupt":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(papermill, "execute_notebook", cut_short)
+    if ending == "interrupt":
+        with pytest.raises(KeyboardInterrupt):
+            report.execute(NOTEBOOK, good, {}, 60)
+    else:
+        assert report.execute(NOTEBOOK, good, {}, 60) == ("the executed notebook could not be saved whole "
+                                                          "(JSONDecodeError)")
+    assert good.read_text() == before
+    assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "benchmark.ipynb"]

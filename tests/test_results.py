@@ -269,6 +269,7 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
 def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp_path):
     from bench_utils.config.bench_config import BenchConfig
     from bench_utils.results.rows import read_rows
+    from bench_utils.results.runs import MixedRunsError
     from bench_utils.studies.serving import STUDY as SERVING, ServingResult
 
     cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
@@ -280,11 +281,13 @@ def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp
     elsewhere = ServingResult(**SERVING.identity(BenchConfig(models=("vit",), serving_batch_sizes=(1, 4),
                                                            label="GPU"), "vit", "auto", "cpu"), status="ok")
     with ResultsWriter(path) as writer:
-        for row in (first, other, again, elsewhere):
+        for row in (first, other, again):
             writer.append(row)
+        with pytest.raises(MixedRunsError, match="holds rows of label 'This machine', cpu; this row is of another "
+                                                 r"run \(label 'GPU', cpu\)"):
+            writer.append(elsewhere)  # one file, one run: another label's row is refused, nothing written
     loaded = read_rows(path, ServingResult)
-    # the re-run replaces the crash; another label's row with the same key is kept apart
-    assert loaded.rows == [other, again, elsewhere] and loaded.skipped_lines == []
+    assert loaded.rows == [other, again] and loaded.skipped_lines == []  # the re-run replaces the crash
     older = {k: v for k, v in json.loads(other.to_json()).items() if k != "steady_others_cpu_pct"}
     path.write_text(json.dumps(older) + "\n")  # a row from before a field existed still reads
     assert read_rows(path, ServingResult).rows == [other]
@@ -315,3 +318,24 @@ def test_the_row_of_a_lost_process_is_a_proper_row_of_its_type(tmp_path, kind):
     assert read_rows(path, row_type).rows == [row]  # believable to the reader: never skipped
     with pytest.raises(ValueError, match="status: 'ok' is not allowed; allowed: oom, error, timeout, crashed"):
         row_type.failed(identity, "ok", "", 1.0)
+
+
+def test_a_rows_texts_are_written_without_local_paths(tmp_path):
+    """Errors, notes and graph-break reasons may quote paths of this machine (a traceback, a log tail,
+    a model file): the results file, published beside its page, keeps them relative."""
+    from pathlib import Path
+
+    folder = tmp_path / "reports" / "cpu"
+    home = Path.home()
+    row = make_row(status="crashed", error=f"worker process killed; log: {folder}/logs/vit-bs1-eager-r0.log "
+                                           f"and {home}/.cache/x", weights_note=f"{tmp_path}/reports/other/w")
+    compiled = make_row(configuration="default", break_reasons=[f"call_function in {home}/models/mine.py:12", "plain"])
+    with ResultsWriter(folder / "results.jsonl") as writer:
+        writer.append(row)
+        writer.append(compiled)
+    text = (folder / "results.jsonl").read_text()
+    assert str(tmp_path) not in text and str(home) + "/" not in text
+    read = read_results(folder / "results.jsonl").rows
+    assert read[0].error == "worker process killed; log: logs/vit-bs1-eager-r0.log and ~/.cache/x"
+    assert read[0].weights_note == "../other/w" and read[0].label == row.label
+    assert read[1].break_reasons == ["call_function in ~/models/mine.py:12", "plain"]

@@ -170,3 +170,10 @@ def test_random_weights_and_one_process_per_cell_are_said_once_per_page():
     assert notes[0].startswith("Random weights: the latencies stand")
     single = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0)]
     assert any("One process per cell" in note for note in page_caveats(to_dataframe(single)))
+
+
+def test_a_warm_up_that_never_settled_is_a_caveat_of_its_model():
+    steady = verdict_of(race_rows("vit", {"default": CLEAR}))
+    assert "warm-up" not in (steady.loc[("vit", 1), "caveats"] or "")
+    unsteady = verdict_of(race_rows("vit", {"default": {"speedups": CLEAR, "warmup_steady": False}}))
+    assert "warm-up did not settle within max_warmup_s" in unsteady.loc[("vit", 1), "caveats"]

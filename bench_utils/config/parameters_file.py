@@ -42,6 +42,9 @@ def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
     replaced = sorted(set(values) & set(REPLACED_KEYS))
     if replaced:
         raise ConfigError(f"{replaced[0]}: replaced by {REPLACED_KEYS[replaced[0]]}")
+    odd = [key for key in values if not isinstance(key, str)]
+    if odd:  # YAML reads `1:` and `null:` as a number and None: no parameter is named so
+        refuse(str(odd[0]), values[odd[0]], "keys " + ", ".join(PARAMETER_NAMES))
     unknown = sorted(set(values) - set(PARAMETER_NAMES))
     if unknown:
         refuse(unknown[0], values[unknown[0]], "keys " + ", ".join(PARAMETER_NAMES))
@@ -65,19 +68,61 @@ def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
 
 
 class DuplicateKeyError(ValueError):
-    """A parameters file names one key twice (YAML keeps the last silently)."""
+    """A parameters file names one key twice (YAML keeps the last silently), or a key that is a list."""
 
 
-def _unique_key_loader():
+class TooLargeError(ValueError):
+    """A parameters file too big, too deep or with too many aliases to be a profile (a YAML bomb)."""
+
+
+MAX_FILE_BYTES = 1_000_000  # a profile is a few hundred bytes; 12 models x every option is a few KB
+MAX_DEPTH = 20  # nesting of lists and mappings: a profile needs 3 (models: - {name: ...})
+MAX_ALIASES = 100  # *alias uses in one file
+MAX_NODES = 100_000  # values once every alias is expanded: what a billion-laughs file multiplies
+
+
+def _bounded_loader():
+    """A SafeLoader that refuses duplicate keys, and bounds a file before anything is built from it:
+    nesting depth while composing (no RecursionError), alias uses, and the number of values the file
+    stands for with every alias expanded (no exponential object, error text or JSON downstream)."""
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def __init__(self, stream):
+            super().__init__(stream)
+            self._depth, self._aliases = 0, 0
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                self._aliases += 1
+                if self._aliases > MAX_ALIASES:
+                    raise TooLargeError(f"more than {MAX_ALIASES} aliases (*name); allowed: a plain profile")
+                return super().compose_node(parent, index)
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise TooLargeError(f"nested deeper than {MAX_DEPTH} levels; allowed: a plain profile")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+        def get_single_node(self):
+            node = super().get_single_node()
+            if node is not None and _expanded_size(node, {}) > MAX_NODES:
+                raise TooLargeError(f"stands for more than {MAX_NODES:,} values once its aliases are expanded; "
+                                    "allowed: a plain profile")
+            return node
+
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, (list, dict)):
+                    where = key_node.start_mark.line + 1
+                    raise DuplicateKeyError(f"a key that is a {type(key).__name__} (line {where}); allowed: the "
+                                            "parameters' names")
                 if key in seen:
-                    raise DuplicateKeyError(f"key {key!r} appears twice (line {key_node.start_mark.line + 1}); "
+                    raise DuplicateKeyError(f"key {key!r:.80} appears twice (line {key_node.start_mark.line + 1}); "
                                             "allowed: each key once")
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
@@ -85,19 +130,37 @@ def _unique_key_loader():
     return Loader
 
 
+def _expanded_size(node, sizes: dict) -> int:
+    """How many values `node` stands for with its aliases expanded (an alias is the same node object
+    again: each is counted once per use, computed once)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a node that contains itself (a recursive alias) counts as one so far
+    children = node.value if isinstance(node.value, list) else []
+    total = 1
+    for child in children:
+        for part in (child if isinstance(child, tuple) else (child,)):  # a mapping's (key, value) pairs
+            total += _expanded_size(part, sizes)
+            if total > MAX_NODES:
+                break
+    sizes[id(node)] = total
+    return total
+
+
 def load_config(path: str | Path) -> BenchConfig:
     """Read and validate a parameters YAML file; raises ConfigError with a one-line message."""
     import yaml
 
-    _UniqueKeyLoader = _unique_key_loader()
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: parameters file not found")
     try:
-        values = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise TooLargeError(f"larger than {MAX_FILE_BYTES:,} bytes; allowed: a plain profile")
+        values = yaml.load(path.read_text(), Loader=_bounded_loader())  # noqa: S506 - a SafeLoader subclass
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the parameters file ({err.strerror})") from None
-    except DuplicateKeyError as err:
+    except (DuplicateKeyError, TooLargeError) as err:
         raise ConfigError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
@@ -105,6 +168,8 @@ def load_config(path: str | Path) -> BenchConfig:
         raise ConfigError(f"{path}: not valid YAML{line}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file") from None
+    except (ValueError, RecursionError) as err:  # e.g. an integer of 5,000 digits (Python's own limit)
+        raise ConfigError(f"{path}: not valid YAML ({str(err)[:80]})") from None
     if values is None:
         raise ConfigError(f"{path}: the file is empty; required keys: {', '.join(REQUIRED_KEYS)}")
     if not isinstance(values, dict):

@@ -35,6 +35,12 @@ class ModelSpec:
     takes_text: bool = False  # OWL-ViT also needs text queries
     own: bool = False  # a user's checkpoint (a folder or a hub id), not one of the guide's 12
 
+    @property
+    def published(self) -> str:
+        """The checkpoint as rows and pages name it: a hub id as is, a user's folder by its name only
+        (its absolute path names this machine's folders)."""
+        return Path(self.checkpoint).name if Path(self.checkpoint).is_absolute() else self.checkpoint
+
     def config_dir(self, size: str, local_only: bool | None = None) -> Path:
         """Directory holding config.json and preprocessor_config.json for this size (a user's own
         checkpoint: its folder, or the hub id's snapshot in the local cache, fetched unless `local_only`
@@ -125,6 +131,8 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # A name that becomes part of file names (logs, traces) and command lines: a letter or digit first
 # (no "-" an option parser would take, no ".."), then letters, digits, ".", "_" or "-"; no separators.
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+ARCHITECTURE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")  # a transformers class name
+MAX_CONFIG_BYTES = 10_000_000  # a config.json is a few KB; a larger one is not a model's config
 
 
 def task_of(config: dict) -> str | None:
@@ -175,12 +183,22 @@ def _checked_folder(folder: Path) -> dict:
         raise ValueError(f"checkpoint: {str(folder)!r} has no preprocessor_config.json; allowed: a folder "
                          "where the image processor was saved too (processor.save_pretrained(folder))")
     try:
+        if (folder / "config.json").stat().st_size > MAX_CONFIG_BYTES:
+            raise ValueError("too large")
         config = json.loads((folder / "config.json").read_text())
-    except (ValueError, OSError):
+    except (ValueError, OSError, RecursionError):
         raise ValueError(f"checkpoint: {str(folder)!r}: config.json is not readable JSON") from None
-    if not (config.get("architectures") or [None])[0]:
-        raise ValueError(f"checkpoint: {str(folder)!r}: config.json names no architecture; allowed: a model "
-                         "saved with save_pretrained (it writes \"architectures\")")
+    if not isinstance(config, dict):
+        raise ValueError(f"checkpoint: {str(folder)!r}: config.json is a {type(config).__name__}, not a mapping; "
+                         "allowed: a model saved with save_pretrained")
+    architectures = config.get("architectures")
+    if not (isinstance(architectures, list) and architectures and isinstance(architectures[0], str)
+            and ARCHITECTURE.match(architectures[0])):
+        raise ValueError(f"checkpoint: {str(folder)!r}: config.json names no architecture (\"architectures\": "
+                         f"{str(architectures)[:60]}); allowed: a model saved with save_pretrained (it writes a "
+                         "list of class names)")
+    if "model_type" in config and not isinstance(config["model_type"], str):
+        raise ValueError(f"checkpoint: {str(folder)!r}: config.json's model_type is not text")
     return config
 
 

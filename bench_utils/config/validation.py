@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 from .schema import Parameter, parameters
@@ -19,15 +20,38 @@ class ConfigError(ValueError):
     """A parameters file or value is invalid; the message is one line for the user."""
 
 
+def shown(value) -> str:
+    """`value` as the user wrote it (a tuple as the YAML list it was), its repr bounded: a few items of
+    a list, a few levels, so a huge or aliased value (a YAML bomb) makes a short line, not gigabytes."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring, short.maxother, short.maxlong, short.maxlevel = 100, 100, 100, 3
+    short.maxlist = short.maxtuple = short.maxdict = short.maxset = 8
+    text = short.repr(list(value) if isinstance(value, tuple) else value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def refuse(key: str, value, allowed: str) -> None:
     """Raise the one-line ConfigError: "key: value is not allowed; allowed: ..."."""
-    shown = list(value) if isinstance(value, tuple) else value  # as the user wrote it: a YAML list
-    raise ConfigError(f"{key}: {shown!r} is not allowed; allowed: {allowed}")
+    raise ConfigError(f"{str(key)[:100]}: {shown(value)} is not allowed; allowed: {allowed}")
+
+
+MAX_TEXT = 200  # characters of a label or a tag: it names a folder and titles pages
+# C0 and C1 control characters: printed on a terminal they run (clear the screen, write the clipboard)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _check_text(p: Parameter, value) -> None:
     if not isinstance(value, str) or not value.strip():
         refuse(p.name, value, "a non-empty string")
+    _check_plain(p.name, value)
+
+
+def _check_plain(name: str, value: str) -> None:
+    """A text a page titles and a terminal prints: at most MAX_TEXT characters, no control character."""
+    if len(value) > MAX_TEXT or CONTROL.search(value):
+        refuse(name, value, f"text of at most {MAX_TEXT} characters without control characters")
 
 
 def _check_choice(p: Parameter, value) -> None:
@@ -62,6 +86,8 @@ def _check_list(p: Parameter, value) -> None:
     if not p.repeats_ok and len(set(value)) != len(value):
         refuse(p.name, list(value), "a list without repeats")
     for v in value:
+        if isinstance(v, str):
+            _check_plain(p.name, v)
         if p.allowed and v not in p.allowed:
             refuse(p.name, v, ", ".join(p.allowed))
         if p.low is not None and v < p.low:

@@ -272,7 +272,7 @@ class CellProcess:
         # later rounds compile in new processes with the cache it filled: their compile_s is the warm
         # compile a new process pays (results/aggregate.py), every in-process cache included
         cold = cfg.cold_compile and self.repeat == 0
-        self._contexts.enter_context(compiler_cache(empty=cold))
+        self._contexts.enter_context(compiler_cache(empty=cold, under=self.task.scratch_dir))
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),

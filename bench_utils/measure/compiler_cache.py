@@ -44,9 +44,10 @@ def merge_into(source: Path, target: Path) -> None:
 
 
 @contextlib.contextmanager
-def compiler_cache(empty: bool):
-    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder; afterwards
-    its kernels join the user's cache (TORCHINDUCTOR_CACHE_DIR, else Inductor's default folder) entry by
+def compiler_cache(empty: bool, under: str | None = None):
+    """With `empty`, point Inductor (and the Triton cache under it) at a new empty folder (in `under`, a
+    folder the runner removes however the process ends, else the temporary folder); afterwards its
+    kernels join the user's cache (TORCHINDUCTOR_CACHE_DIR, else Inductor's default folder) entry by
     entry, atomically, as if the compile had run there, so the cell's later processes compile warm.
     Without `empty`, keep whatever cache the user set."""
     if not empty:
@@ -55,7 +56,7 @@ def compiler_cache(empty: bool):
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="inductor-cold-") as folder:
+    with tempfile.TemporaryDirectory(prefix="inductor-cold-", dir=under) as folder:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder  # read by Inductor on every cache access
         try:
             yield

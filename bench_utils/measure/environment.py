@@ -8,7 +8,6 @@ import importlib.metadata
 import os
 import platform
 import socket
-import sys
 from pathlib import Path
 
 from ..config.validation import ConfigError
@@ -125,7 +124,7 @@ def collect(device: str) -> dict:
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "hostname": socket.gethostname(),
+        "hostname": host_id(),  # tells hosts apart (a Ray cluster's), names none
         "cuda_build": torch.version.cuda or "",  # CUDA version torch was built with
         "cudnn": "",
         "driver": "",
@@ -148,8 +147,15 @@ def collect(device: str) -> dict:
         record["compute_capability"] = f"{props.major}.{props.minor}"
         record["cudnn"] = str(torch.backends.cudnn.version() or "")
         record["driver"] = _nvidia_driver()
-    record["executable"] = sys.executable
-    return record
+    return record  # no path of this machine: rows are published beside the page
+
+
+def host_id(name: str | None = None) -> str:
+    """A pseudonym of this host (or `name`): "host-" and 8 hex digits of its name's SHA-256. Rows of a
+    cluster's hosts stay apart; a published results file names no machine."""
+    import hashlib
+
+    return "host-" + hashlib.sha256((name or socket.gethostname()).encode()).hexdigest()[:8]
 
 
 @functools.cache

@@ -19,10 +19,13 @@ ENV_VAR = "BENCH_UTILS_FAULT"
 ONCE_DIR_VAR = "BENCH_UTILS_FAULT_ONCE_DIR"
 # "segfault-at-exit": the process measures and sends its row, then dies of SIGSEGV while it shuts
 # down, as CUPTI teardown after CUDA-graph replays can (pytorch#75504).
-KINDS = ("oom", "eager-error", "compile-error", "hang", "hang-once", "segfault", "sigkill", "segfault-at-exit")
+# "hang-in-compile": hang where torch.compile starts, inside the compiler cache the process compiles
+# with (a cold compile's empty one): what a stop mid-compile must clean up.
+KINDS = ("oom", "eager-error", "compile-error", "hang", "hang-once", "hang-in-compile", "segfault", "sigkill",
+         "segfault-at-exit")
 # "hang" fires before the model loads (like a stalled hub download), so a small timeout_s reaches it.
 STAGES = {"oom": "load", "eager-error": "eager", "compile-error": "compile", "hang": "load", "hang-once": "load",
-          "segfault": "eager", "sigkill": "eager", "segfault-at-exit": "exit"}
+          "hang-in-compile": "compile", "segfault": "eager", "sigkill": "eager", "segfault-at-exit": "exit"}
 
 
 class InjectedFault(RuntimeError):
@@ -63,7 +66,7 @@ def maybe_inject(stage: str, kind: str | None) -> None:
         raise MemoryError("injected fault: out of memory")
     if kind in ("eager-error", "compile-error"):
         raise InjectedFault(f"injected fault: {kind}")
-    if kind == "hang":
+    if kind in ("hang", "hang-in-compile"):
         print("injected fault: hang (sleeping until the runner's timeout kills this process)", flush=True)
         while True:  # the runner's timeout must end this
             time.sleep(60)

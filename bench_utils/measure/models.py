@@ -4,6 +4,7 @@ random weights from the config shipped in the package (latency does not depend o
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -153,7 +154,7 @@ def load_pretrained(spec: ModelSpec, local_only: bool) -> torch.nn.Module:
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
 
-def _build_own(spec: ModelSpec, weights: str):
+def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
     """A user's checkpoint: its own weights (pretrained, or auto when the folder has them), or its
     architecture with random weights."""
     import json
@@ -165,17 +166,48 @@ def _build_own(spec: ModelSpec, weights: str):
                                                                      and not hub_reachable()))
     architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
     model_class = getattr(transformers, architecture)
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    check_room(model_class, config, dtype, device)  # a config declaring an absurd size: oom, not a SIGKILL
     has_weights = any((folder / name).is_file() for name in WEIGHT_FILES)
     if weights == "random" or (weights == "auto" and not has_weights):
         why = "requested" if weights == "random" else "no weights file in the checkpoint"
-        return instantiate_random(model_class, AutoConfig.from_pretrained(folder, local_files_only=True)), "random", \
-            f"random weights ({why}), architecture of {_shown(spec)}"
+        note = f"random weights ({why}), architecture of {_shown(spec)}"
+        return instantiate_random(model_class, config), "random", note
     return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {_shown(spec)}"
+
+
+def declared_params(model_class, config) -> int | None:
+    """The parameters `model_class(config)` would have, counted on the meta device: nothing allocated,
+    however large the config says the model is. None when the class cannot be built there (its
+    __init__ reads a tensor's value, e.g. ConvNeXt's drop-path rates)."""
+    skipped = _skipped_init()
+    try:
+        with torch.device("meta"), (skipped() if skipped is not None else contextlib.nullcontext()):
+            return count_params(model_class(config))
+    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+        return None
+
+
+def check_room(model_class, config, dtype: str, device: str) -> None:
+    """MemoryError (the row's status: oom) when the weights `config` declares cannot fit in the memory
+    this machine has available (memory_room on a CPU, the GPU's free memory on CUDA): refused before a
+    byte is allocated, instead of a process the kernel kills halfway through building it."""
+    from .memory_room import available_bytes
+
+    params = declared_params(model_class, config)
+    if params is None:
+        return
+    needed = params * torch.empty((), dtype=TORCH_DTYPES[dtype]).element_size()
+    room = torch.cuda.mem_get_info()[0] if device == "cuda" else available_bytes()
+    if room is not None and needed > room:
+        raise MemoryError(f"out of memory: the checkpoint declares {params / 1e9:.3g} B parameters, "
+                          f"{needed / 2**30:.3g} GiB of weights in {dtype}, more than the {room / 2**30:.3g} GiB of "
+                          f"{'GPU memory' if device == 'cuda' else 'memory'} available")
 
 
 def _shown(spec: ModelSpec) -> str:
     """A checkpoint as a published page may show it: a folder by its name, never its absolute path."""
-    return os.path.basename(spec.checkpoint.rstrip("/")) if os.path.isabs(spec.checkpoint) else spec.checkpoint
+    return spec.published
 
 
 def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str) -> LoadedModel:
@@ -184,7 +216,7 @@ def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str
         raise ValueError(f"weights: {weights!r} is not allowed; allowed: auto, pretrained, random")
     if size == "tiny" and weights == "pretrained" and not spec.own:
         raise ValueError("weights: 'pretrained' is not allowed with size 'tiny' (no tiny checkpoints)")
-    model, used, note = _build_own(spec, weights) if spec.own else _choose_and_build(spec, size, weights)
+    model, used, note = _build_own(spec, weights, device, dtype) if spec.own else _choose_and_build(spec, size, weights)
     model = model.to(device=device, dtype=TORCH_DTYPES[dtype]).eval()
     return LoadedModel(model, used, note, count_params(model))
 

@@ -51,10 +51,24 @@ def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE
             prof.step()
     fields = summarize_events(prof.events(), calls, device)
     if trace_path is not None:
-        trace_path.parent.mkdir(parents=True, exist_ok=True)
-        prof.export_chrome_trace(str(trace_path))
+        write_trace(prof, trace_path)
         fields["profile_trace"] = trace_path.name
     return fields
+
+
+def write_trace(prof, trace_path: Path) -> None:
+    """The Chrome trace at `trace_path` (files.write_file: no link followed, 0644), naming itself by its
+    file name: torch writes the path it exported to into the trace ("traceName"), and a published
+    folder holds no absolute path of this machine. torch exports to a private folder first."""
+    import tempfile
+
+    from ..files import write_file
+
+    with tempfile.TemporaryDirectory(prefix="bench-trace-") as private:
+        exported = Path(private) / trace_path.name
+        prof.export_chrome_trace(str(exported))
+        text = exported.read_text(encoding="utf-8", errors="replace")
+    write_file(trace_path, text.replace(str(exported), trace_path.name), trace_path.parent)
 
 
 def _is_compiled(event) -> bool:

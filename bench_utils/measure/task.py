@@ -44,16 +44,19 @@ class Task:
     results_path: Path
     environ: dict = field(default_factory=dict)
     cache_dir: str | None = None  # a study's own empty compiler cache (the runner removes it)
+    # a folder of the runner's, removed by the runner whatever ends the worker: a cold compile's empty
+    # cache goes in it (a worker killed mid-compile, by a timeout or the runner's Ctrl-C, removes nothing)
+    scratch_dir: str | None = None
 
     def trace_path(self, repeat: int | None = None) -> Path:
-        """traces/<job name>.json in the results folder: the profiler's trace of round `repeat`."""
+        """traces/<job name>.json in the results folder: the profiler's trace of round `repeat` (inside
+        the results folder: a traces/ that is a link out of it is refused)."""
         job = self.job if repeat is None else Job(self.job.kind, self.job.model, self.job.batch_size,
                                                    self.job.option, repeat)
-        folder = Path(self.results_path).parent / TRACES_DIR
-        return inside(folder / f"{job.name}.json", folder)
+        return inside(Path(self.results_path).parent / TRACES_DIR / f"{job.name}.json", Path(self.results_path).parent)
 
 
 def log_path(results_path: Path, job: Job) -> Path:
-    """Where a worker's output goes: logs/<first job's name>.log in the results folder."""
-    folder = Path(results_path).parent / LOGS_DIR
-    return inside(folder / f"{job.name}.log", folder)
+    """Where a worker's output goes: logs/<first job's name>.log in the results folder (a logs/ that is
+    a link out of it is refused)."""
+    return inside(Path(results_path).parent / LOGS_DIR / f"{job.name}.log", Path(results_path).parent)

@@ -34,6 +34,7 @@ import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on th
 import transformers
 
 from ..config.registry import MODELS
+from ..files import open_fresh
 from .host_memory import keep_freed_memory
 from .task import Task
 
@@ -56,7 +57,7 @@ def _detach(log_path: str) -> None:
     """Output into the job's log; a session of its own, so the runner can kill the worker and the
     compile workers it forks as one group; SIGKILL if the fork server (our parent) dies."""
     os.setsid()
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    log = open_fresh(Path(log_path))  # a link planted at the log's name is removed, never written through
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(log, 1)

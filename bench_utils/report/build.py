@@ -11,8 +11,9 @@ index; the command prints one line per failure and exits non-zero.
 from __future__ import annotations
 
 import datetime as dt
-import os
+import shutil
 import sys
+import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,9 @@ from pathlib import Path
 from ..config.bench_config import BenchConfig, ConfigError
 from ..config.parameters_file import load_config
 from ..config.validation import check_distinct_folders
+from ..files import NotOursError, check_ours, write_file
 from ..measure.environment import check_device_available
+from ..messages import terminal_text
 from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
 from .index_page import write_profile_state
 from .page_html import escape, published_notebook, relative_text, write_page
@@ -102,31 +105,42 @@ def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dic
     return values
 
 
-def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int) -> str:
+def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int, also: dict | None = None) -> str:
     """Run `notebook` into `output`; returns "" on success, else one line on why it stopped: the failing
-    step's error (a notebook code cell: "step N"), a step past `step_timeout_s`, or a kernel that died. Papermill saves into a hidden
-    file beside `output`; `output` (fit to publish: published_notebook) replaces the old one at the end."""
+    step's error (a notebook code cell: "step N"), a step past `step_timeout_s`, a kernel that died, or
+    a notebook that could not be saved whole (a full disk). Papermill saves into a private folder beside
+    `output` (made for this run: no link can wait there); a notebook papermill finished, through or up
+    to a failing step, replaces `output` (fit to publish: published_notebook, `also` its folders to show
+    by a name). An interrupt (Ctrl-C, SIGTERM) leaves the old `output` as it was; the private folder
+    always goes."""
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    running = output.parent / f".{output.name}.{os.getpid()}.running"  # two commands at once: one file each
+    private = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".running", dir=output.parent))
+    running = private / output.name
     try:
-        papermill.execute_notebook(
-            str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
-            cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=step_timeout_s,
-            extra_arguments=QUIET_KERNEL)
-    except PapermillExecutionError as err:
-        return f"notebook step {err.exec_count}: {err.ename}: {err.evalue}"[:500]
-    except CellTimeoutError:
-        return f"a notebook step ran past --notebook-timeout {step_timeout_s} s"
-    except DeadKernelError as err:
-        return f"the notebook's kernel died: {str(err).strip().splitlines()[0][:300]}"
-    finally:
+        error = ""
+        try:
+            papermill.execute_notebook(
+                str(notebook), str(running), parameters=parameters, kernel_name=KERNEL_NAME,
+                cwd=str(notebook.parent), progress_bar=True, log_output=True, execution_timeout=step_timeout_s,
+                extra_arguments=QUIET_KERNEL)
+        except PapermillExecutionError as err:
+            error = f"notebook step {err.exec_count}: {err.ename}: {err.evalue}"[:500]
+        except CellTimeoutError:
+            error = f"a notebook step ran past --notebook-timeout {step_timeout_s} s"
+        except DeadKernelError as err:
+            error = f"the notebook's kernel died: {str(err).strip().splitlines()[0][:300]}"
         if running.exists():
-            published_notebook(running, output)
-    return ""
+            try:
+                published_notebook(running, output, also)
+            except ValueError as err:  # papermill's file cut short (a full disk): the old notebook stays
+                error = error or f"the executed notebook could not be saved whole ({type(err).__name__})"
+        return error
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def write_stub(page: Path, label: str, reason: str) -> None:
@@ -161,25 +175,44 @@ def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
     return (out_dir / cfg.slug()).resolve() / "results.jsonl"
 
 
+def results_rows(path: Path) -> list:
+    """The rows of a results file that is to be reported (--report-only, --compare): a file that is
+    not a results file, or holds no readable row, is one line (ConfigError), its skipped lines then
+    named in that line rather than in a warning before it."""
+    from ..results.rows import read_results
+    from ..results.writer import NotAResultsFileError, check_is_results_file
+
+    try:
+        check_is_results_file(path)
+    except NotAResultsFileError as err:
+        raise ConfigError(str(err)) from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = read_results(path)
+    if not loaded.rows:
+        raise ConfigError(f"{path}: no readable results rows ({len(loaded.skipped_lines)} unreadable lines)")
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return loaded.rows
+
+
 def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
     """For --report-only: the profile's results file must exist and hold rows (a one-line error);
     rows measured with other settings than `params` names are reported as measured, with a warning."""
-    from ..results.rows import read_results
-
     if not path.is_file():
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
-    loaded = read_results(path)
-    if not loaded.rows:
-        raise ConfigError(f"{path}: no readable results rows ({len(loaded.skipped_lines)} unreadable lines)")
-    other = sum(row.settings != cfg.settings_fingerprint() for row in loaded.rows)
+    rows = results_rows(path)
+    other = sum(row.settings != cfg.settings_fingerprint() for row in rows)
     if other:
-        warnings.warn(f"{path}: {other} of {len(loaded.rows)} rows were measured with other settings than "
+        warnings.warn(f"{path}: {other} of {len(rows)} rows were measured with other settings than "
                       f"{params.name} (size, dtype, warm-up, iterations, image or device); the page reports them "
                       "as measured", stacklevel=2)
 
 
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
+    from ..results.rows import OtherFormatError, ResultsTooLargeError
+    from ..results.runs import MixedRunsError
     from ..results.writer import NotAResultsFileError, ResultsLockedError
     from ..sweep.jobs import SettingsMismatchError
     from ..sweep.loop import run_sweep
@@ -187,7 +220,8 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     print(f"[report] {params.name}: measuring -> {results}", file=sys.stderr)
     try:
         print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
-    except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError) as err:
+    except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError, MixedRunsError, OtherFormatError,
+            ResultsTooLargeError) as err:
         return f"{type(err).__name__}: {err}"
     return ""
 
@@ -232,11 +266,9 @@ def page_title(results: Path, label: str) -> str:
 
 def copy_method(out_dir: Path) -> None:
     """docs/method.md next to index.html, where every page's "method" link points."""
-    import shutil
-
     method = repo_root() / "docs" / "method.md"
     if method.is_file():
-        shutil.copyfile(method, out_dir / "method.md")
+        write_file(out_dir / "method.md", method.read_bytes(), out_dir)
 
 
 def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
@@ -249,7 +281,7 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
         if outcome.results.exists():
             text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg))
             blocks.append(f"{outcome.cfg.label}:\n{text}")
-    return "\n".join(blocks)
+    return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
 
 def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
@@ -266,9 +298,15 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     return page, error
 
 
+SUMMARY_OUTPUTS = ("index.html", "summary.html", "summary.ipynb", "method.md")  # in the report folder
+PROFILE_OUTPUTS = ("report.html", "benchmark.ipynb", "cells.csv", "profile.json")  # in each profile folder
+COMPARE_OUTPUTS = ("compare.html", "compare.ipynb")
+
+
 def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
-    """The notebooks the command writes must not be the checkout's own (`--out .` with a label
-    "notebooks", or `--out notebooks`, would overwrite them with executed copies)."""
+    """Before anything runs: the notebooks the command writes must not be the checkout's own (`--out .`
+    with a label "notebooks", or `--out notebooks`, would overwrite them with executed copies), and no
+    file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker)."""
     sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
     outputs = [out_dir / "summary.ipynb"] + [profile_results(cfg, out_dir).parent / "benchmark.ipynb"
                                              for cfg in configs]
@@ -278,6 +316,18 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
         if output.resolve() in sources:
             raise ConfigError(f"--out {out_dir}: the report would overwrite the source notebook {output}; "
                               "choose another report folder (or label)")
+    check_not_others(out_dir, SUMMARY_OUTPUTS)
+    for cfg in configs:
+        check_not_others(profile_results(cfg, out_dir).parent, PROFILE_OUTPUTS)
+
+
+def check_not_others(folder: Path, names) -> None:
+    """ConfigError (one line) when a file of `names` in `folder` is not compile-bench's to replace."""
+    for name in names:
+        try:
+            check_ours(folder / name)
+        except NotOursError as err:
+            raise ConfigError(f"{err.filename}: {err.strerror}") from None
 
 
 def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) -> int:
@@ -286,18 +336,22 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     for path in (before, after):
         if not path.is_file():
             raise ConfigError(f"--compare: no results file at {path}")
+        results_rows(path)  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
+    check_not_others(out_dir, COMPARE_OUTPUTS)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = repo_root() / "notebooks" / "summary.ipynb"
     executed = out_dir.resolve() / "compare.ipynb"
     parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
                   "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
-    error = execute(notebook, executed, parameters, step_timeout_s)
+    # the compared files' folders, wherever they are, are shown by their names on the page
+    shown = {path.resolve().parent: path.resolve().parent.name for path in (before, after)}
+    error = execute(notebook, executed, parameters, step_timeout_s, also=shown)
     page = out_dir / "compare.html"
     if executed.exists():
         export_html(executed, page, f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}")
     else:
         write_stub(page, "Compare", error)
-    print(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}")
+    print(terminal_text(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}"))
     return 1 if error else 0
 
 
@@ -331,8 +385,9 @@ def main(args) -> int:
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         state = f"FAILED ({outcome.error})" if outcome.error else "ok"
-        print(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}")
-    print(f"[report] summary: {f'FAILED ({summary_error})' if summary_error else 'ok'} -> {summary_page}")
+        print(terminal_text(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}"))
+    summary_state = f"FAILED ({summary_error})" if summary_error else "ok"
+    print(terminal_text(f"[report] summary: {summary_state} -> {summary_page}"))
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])

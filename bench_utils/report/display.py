@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from pathlib import Path
 
 import pandas as pd
 
 from ..config.registry import MODELS, display_name
+from ..files import write_file
 from ..results.record import RECORD
 
 MISSING = "—"  # a value the run never measured
@@ -155,7 +157,7 @@ def write_csv(frame: pd.DataFrame, path, columns: list[str] | None = None) -> No
     if "model" in out.columns and "checkpoint" not in out.columns:
         out.insert(out.columns.get_loc("model") + 1, "checkpoint",
                    [MODELS[m].checkpoint if m in MODELS else "" for m in out["model"]])
-    out.map(defused).to_csv(path, index=False)
+    write_file(Path(path), out.map(defused).to_csv(index=False), Path(path).parent)  # no link followed, 0644
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula

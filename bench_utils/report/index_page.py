@@ -11,15 +11,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..config.bench_config import ConfigError
 from ..config.registry import display_name
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
+from ..files import written_here
 from .page_html import escape, relative_text, write_page
 from .verdict import Rules, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
+MAX_CELLS = 1_000_000  # a profile's cells at most (models x batch sizes x modes): a larger count is no count
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
@@ -107,6 +110,15 @@ def load_rows(results: Path) -> list:
     return read_results(results).rows if results.exists() else []
 
 
+def rows_or_refusal(results: Path) -> tuple[list, str]:
+    """load_rows, and "" or why the file was refused (ConfigError: too large, rows of several runs,
+    another format): one bad folder leaves the others listed."""
+    try:
+        return load_rows(results), ""
+    except ConfigError as err:
+        return [], relative_text(str(err), results.parent)
+
+
 def write_profile_state(folder: Path, cfg, params: str, error: str) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
     every profile folder present, whichever command made it."""
@@ -116,10 +128,18 @@ def write_profile_state(folder: Path, cfg, params: str, error: str) -> None:
     write_page(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 
+MAX_STATE_BYTES = 100_000  # profile.json is a few hundred bytes
+
+
 def _profile_state(folder: Path) -> dict:
+    """What the last report command of a profile knew (profile.json): read only when it is a file of
+    the folder's own (a link to another file is not read into the index) and of a believable size."""
+    path = folder / PROFILE_STATE
     try:
-        state = json.loads((folder / PROFILE_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STATE_BYTES:
+            return {}
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     return state if isinstance(state, dict) else {}
 
@@ -132,7 +152,7 @@ def _rules(state: dict) -> Rules:
 
 
 def _text(state: dict, key: str, default: str) -> str:
-    return state[key] if isinstance(state.get(key), str) else default
+    return state[key][:500] if isinstance(state.get(key), str) else default  # a line of the index, not a book
 
 
 def profile_lines(out_dir: Path) -> list[ProfileLine]:
@@ -142,14 +162,15 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
     lines = []
     for folder in sorted(p for p in Path(out_dir).iterdir() if p.is_dir() and not p.is_symlink()):
         results, page = folder / "results.jsonl", folder / "report.html"
-        if not (results.is_file() or page.is_file()):
-            continue
-        state, rows = _profile_state(folder), load_rows(results) if results.is_file() else []
+        if not (results.is_file() or (page.is_file() and written_here(page))):
+            continue  # a stray report.html compile-bench did not write is no run of its
+        state, (rows, refused) = _profile_state(folder), rows_or_refusal(results)
         expected = state.get("expected_cells")
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
-                                 _text(state, "params", ""), _text(state, "error", ""),
-                                 expected if type(expected) is int else 0, rows, _rules(state)))
+                                 _text(state, "params", ""), refused or _text(state, "error", ""),
+                                 expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
+                                 _rules(state)))
     return lines
 
 

@@ -2,21 +2,20 @@
 
 A report is meant to be copied to any static host, so whatever reaches it (labels, model and
 checkpoint names, results rows, the environment, error texts) is shown as text, never run as markup:
-every page writer escapes through here. Pages are written whole (a temporary file, then os.replace),
-never through a symlink, only inside their reports folder, and carry no absolute local path. No torch.
+every page writer escapes through here. Pages are written by files.write_file (whole, never through a
+symlink, mode 0644, only over what compile-bench wrote), only inside their reports folder, and carry
+no absolute local path. No torch.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import sys
-import tempfile
 from pathlib import Path
 
-from ..paths import inside, repo_root
+from ..files import write_file
+from ..paths import relative_text  # noqa: F401 - pages, tests and the build call it from here too
 
 PAPERMILL_PATH_KEYS = ("input_path", "output_path")  # papermill's metadata: the machine's absolute paths
 
@@ -28,10 +27,13 @@ def escape(text) -> str:
 
 def Markdown(text: str):  # noqa: N802 (IPython's name: the notebooks import this one in its place)
     """IPython's Markdown with every HTML character escaped: Markdown passes raw HTML through, so a
-    label like "<img onerror=...>" would otherwise run on the page. Markdown syntax (**, *, -, `) stays."""
+    label like "<img onerror=...>" would otherwise run on the page; and with brackets and colons
+    escaped, so no text (a compared file named "[c](javascript:alert(1)).jsonl", "![i](x.png)", a bare
+    https: address) becomes a link or an image: a page links only where its code writes <a>. Headings
+    and emphasis (#, **) stay; a code span would show the escapes, so none is written through here."""
     from IPython.display import Markdown as IPythonMarkdown
 
-    return IPythonMarkdown(html.escape(str(text), quote=False))
+    return IPythonMarkdown(re.sub(r"([\[\]:])", r"\\\1", html.escape(str(text), quote=False)))
 
 
 def table(frame):
@@ -41,46 +43,33 @@ def table(frame):
 
 
 def write_page(path: Path, text: str, folder: Path) -> Path:
-    """Write `text` to `path` inside `folder` in one step: a reader (or a second command) sees the old
-    page or the new one, never half of one; a symlink at `path` is replaced, its target left alone."""
-    path = inside(path, folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `text` to `path` inside `folder` (files.write_file: whole, no link followed, 0644, only
+    over a file compile-bench wrote)."""
+    return write_file(path, text, folder)
 
 
-def relative_text(text: str, folder: Path) -> str:
-    """`text` with absolute local paths made relative: `folder` and the reports folder above it (to
-    `folder`), the checkout, Python's installation and the home folder, so an error text, a parameter
-    or a traceback on a page names no path of this machine. A path is replaced only whole (up to a
-    separator or the end of its name), and never the file-system root alone."""
-    folder = Path(folder).resolve()
-    replacements = [(folder, "", "."), (folder.parent, "../", ".."), (repo_root(), "", "."),
-                    (Path(sys.prefix), "<python>/", "<python>"), (Path(sys.base_prefix), "<python>/", "<python>"),
-                    (Path.home(), "~/", "~")]
-    for absolute, shown_inside, shown in replacements:
-        if len(absolute.parts) < 2:
-            continue
-        name = re.escape(str(absolute))
-        text = re.sub(name + re.escape(os.sep), lambda _: shown_inside, text)
-        text = re.sub(name + r"(?![\w.-])", lambda _: shown, text)
-    return text
+def _relative_strings(value, folder: Path, also: dict | None):
+    """Every string in a notebook's JSON value (cells, outputs, metadata) through relative_text."""
+    if isinstance(value, str):
+        return relative_text(value, folder, also)
+    if isinstance(value, list):
+        return [_relative_strings(item, folder, also) for item in value]
+    if isinstance(value, dict):
+        return {key: _relative_strings(item, folder, also) for key, item in value.items()}
+    return value
 
 
-def published_notebook(executed: Path, output: Path) -> None:
+def published_notebook(executed: Path, output: Path, also: dict | None = None) -> None:
     """`executed` (papermill's output) written to `output` fit to publish, then removed: papermill's
-    input and output paths dropped from its metadata, absolute local paths made relative."""
+    input and output paths dropped from its metadata, absolute local paths made relative in every
+    string (relative_text; `also`: more folders to show by a name). ValueError when `executed` is not
+    a whole notebook (e.g. cut short by a full disk)."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
+    if not isinstance(nb, dict):
+        raise ValueError(f"{executed.name}: not a notebook")
     papermill = nb.get("metadata", {}).get("papermill", {})
     for key in PAPERMILL_PATH_KEYS:
         papermill.pop(key, None)
-    text = relative_text(json.dumps(nb, indent=1, ensure_ascii=False), output.parent)
-    write_page(output, text + "\n", output.parent)
+    nb = _relative_strings(nb, output.parent, also)
+    write_page(output, json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output.parent)
     executed.unlink()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from ..config.configurations import is_configuration
 
@@ -16,10 +17,57 @@ from ..config.configurations import is_configuration
 # cannot tell), above a day the number is a typo or garbage, not a latency.
 MIN_SAMPLE_S, MAX_SAMPLE_S = 1e-6, 86_400.0
 ENV_TEXT = ("device", "device_name", "torch", "transformers", "python", "platform", "hostname")  # env keys pages show
+DAY_S = 86_400.0
+# Numbers a measurement could have given, by field name (a cell's or a study's): a value outside is
+# garbage or a lie (1e308 s of process time, a negative peak memory or steal share), not data. A
+# field not named here has its type's bounds: finite, whole numbers >= 0 and at most MAX_COUNT.
+BOUNDS = {"duration_s": (0.0, 30 * DAY_S), "compile_s": (0.0, 7 * DAY_S), "warmup_s": (0.0, 7 * DAY_S),
+          "compile_total_s": (0.0, 7 * DAY_S), "artifact_load_s": (0.0, 7 * DAY_S), "min_time_s": (0.0, 7 * DAY_S),
+          "latency_ms_mean": (MIN_SAMPLE_S * 1e3, MAX_SAMPLE_S * 1e3),
+          "latency_ms_median": (MIN_SAMPLE_S * 1e3, MAX_SAMPLE_S * 1e3),
+          "peak_mem_mb": (0.0, 2.0**30), "peak_reserved_mb": (0.0, 2.0**30), "cudagraph_pool_mb": (0.0, 2.0**30),
+          "others_cpu_pct": (0.0, 100.0), "steal_pct": (0.0, 100.0), "task_agreement": (0.0, 1.0),
+          "profile_call_ms": (0.0, MAX_SAMPLE_S * 1e3),
+          "profile_ops_per_call": (0.0, 1e9), "profile_op_ms": (0.0, MAX_SAMPLE_S * 1e3),
+          "profile_compiled_ms": (0.0, MAX_SAMPLE_S * 1e3), "profile_overhead_ms": (0.0, MAX_SAMPLE_S * 1e3),
+          "profile_device_ms": (0.0, MAX_SAMPLE_S * 1e3), "profile_kernels_per_call": (0.0, 1e9),
+          "profile_launches_per_call": (0.0, 1e9), "profile_graph_replays_per_call": (0.0, 1e9)}
+MAX_COUNT = 10**9  # graph breaks, calls, processes ... of one row
+COUNT_BOUNDS = {"num_params": 10**13, "artifact_bytes": 2**50}  # whole numbers that may be larger
+MAX_TEXT = 20_000  # characters of any text field (an error text with a log tail is ~2,500)
+MAX_ITEMS = 10_000  # items of a list of text (graph-break reasons ...)
+# The fields that name a row (and so a page's title, a chart's label, a file name): short, and free of
+# control characters, which a terminal would run
+IDENTITY = ("label", "model", "checkpoint", "task", "size", "configuration", "device", "settings", "setting",
+            "strategy")
+MAX_IDENTITY = 300
+# the environment's fields that are not text: (what a value must be, the test)
+ENV_FIELDS = {
+    "cpu_count": ("a whole number >= 1 or null", lambda v: v is None or (type(v) is int and 1 <= v <= 2**20)),
+    "torch_threads": ("a whole number >= 1 or null", lambda v: v is None or (type(v) is int and 1 <= v <= 2**20)),
+    "gpu_memory_gb": ("a number >= 0 or null", lambda v: v is None or (_is_number(v) and 0 <= v <= 2**20)),
+    "compute_capability": ('"" or a version such as "8.0"', lambda v: isinstance(v, str) and (
+        v == "" or (len(v) <= 8 and v.replace(".", "", 1).isdigit() and "." in v)))}
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _is_number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
+
+
+def _is_top_op(item) -> bool:
+    """[operator or kernel name, self ms per call]: what profiling.py writes per top operator (a name a
+    chart labels an axis with: at most MAX_IDENTITY characters)."""
+    return (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and len(item[0]) <= MAX_IDENTITY
+            and _is_number(item[1]) and 0 <= item[1] <= MAX_SAMPLE_S * 1e3)
+
+
+def _is_file_name(value) -> bool:
+    """A name in a folder (a trace's in traces/): no separator, not . or .., no control character."""
+    return isinstance(value, str) and len(value) <= MAX_IDENTITY and "/" not in value and "\\" not in value \
+        and value not in (".", "..") and not _CONTROL.search(value)
 
 
 _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the test)
@@ -40,8 +88,27 @@ _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the 
 }
 
 
+def _is_time(value) -> bool:
+    """"" (not started) or an ISO 8601 time, as a row's started_at is written."""
+    import datetime as dt
+
+    try:
+        return value == "" or (len(value) <= 40 and dt.datetime.fromisoformat(value) is not None)
+    except (TypeError, ValueError):
+        return False
+
+
 # fields whose values the annotation alone does not describe
-_FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null", lambda v: v is None or type(v) is int)}
+_FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
+                               lambda v: v is None or (type(v) is int and abs(v) <= 2**31)),
+                 "profile_top_ops": ("a list of [name, ms per call] pairs",
+                                     lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_top_op, v))),
+                 "profile_trace": ("a file name", _is_file_name),
+                 "started_at": ("an ISO 8601 time or empty", _is_time),
+                 # a cell has at most max_repeats (100) rounds: a larger one would be a loop's bound
+                 "repeat": ("a round from 0 to 1,000", lambda v: type(v) is int and 0 <= v <= 1000),
+                 "process_round": ("a round from 0 to 1,000, or null",
+                                   lambda v: v is None or (type(v) is int and 0 <= v <= 1000))}
 
 
 def _field_problem(values: dict, types: dict) -> str:
@@ -51,6 +118,28 @@ def _field_problem(values: dict, types: dict) -> str:
         what, ok = _FIELD_CHECKS.get(name) or _CHECKS[types[name]]
         if not ok(value):
             return f"{name}: {value!r:.60} is not {what}"
+        problem = _bounds_problem(name, value)
+        if problem:
+            return problem
+    return ""
+
+
+def _bounds_problem(name: str, value) -> str:
+    """Is a value of the right type also one a measurement gives (BOUNDS, MAX_COUNT, text lengths)?"""
+    if type(value) is int and name not in BOUNDS and value > COUNT_BOUNDS.get(name, MAX_COUNT):
+        return f"{name}: {value:.3g} is beyond any measurement"
+    if _is_number(value) and name in BOUNDS and not BOUNDS[name][0] <= value <= BOUNDS[name][1]:
+        low, high = BOUNDS[name]
+        return f"{name}: {value:.3g} is outside {low:g} .. {high:g}"
+    if isinstance(value, str) and (len(value) > (MAX_IDENTITY if name in IDENTITY else MAX_TEXT)
+                                   or (name in IDENTITY and _CONTROL.search(value))):
+        return f"{name}: {value[:40]!r}... is not text of at most {MAX_IDENTITY if name in IDENTITY else MAX_TEXT} " \
+               "characters without control characters"
+    if isinstance(value, (list, dict)) and len(value) > MAX_ITEMS * 100:
+        return f"{name}: more than {MAX_ITEMS * 100:,} items"
+    if isinstance(value, list) and value and isinstance(value[0], str) and (
+            len(value) > MAX_ITEMS or any(len(item) > MAX_TEXT for item in value)):
+        return f"{name}: more than {MAX_ITEMS:,} texts, or one longer than {MAX_TEXT:,} characters"
     return ""
 
 
@@ -62,9 +151,10 @@ def _samples_problem(values: dict, blocked: bool) -> str:
     if (blocks or (blocked and samples)) and sum(blocks) != len(samples):
         return f"block_lengths: {sum(blocks)} calls in blocks, {len(samples)} samples"
     needed = max(values.get("iterations", 0), 1)
-    if values.get("status") == "ok" and samples and len(samples) < needed:
+    if values.get("status") == "ok" and (samples or blocked) and len(samples) < needed:
         return f"samples_s: {len(samples)} samples, fewer than the row's own iterations ({needed})"
     return ""
+
 
 
 def row_problem(values: dict, types: dict) -> str:
@@ -81,6 +171,12 @@ def row_problem(values: dict, types: dict) -> str:
     shown = next((key for key in ENV_TEXT if key in env and not isinstance(env[key], str)), None)
     if shown:
         return f"env.{shown}: not text"
+    long = next((key for key, value in env.items() if isinstance(value, str) and len(value) > MAX_IDENTITY), None)
+    if long or len(env) > 200:
+        return f"env.{long or '...'}: more than {MAX_IDENTITY} characters, or more than 200 facts"
+    for key, (what, ok) in ENV_FIELDS.items():
+        if key in env and not ok(env[key]):
+            return f"env.{key}: {env[key]!r:.40} is not {what}"
     for name in ("max_abs_diff", "latency_ms_mean", "latency_ms_median", "compile_s", "compile_warm_s"):
         if values.get(name) is not None and values[name] < 0:
             return f"{name}: negative"

@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.validation import ConfigError
-from .row_schema import field_types, row_problem
+from ..paths import relative_text
+from .row_schema import IDENTITY, field_types, row_problem
+from .runs import MixedRunsError, other_run, run_text
 
 # "unsupported": the configuration does not apply here (the device, the CPU's or GPU's precisions, the
 # model): a row saying so, not a failure
 STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported")
+NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.
 ROW_FORMAT = 3  # 3: a cell is a configuration (mode+modifiers), not a mode with a profile-wide dtype
@@ -53,6 +56,19 @@ class Row:
 
     def to_json(self) -> str:
         return json.dumps({FORMAT_KEY: ROW_FORMAT} | dataclasses.asdict(self), sort_keys=True)
+
+    def without_local_paths(self, folder: Path) -> "Row":
+        """The row as a results file keeps it: its texts (errors, notes, graph-break reasons; not its
+        names) with absolute paths of this machine made relative to `folder` (paths.relative_text), so a
+        results file published beside its page names none."""
+        changes = {}
+        for name in (f.name for f in dataclasses.fields(self) if f.name not in NAMING_FIELDS):
+            value = getattr(self, name)
+            if isinstance(value, str) and "/" in value:
+                changes[name] = relative_text(value, folder)
+            elif isinstance(value, list) and any(isinstance(item, str) and "/" in item for item in value):
+                changes[name] = [relative_text(item, folder) if isinstance(item, str) else item for item in value]
+        return dataclasses.replace(self, **changes) if changes else self
 
     @classmethod
     def from_dict(cls, values: dict):
@@ -185,7 +201,7 @@ class BenchResult(Row):
 def cell_fields(cfg, model: str, batch_size: int, configuration: str, device: str, repeat: int = 0) -> dict:
     """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
     spec = cfg.spec(model)
-    return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+    return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
                 batch_size=batch_size, configuration=configuration, repeat=repeat, fullgraph=cfg.fullgraph,
                 device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
                 iterations=cfg.iterations, min_time_s=cfg.min_time_s)
@@ -208,21 +224,64 @@ class LoadedRows:
     skipped_lines: list[int]  # 1-based line numbers that were not valid rows
 
 
+# What one results file may hold: its lines are read one at a time and at most this much is kept, so
+# a huge or hostile file costs bounded memory and is refused in one line. A real file is far below:
+# the GPU matrix of 12 models x 3 batch sizes x 3 modes x 12 rounds is ~1,300 rows of ~25 KB.
+MAX_LINE_BYTES = 8 * 2**20  # one row: ~400,000 samples
+MAX_FILE_ROWS = 100_000
+MAX_FILE_BYTES = 256 * 2**20
+
+
+class ResultsTooLargeError(ConfigError):
+    """A results file beyond what a sweep writes: refused whole, in one line."""
+
+
+def bounded_lines(fh):
+    """(line number, text) of a binary file, one line at a time; a line longer than MAX_LINE_BYTES
+    comes back as None (read past, never held whole)."""
+    number = 0
+    while True:
+        line = fh.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = fh.readline(MAX_LINE_BYTES)
+            yield number, None
+            continue
+        yield number, line.decode("utf-8", errors="replace")
+
+
 def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
     """The rows of `row_type` in a results file (a sweep's, or a study's next to it), the last per
-    identity; broken lines (a kill mid-write) and rows that fail the row schema (row_schema.py: types,
-    modes, believable samples) are skipped and reported in one warning, never fatal. Rows of another
-    label or other settings are kept apart, never taken as re-runs. A missing file is no rows."""
+    identity; broken lines (a kill mid-write), lines over MAX_LINE_BYTES and rows that fail the row
+    schema (row_schema.py: types, modes, believable numbers) are skipped and reported in one warning,
+    never fatal. The file is read a line at a time: one beyond MAX_FILE_ROWS rows or MAX_FILE_BYTES
+    is refused (ResultsTooLargeError); so is one whose rows are of more than one run (MixedRunsError:
+    one results file holds one label, device, machine and torch version). Rows of other settings are
+    kept apart, never taken as re-runs. A missing file is no rows."""
     path = Path(path)
     if not path.is_file():
         return LoadedRows([], [])
     latest: dict[tuple, Row] = {}
     skipped: list[int] = []
     problems: list[str] = []  # "line N: why" for rows that parsed but are not believable
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
+    file_run: dict = {}
+    size, count = 0, 0
+    with open(path, "rb") as fh:
+        for number, line in bounded_lines(fh):
+            if line is None:
+                skipped.append(number)
+                problems.append(f"line {number}: longer than {MAX_LINE_BYTES // 2**20} MB")
+                continue
             if not line.strip():
                 continue
+            size, count = size + len(line), count + 1
+            if size > MAX_FILE_BYTES or count > MAX_FILE_ROWS:
+                raise ResultsTooLargeError(
+                    f"{path}: more than {MAX_FILE_ROWS:,} rows or {MAX_FILE_BYTES // 2**20} MB (line {number}); "
+                    "a sweep writes far fewer: split the file, or measure into a new one")
             try:
                 row = row_type.from_line(line)
             except OtherFormatError as err:
@@ -230,11 +289,16 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
                 raise OtherFormatError(f"{path}: written by {'an older' if not isinstance(err.args[0], int) or err.args[0] < ROW_FORMAT else 'a newer'} "
                                        f"compile-bench (line {number}: results format {found}, this one reads "
                                        f"{ROW_FORMAT}); measure again into a new results file") from None
-            except (json.JSONDecodeError, TypeError, ValueError) as err:
+            except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as err:  # deep nesting too
                 skipped.append(number)
                 if isinstance(err, RowSchemaError):
                     problems.append(f"line {number}: {err}")
                 continue
+            other = other_run(file_run, vars(row))
+            if other is not None:
+                raise MixedRunsError(f"{path}: line {number} was measured by another run ({run_text(other)}) than "
+                                     f"the rows before it ({run_text(file_run)}); one results file holds one run: "
+                                     "put those rows in a file of their own")
             latest.pop(row.identity, None)  # a re-run replaces the earlier row
             latest[row.identity] = row
     if skipped:

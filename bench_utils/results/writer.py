@@ -11,7 +11,9 @@ import os
 import signal
 from pathlib import Path
 
-from .rows import Row
+from ..files import open_no_follow
+from .rows import Row, bounded_lines
+from .runs import RUN_ENV, RUN_FIELDS, MixedRunsError, other_run, run_text
 
 # Test-only: "N" makes the writer write half of the N-th row it appends, then SIGKILL its own process
 # (the fault suite's torn write). Unset in normal use.
@@ -32,7 +34,7 @@ class NotAResultsFileError(ValueError):
     """The path holds something other than results rows; appending to it would damage it."""
 
 
-def _check_is_results_file(path: Path) -> None:
+def check_is_results_file(path: Path) -> None:
     """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
     its end) is fine; anything else (a JSON document, a text file) is refused untouched."""
     if path.exists() and not path.is_file():
@@ -52,7 +54,7 @@ def _check_is_results_file(path: Path) -> None:
         raise refusal
     try:
         values = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         if first.lstrip().startswith(b'{"'):
             return  # a row cut off mid-write (a kill): the loader skips it, the writer ends it
         raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
@@ -60,15 +62,34 @@ def _check_is_results_file(path: Path) -> None:
         raise refusal
 
 
+def file_run(path: Path) -> dict:
+    """The run a results file's rows belong to, from its first rows that state it (read a line at a
+    time, until every run field is known); {} for a file without rows."""
+    run: dict = {}
+    with open(path, "rb") as fh:
+        for _, line in bounded_lines(fh):
+            try:
+                values = json.loads(line) if line else None
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(values, dict):
+                other_run(run, values)
+            if len(run) == len(RUN_FIELDS) + len(RUN_ENV):
+                break
+    return run
+
+
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path).resolve()  # one lock per file, whatever link or relative path names it
-        _check_is_results_file(self.path)  # before anything is created or written next to it
+        check_is_results_file(self.path)  # before anything is created or written next to it
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # "a+", not "w": a refused writer must not erase the holder's pid before reading it.
-        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        # appending, not truncating: a refused writer must not erase the holder's pid before reading it;
+        # never through a link (the pid would be written into its target)
+        lock = open_no_follow(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        self._lock_file = os.fdopen(lock, "a+")
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -83,21 +104,29 @@ class ResultsWriter:
         self._lock_file.flush()
         self._repair_tail()
         self._appended = 0
+        self._run = file_run(self.path) if self.path.exists() else {}  # the one run the file's rows are of
 
     def _repair_tail(self) -> None:
         # A kill during a write can leave a last line without its newline; end it so the next
         # row starts on a line of its own (the loader then skips the broken line).
         if self.path.exists() and self.path.stat().st_size:
-            with open(self.path, "rb+") as fh:
+            with os.fdopen(open_no_follow(self.path, os.O_RDWR), "rb+") as fh:
                 fh.seek(-1, os.SEEK_END)
                 if fh.read(1) != b"\n":
                     fh.write(b"\n")
 
     def append(self, row: Row) -> None:
-        line = row.to_json() + "\n"
+        """Append `row`, flushed and fsynced; MixedRunsError, nothing written, when it is of another run
+        (label, device, machine, torch) than the rows the file holds."""
+        other = other_run(self._run, vars(row))
+        if other is not None:
+            raise MixedRunsError(f"{self.path}: holds rows of {run_text(self._run)}; this row is of another run "
+                                 f"({run_text(other)}): one results file holds one run, measure into another "
+                                 "--results file")
+        line = row.without_local_paths(self.path.parent).to_json() + "\n"
         cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # a link swapped in: refused
         try:
             start = os.lseek(fd, 0, os.SEEK_END)
             try:

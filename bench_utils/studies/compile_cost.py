@@ -107,7 +107,7 @@ class CompileCostResult(Row):
 def _identity(cfg, model: str, strategy: str, device: str) -> dict:
     """A row's identity and settings: the profile's first batch size, its first compiled mode."""
     spec = cfg.spec(model)
-    return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+    return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
                 batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy,
                 device=device, settings=cfg.settings_fingerprint())
 

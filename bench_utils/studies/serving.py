@@ -351,7 +351,7 @@ class Serving(Study):
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
         spec = cfg.spec(model)
-        return dict(label=cfg.label, model=model, checkpoint=spec.checkpoint, task=spec.task, size=cfg.size,
+        return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
                     configuration="eager" if option == "eager" else cfg.compiled_configuration().name,
                     setting=option, device=device, settings=cfg.settings_fingerprint(),
                     sequence=list(cfg.serving_batch_sizes))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..measure.task import Job
+from ..messages import terminal_text
 from ..paths import reports_root
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
@@ -197,7 +198,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                             outside_s += time.perf_counter() - aside
                     if bar is not None:
                         for row in new:
-                            bar.write(unit_line(unit, row))
+                            bar.write(terminal_text(unit_line(unit, row)))  # error texts: shown, never run
                         bar.update(1)
                 write_cells(launcher.take_ended_rows())  # earlier rows, with the exit codes of workers that ended
         finally:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,15 @@ class Sessions:
         self.cfg, self.results_path = cfg, Path(results_path)
         self.live: dict[tuple[str, int], Session] = {}
         self.ended_rows: list = []  # rows given exit codes by `close`, for the loop to write again
+        self._scratch: str | None = None  # the workers' scratch folder (Task.scratch_dir), made on first use
+
+    @property
+    def scratch(self) -> str:
+        """A folder for the workers' temporary files (a cold compile's cache), which close_all removes
+        after every worker is gone: a worker killed mid-compile leaves nothing behind."""
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="bench-scratch-")
+        return self._scratch
 
     def open(self, round_: Round) -> tuple[Session, bool]:
         """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
@@ -79,8 +89,13 @@ class Sessions:
             self._end(session)
 
     def close_all(self) -> None:
-        for group in list(self.live):
-            self.close(group)
+        try:
+            for group in list(self.live):
+                self.close(group)
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
 
     def _end(self, session: Session) -> None:
         for worker in session.workers.values():
@@ -106,8 +121,9 @@ class Sessions:
 class _RoundRun:
     """One round's conversation with its workers; `rows` fills as each job ends (a row per job)."""
 
-    def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session):
-        self.cfg, self.round, self.results_path = cfg, round_, results_path
+    def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session,
+                 scratch: str | None = None):
+        self.cfg, self.round, self.results_path, self.scratch = cfg, round_, results_path, scratch
         self.workers = {job: session.workers[job.option] for job in round_.jobs}
         self.rows: dict[Job, BenchResult] = {}
 
@@ -139,7 +155,8 @@ class _RoundRun:
                 if len(waves) > 1:
                     worker.new_deadline()  # its timeout_s counts from its own turn to prepare
                 if fresh:
-                    worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ)))
+                    worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ),
+                                             scratch_dir=self.scratch))
                 else:
                     worker.send("round", job.repeat)
             ready |= {job for job in wave if self.answered(job, self.workers[job].receive)}
@@ -173,7 +190,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
     status). With `keep`, the group's workers stay alive for its next round unless it needs fresh
     ones or a worker failed."""
     session, fresh = sessions.open(round_)
-    run = _RoundRun(cfg, round_, Path(results_path), session)
+    run = _RoundRun(cfg, round_, Path(results_path), session, sessions.scratch if fresh and cfg.cold_compile else None)
     try:
         live = run.prepare(fresh)
         run.time_blocks(live)

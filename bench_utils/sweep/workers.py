@@ -14,9 +14,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from multiprocessing import forkserver
 from pathlib import Path
+
+from ..measure.memory_room import oom_kills
 
 WORKER_MODULE = "bench_utils.measure.worker"
 LOG_TAIL_CHARS = 2000  # how much of a crashed worker's log goes into its row's error text
@@ -28,6 +31,13 @@ IMPORT_TIME_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"
 IMPORT_TIME_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TORCH_LOGS")
 RUNTIME_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed
+# Starting a worker waits on the fork server (its first start imports torch, 10-20 s on a 2-core CPU):
+# at most this long, or timeout_s if longer; a server that does not answer (stopped, starved) is
+# killed and the next worker starts a new one
+SERVER_START_S = 180.0
+# A reply that has begun to arrive when the deadline passes gets this long to arrive whole (a worker
+# stopped halfway through sending a large row must not hold the runner)
+REPLY_GRACE_S = 30.0
 
 _server_environment: dict | None = None
 
@@ -59,6 +69,37 @@ def server_environment(environ) -> dict:
                     if name.startswith(IMPORT_TIME_PREFIXES) and name not in RUNTIME_VARIABLES}
 
 
+def within(seconds: float, expire, call):
+    """`call()` with a deadline: if it has not returned `seconds` from now, `expire()` runs (in a timer
+    thread) and must end what `call` waits on (kill the process it reads from), so `call` returns or
+    raises. Returns (call's result, whether expire ran)."""
+    expired = threading.Event()
+
+    def stop() -> None:
+        expired.set()
+        expire()
+
+    timer = threading.Timer(max(0.0, seconds), stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        return call(), expired.is_set()
+    except BaseException as err:
+        err.expired = expired.is_set()  # what the caller's except clause reads
+        raise
+    finally:
+        timer.cancel()
+
+
+def _kill_fork_server() -> None:
+    pid = forkserver._forkserver._forkserver_pid
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _worker_main(conn, log_path: str) -> None:
     """In the worker (a child of the fork server): the measuring loop."""
     from ..measure.worker import serve
@@ -75,7 +116,11 @@ def signal_name(number: int) -> str:
 
 
 def log_tail(log_path: Path) -> str:
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    """The log's last lines that are the job's (not the runner's commands): read from its end only, so
+    a worker that wrote gigabytes costs the runner nothing."""
+    from ..files import read_tail
+
+    text = read_tail(log_path, 64 * LOG_TAIL_CHARS)
     lines = [line for line in text.strip().splitlines() if line.strip() and not line.startswith("worker: ")]
     return " | ".join(lines[-5:])[-LOG_TAIL_CHARS:]
 
@@ -90,7 +135,17 @@ class Worker:
         context = _context()
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child, str(log_path)))
-        self.process.start()
+        self.lost: WorkerLost | None = None  # why it never started: receive() raises it
+        self.oom_kills = oom_kills()  # the OOM killer's count before it: a SIGKILL after it rose is memory
+        start_s = max(timeout_s, SERVER_START_S)
+        try:
+            within(start_s, _kill_fork_server, self.process.start)
+        except (EOFError, OSError) as err:
+            if not getattr(err, "expired", False):
+                raise
+            forkserver._forkserver._stop()  # the killed server is reaped; the next worker starts a new one
+            self.lost = WorkerLost("crashed", f"the fork server started no worker within {start_s:g} s (stopped "
+                                              "or starved); it was killed, the next worker starts a new one")
         child.close()
         self.started = time.perf_counter()
         self.deadline = self.started + timeout_s
@@ -107,18 +162,34 @@ class Worker:
             pass  # the worker is gone: receive() says how
 
     def receive(self) -> tuple[str, object]:
-        """The worker's reply; WorkerLost if it passes its deadline (it is then killed) or dies."""
+        """The worker's reply; WorkerLost if it passes its deadline (it is then killed), dies, or never
+        started."""
+        if self.lost is not None:
+            raise self.lost
         if not self.conn.poll(max(0.0, self.deadline - time.perf_counter())):
             self.kill()
             raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s; log: "
                                         f"{log_tail(self.log_path)}")
-        try:
-            return self.conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
+        try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
+            return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
+        except (EOFError, ConnectionResetError, OSError) as err:
+            if getattr(err, "expired", False):
+                raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s; log: "
+                                            f"{log_tail(self.log_path)}") from None
             self.process.join(5)
             code = self.process.exitcode
+            if code == -signal.SIGKILL and self.out_of_memory():
+                raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: past "
+                                        f"the machine's or the container's memory); log: {log_tail(self.log_path)}"
+                                 ) from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
             raise WorkerLost("crashed", f"worker process {reason}; log: {log_tail(self.log_path)}") from None
+
+    def out_of_memory(self) -> bool:
+        """Did the kernel's OOM killer end a process since this worker started (memory_room.oom_kills)?
+        The runner never SIGKILLs a worker it still waits on, so a SIGKILL then is the kernel's."""
+        now = oom_kills()
+        return self.oom_kills is not None and now is not None and now > self.oom_kills
 
     def ask(self, command: str, payload=None) -> tuple[str, object]:
         self.send(command, payload)
@@ -136,6 +207,8 @@ class Worker:
 
     def kill(self) -> None:
         """The worker and every process it started (its own session: compile workers too)."""
+        if self.process.pid is None:  # it never started
+            return
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -146,6 +219,9 @@ class Worker:
 
     def close(self) -> None:
         """Ask it to exit; kill it if it does not within EXIT_WAIT_S (or is stuck in a job)."""
+        if self.process.pid is None:  # it never started
+            self.conn.close()
+            return
         if self.process.is_alive():
             self.send("exit")
             self.process.join(EXIT_WAIT_S)

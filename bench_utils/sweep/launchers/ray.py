@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...config.bench_config import BenchConfig, ConfigError
+from ...measure.environment import host_id
 from ..jobs import Round, failure_row, read_cell_rows
 from ..loop import SweepSummary, default_results_path, run_sweep, unit_group
 from ..rounds import Sessions, run_round, run_study
@@ -140,7 +141,7 @@ class GroupActor:
         import ray
 
         context = ray.get_runtime_context()
-        where = {"hostname": socket.gethostname(), "ray_node_id": context.get_node_id(),
+        where = {"hostname": host_id(), "ray_node_id": context.get_node_id(),
                  "ray_worker_pid": os.getpid(), "ray_gpu_ids": [str(i) for i in ray.get_gpu_ids()]}
         return [dataclasses.replace(row, env={**row.env, **where}) for row in rows]
 
