@@ -166,3 +166,63 @@ def test_no_minimum_time_still_warms_up_and_times_its_calls():
     row = measure_cell(cfg, "resnet", 1, "eager")
     assert row.status == "ok", row.error
     assert row.block_lengths == [2, 2] and len(row.samples_s) == 4 and row.warmup_calls >= 1
+
+
+def _process(tmp_path, mode="eager", **settings) -> CellProcess:
+    cfg = BenchConfig(models=("vit",), modes=("eager", "default"), iterations=2, **(FAST | settings))
+    return CellProcess(Task(cfg, Job(CELL, "vit", 1, mode, 0), tmp_path / "results.jsonl"))
+
+
+def test_after_an_oom_memory_is_recovered_outside_the_except_block(monkeypatch, tmp_path):
+    # inside the except block the traceback still holds the failed call's tensors: releasing the CUDA
+    # cache there frees nothing; the failed step's objects must be gone when the cache is released
+    import sys
+    import weakref
+
+    import bench_utils.measure.cell as measure
+
+    class Activations:
+        pass
+
+    held, seen = [], []
+
+    def failing_step():
+        activations = Activations()
+        held.append(weakref.ref(activations))
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(measure, "release_cuda_memory", lambda: seen.append((held[0]() is None, sys.exc_info()[0])))
+    process = _process(tmp_path)
+    process.device = "cuda"  # the rule is CUDA's; nothing here touches a GPU
+    process._guarded(failing_step)
+    assert process.failure[0] == "oom" and seen == [(True, None)]
+    monkeypatch.setattr(measure.environment, "collect", lambda device: {})
+    row = measure.measured_row(dict, {}, "cuda", lambda fields: failing_step())  # a study's process: the same rule
+    assert row["status"] == "oom" and seen[-1] == (True, None) and len(seen) == 2
+
+
+def test_a_cold_compiles_cache_is_merged_before_the_worker_replies_ready(monkeypatch, tmp_path):
+    # at exit a worker gets workers.EXIT_WAIT_S before it is killed: a long merge would be cut short
+    import contextlib
+
+    import bench_utils.measure.cell as measure
+
+    events = []
+
+    @contextlib.contextmanager
+    def cache(empty):
+        events.append(("cold cache", empty))
+        yield
+        events.append("merged")
+
+    def compile_stub(self, model, inputs, task):
+        events.append("compiled and warmed up")
+        return lambda: model(**inputs)
+
+    monkeypatch.setattr(measure, "compiler_cache", cache)
+    monkeypatch.setattr(CellProcess, "_compile", compile_stub)
+    process = _process(tmp_path, mode="default", cold_compile=True)
+    process.prepare()
+    assert not process.failed and events == [("cold cache", True), "compiled and warmed up", "merged"]
+    process.close()
+    assert events[-1] == "merged"  # nothing left for the exit

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import os
 import re
 import resource
@@ -182,10 +183,10 @@ class CellProcess:
             step()
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
             self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
+        if self.failed:  # out of the except block: see recover_memory
             self.call = None
             self._contexts.close()
-            if self.device == "cuda":
-                release_cuda_memory()
+            recover_memory(self.device)
 
     def prepare(self) -> None:
         self._guarded(self._prepare)
@@ -204,7 +205,10 @@ class CellProcess:
             self.call = eager
             self.fields.update(warm_up(eager, cfg, device, 0, block_window_s(cfg)))
         else:
-            self.call = self._compile(loaded.model, inputs, spec.task)
+            # a cold compile's cache is merged before the worker replies "ready", not at its exit, where
+            # a merge longer than workers.EXIT_WAIT_S (max-autotune's) would be killed half-done
+            with compiler_cache(empty=cfg.cold_compile and self.repeat == 0):
+                self.call = self._compile(loaded.model, inputs, spec.task)
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _compile(self, model, inputs: dict, task: str):
@@ -215,12 +219,10 @@ class CellProcess:
         cfg, device, fields = self.cfg, self.device, self.fields
         reference = accuracy.to_host(model(**inputs))  # on the host: nothing of it on the device while timing
         fp64_reference = _fp64_reference(model, inputs, cfg)
-        # the whole compiled life of the process, warm-up and timing included: CUDA-graph recording
-        # and autotuning may still write kernels to the cache after the first call
-        # later rounds compile in new processes with the cache it filled: their compile_s is the warm
-        # compile a new process pays (results/aggregate.py), every in-process cache included
-        cold = cfg.cold_compile and self.repeat == 0
-        self._contexts.enter_context(compiler_cache(empty=cold))
+        # in the cold cache (_prepare) until warm-up ends: CUDA-graph recording and autotuning may still
+        # write kernels to the cache after the first call. Later rounds compile in new processes with
+        # the cache it filled: their compile_s is the warm compile a new process pays
+        # (results/aggregate.py), every in-process cache included
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         compiled_model = torch.compile(model, mode=self.mode, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic())
@@ -285,7 +287,7 @@ class CellProcess:
                            duration_s=time.perf_counter() - self.clock, **self.fields)
 
     def close(self) -> None:
-        """Leave inference mode, autocast and the cold compile's own cache (merged into the user's)."""
+        """Leave inference mode and autocast (a cold compile's cache was merged when it prepared)."""
         self._contexts.close()
         faults.maybe_inject("exit", self.fault)
 
@@ -349,6 +351,16 @@ def _cache_hint(err: BaseException) -> str:
     return f" (a damaged Inductor cache entry? delete {folder} and run again)"
 
 
+def recover_memory(device: str) -> None:
+    """After a failure, once its `except` block is left: inside it the exception's traceback still holds
+    the frames of the failed call, and with them its tensors (an OOM's half-built activations), so
+    nothing could be freed. Out of it, a collection frees what only reference cycles kept, and on CUDA
+    the cached blocks go back to the device for the other workers on it."""
+    gc.collect()
+    if device == "cuda":
+        release_cuda_memory()
+
+
 def release_cuda_memory() -> None:
     """After a failed cell: give cached blocks back. A sticky CUDA error (e.g. an illegal address)
     makes every later CUDA call raise too; the row must still say what went wrong first."""
@@ -370,8 +382,8 @@ def measured_row(row_type, identity: dict, device: str, work):
         work(fields)
     except Exception as err:  # noqa: BLE001 - every failure of a process must become a row
         status, error = ("oom" if is_oom(err) else "error"), error_text(err)
-        if device == "cuda":
-            release_cuda_memory()
+    if status != "ok":  # out of the except block: see recover_memory
+        recover_memory(device)
     return row_type(**identity, status=status, error=error, env=environment.collect(device),
                     started_at=started.isoformat(timespec="seconds"), duration_s=time.perf_counter() - clock,
                     **fields)

@@ -109,7 +109,7 @@ def serve(conn, log_path: str) -> None:
         command, payload = conn.recv()
         print(f"worker: {command}", flush=True)
         if command in ("exit", "cell") and process is not None:
-            process.close()  # a cold compile's cache joins the user's before anything else starts
+            process.close()  # out of inference mode and autocast before anything else starts
             process = None
         if command == "exit":
             return

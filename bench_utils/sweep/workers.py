@@ -27,7 +27,8 @@ IMPORT_TIME_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"
 # variables, except the cache folders, which Inductor and Triton read on every use
 IMPORT_TIME_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TORCH_LOGS")
 RUNTIME_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed
+EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed (nothing long is left for its
+# exit: a cold compile merged its cache before replying "ready", measure/cell.py)
 
 _server_environment: dict | None = None
 
