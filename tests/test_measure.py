@@ -226,3 +226,19 @@ def test_a_cold_compiles_cache_is_merged_before_the_worker_replies_ready(monkeyp
     assert not process.failed and events == [("cold cache", True), "compiled and warmed up", "merged"]
     process.close()
     assert events[-1] == "merged"  # nothing left for the exit
+
+
+def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_calls(monkeypatch, tmp_path):
+    import bench_utils.measure.cell as measure
+
+    events = []
+    monkeypatch.setattr(measure, "time_calls", lambda fn, device, calls, seconds: events.append("timed") or [1e-3])
+    monkeypatch.setattr(measure, "release_cuda_memory", lambda: events.append("cache given back"))
+    process = _process(tmp_path)
+    process.call, process.device = (lambda: events.append("untimed call")), "cuda"
+    process.time_block(after_switch=True, hand_over=False)  # ABBA's first of a pair: the worker goes on
+    process.time_block(after_switch=False, hand_over=True)  # the next turn is another worker's
+    assert events == ["untimed call", "timed", "timed", "cache given back"]
+    process.device = "cpu"  # nothing to give back on a CPU
+    process.time_block(after_switch=False, hand_over=True)
+    assert events[-1] == "timed"

@@ -27,34 +27,35 @@ def _round(cfg, repeat=0, known=None):
     return plan.round_estimate(cfg, Round("vit", 1, repeat, cfg.modes), "cuda", known or {}, "A100")
 
 
-def test_a_round_is_its_slowest_preparation_then_every_modes_blocks():
+def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blocks():
     cfg = BenchConfig(**GPU)  # 300 calls per process in 4 blocks of 75, 0.25 s each at least
     first = _round(cfg)
-    # eager 9.325 ms, default 7.584 ms (the guide's A100 table); the compiled worker's preparation is the
-    # slowest: start 4 s, a cold default compile 60 s (the mode table), warm-up max(10 calls, 2 blocks) 0.5 s
-    assert first.seconds["start"] == 4.0 and first.seconds["cold compile"] == 60.0 and first.seconds["warm-up"] == 0.5
+    # eager 9.325 ms, default 7.584 ms (the guide's A100 table); the workers prepare one after the other
+    # (jobs.prepares_one_at_a_time): two starts of 4 s, a cold default compile 60 s (the mode table),
+    # two warm-ups of max(10 calls, 2 blocks) 0.5 s
+    assert first.seconds["start"] == 8.0 and first.seconds["cold compile"] == 60.0 and first.seconds["warm-up"] == 1.0
     # 4 blocks of 75 timed calls each, and an untimed call where a turn begins (E C C E E C C E: five
     # turns), counted as ceil(5 / 2) = 3 per worker (eager's are 3, the compiled worker's 2)
     timing = (4 * 75 + 3) * 0.009325 + (4 * 75 + 3) * 0.007584
     assert first.seconds["timing"] == pytest.approx(timing)
     assert first.seconds["settle"] == pytest.approx(5 * 0.25)  # E C C E E C C E: five turns begin
     assert first.seconds["profiler"] == 2 * plan.PROFILE_S  # round 0 at the smallest batch size, both modes
-    assert first.total == pytest.approx(64.5 + timing + 1.25 + 10.0)
+    assert first.total == pytest.approx(69.0 + timing + 1.25 + 10.0)
     # round 1 in the workers round 0 prepared (rounds_per_process 4, 3 rounds: round 2 starts fresh ones)
     later = _round(BenchConfig(**(GPU | {"repeats": 3})), repeat=1)
     assert set(later.seconds) == {"timing", "settle"} and later.total == pytest.approx(timing + 1.25)
     # fresh workers every round: each later round starts and compiles warm
     fresh = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
     assert fresh.seconds["warm compile"] == 8.0 and "cold compile" not in fresh.seconds and "profiler" not in fresh.seconds
-    assert fresh.total == pytest.approx(12.5 + timing + 1.25)
+    assert fresh.total == pytest.approx(17.0 + timing + 1.25)
 
 
-def test_on_a_cpu_every_workers_preparation_counts():
+def test_on_a_cpu_and_a_gpu_every_workers_preparation_counts():
     # one at a time (runner: jobs.prepares_one_at_a_time): the starts and warm-ups of both workers add up
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "rounds_per_process": 1}))
-    side_by_side = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
+    gpu = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
     alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.modes), "cpu", {}, None)
-    assert alone.seconds["start"] == 2 * plan.START_S["cpu"] and side_by_side.seconds["start"] == plan.START_S["cuda"]
+    assert alone.seconds["start"] == 2 * plan.START_S["cpu"] and gpu.seconds["start"] == 2 * plan.START_S["cuda"]
     assert alone.seconds["warm compile"] == plan.CPU_COMPILE_S[1]  # eager compiles nothing
 
 

@@ -245,9 +245,12 @@ class CellProcess:
         fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
-    def time_block(self, after_switch: bool = True) -> None:
-        """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds."""
+    def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:
+        """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds; with `hand_over`
+        (the next turn is another worker's), the CUDA cache is given back after it (hand_over_memory)."""
         self._guarded(lambda: self._time_block(after_switch))
+        if hand_over and not self.failed:
+            hand_over_memory(self.device)
 
     def _time_block(self, after_switch: bool) -> None:
         # one untimed call first when another worker ran since this one's last block: caches and
@@ -295,7 +298,9 @@ class CellProcess:
         """The profiler's pass over the prepared callable (after the row: it cannot cost the timing)."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
-        return _profile(self.call, self.device, self.task.trace_path(self.repeat))
+        fields = _profile(self.call, self.device, self.task.trace_path(self.repeat))
+        hand_over_memory(self.device)  # the next turn is another worker's
+        return fields
 
     def _finish(self) -> None:
         if not self.fields["samples_s"]:
@@ -349,6 +354,17 @@ def _cache_hint(err: BaseException) -> str:
         return ""
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
     return f" (a damaged Inductor cache entry? delete {folder} and run again)"
+
+
+def hand_over_memory(device: str) -> None:
+    """CUDA: give this worker's cached free blocks back to the device when its turn ends, so the workers
+    that share the GPU (a round's other modes, the idle workers of the other live groups) never find
+    it filled by another's cache: torch.cuda.empty_cache is the only call that hands "unoccupied cached
+    memory" to other processes (torch/cuda/memory.py, empty_cache). The CUDA-graph pools stay (their
+    graphs own them); the untimed call that begins the worker's next turn allocates again. Blocks end
+    synchronized (timing.time_calls), so no block still in use by a queued kernel is kept back."""
+    if device == "cuda":
+        release_cuda_memory()
 
 
 def recover_memory(device: str) -> None:

@@ -53,6 +53,14 @@ class Task:
         return inside(folder / f"{job.name}.json", folder)
 
 
+@dataclass(frozen=True)
+class Block:
+    """One timed block of a prepared cell, as the runner asks for it (sweep/rounds.py)."""
+
+    after_switch: bool  # another worker ran since this one's last block: one untimed call first
+    hand_over: bool  # the next turn is another worker's: give the CUDA cache back after the block
+
+
 def log_path(results_path: Path, job: Job) -> Path:
     """Where a worker's output goes: logs/<first job's name>.log in the results folder."""
     folder = Path(results_path).parent / LOGS_DIR

@@ -3,7 +3,7 @@ runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
-workers, side by side on a GPU and one at a time on a CPU (start: fork and model load; compile: cold
+workers, one at a time (jobs.prepares_one_at_a_time; start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
 (rounds.py). Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
@@ -108,8 +108,8 @@ def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
 
 
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:
-    """The wall time of one round, by part: preparation (side by side: the slowest worker counts; one
-    at a time on a CPU: every worker), then every mode's blocks in turn."""
+    """The wall time of one round, by part: preparation (one at a time: every worker counts; side by
+    side the slowest would), then every mode's blocks in turn."""
     estimate = RoundEstimate(round_)
     prepare = {}
     # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
@@ -134,7 +134,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
-    # side by side the slowest worker's preparation counts; one at a time (a CPU), every worker's
+    # one at a time every worker's preparation counts (side by side only the slowest worker's would)
     counted = list(prepare.values()) if prepares_one_at_a_time(cfg) else [
         max(prepare.values(), key=lambda parts: sum(parts.values()))]
     for parts in counted:
