@@ -17,13 +17,14 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("PASS  clock: perf_counter: median sample ")
     names = [re.match(r"(PASS|FAIL|SKIP)  ([^:]+):", line).group(2) for line in lines]
-    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "environment record",
-                     "selfcheck cpu bf16 · eager", "selfcheck cpu bf16 · default", "environment record",
-                     "oversized batch"]
-    assert all(line.startswith("PASS") for line in lines[:-1]) and lines[-1].startswith("SKIP  oversized batch: CPU")
-    assert "8 of 8 checks passed or skipped, 0 failed" in proc.stderr
+    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "reused worker", "cold cache merged",
+                     "environment record", "selfcheck cpu bf16 · eager", "selfcheck cpu bf16 · default",
+                     "environment record", "oversized batch beside live workers"]
+    assert all(line.startswith("PASS") for line in lines[:-1]) and lines[-1].startswith(
+        "SKIP  oversized batch beside live workers: CPU")
+    assert "10 of 10 checks passed or skipped, 0 failed" in proc.stderr
     sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
-    assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == ["PASS"] * 7 + ["SKIP"]
+    assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == ["PASS"] * 9 + ["SKIP"]
     measured = [cell for cell in sent["cells"] if "mode" in cell]
     assert [(c["label"], c["mode"]) for c in measured] == [("selfcheck cpu", "eager"), ("selfcheck cpu", "default"),
                                                            ("selfcheck cpu bf16", "eager"), ("selfcheck cpu bf16", "default")]
@@ -48,11 +49,16 @@ def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
 
     cuda = profiles("cuda")
     assert cuda[0].modes == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-    assert cuda[0].profile and cuda[-1].profile  # the profiler pass is checked on CUDA too
+    assert all(c.profile for c in cuda if c.dtype == "float32" or c.autocast)  # the profiler pass on CUDA too
     assert [(c.dtype, c.autocast, c.channels_last) for c in cuda] == [
-        ("float32", False, False), ("float16", False, False), ("bfloat16", False, False), ("float16", True, True)]
-    assert cuda[-1].models == ("resnet",) and "reduce-overhead" in cuda[-1].modes  # channels_last on convolutions
-    assert all(c.device == "cuda" and c.batch_sizes == (1,) and not c.cold_compile for c in cuda)
+        ("float32", False, False), ("float32", False, False), ("float16", False, False), ("bfloat16", False, False),
+        ("float16", True, True), ("float32", False, False)]
+    assert cuda[4].models == ("resnet",) and "reduce-overhead" in cuda[4].modes  # channels_last on convolutions
+    # a reused worker and a cold compile's merge; CUDA graphs at batch 4 too; a graph that breaks
+    assert (cuda[0].repeats, cuda[0].rounds_per_process, cuda[0].cold_compile) == (3, 3, True)
+    assert cuda[1].batch_sizes == (4,) and "reduce-overhead" in cuda[1].modes
+    assert cuda[-1].models == ("segformer",) and cuda[-1].modes == ("eager", "reduce-overhead")
+    assert all(c.device == "cuda" for c in cuda)
 
 
 @pytest.mark.parametrize("capability, skipped", [("7.5", True), ("7.0", True), ("8.0", False), ("9.0", False)])
@@ -75,7 +81,10 @@ def _cuda_rows(mode: str, **fields):
                 profile_calls=5, profile_call_ms=1.0, profile_kernels_per_call=50.0, profile_launches_per_call=1.0,
                 profile_graph_replays_per_call=1.0, cudagraphs_recorded=1, cudagraph_skips=0)
     return to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda),
-                         make_row("vit", 1, mode, 1.0, **(cuda | COMPILED_FIXTURE | fields))])
+                         make_row("vit", 1, mode, 1.0, **(cuda | COMPILED_FIXTURE | ONE_GRAPH | fields))])
+
+
+ONE_GRAPH = dict(graph_breaks=0, graph_count=1, break_reasons=[])  # tiny ViT compiles whole
 
 
 def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_partial_graphs():
@@ -87,10 +96,41 @@ def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_
              "partial CUDA-graph coverage: 30 of 50": dict(profile_launches_per_call=31.0),
              "the profiler saw no CUDA-graph replay": dict(profile_graph_replays_per_call=0.0,
                                                           profile_launches_per_call=0.0),
-             "reserved peak 50.0 MiB below the allocated peak": dict(peak_reserved_mb=50.0)}
+             "no reserved peak": dict(peak_reserved_mb=None),
+             "peak memory 0.5 MiB below the weights' 3.81 MiB": dict(peak_mem_mb=0.5, num_params=1_000_000),
+             # a model that broke its graph: every graph recorded and replayed on each call
+             "1 CUDA graphs recorded for 2 compiled graphs": dict(graph_count=2, graph_breaks=1),
+             "1 CUDA-graph replays per call for 2 graphs": dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=2)}
     for reason, fields in cases.items():
         check = row_checks(_cuda_rows("reduce-overhead", **fields), "cuda", profiled=True)[1]
         assert check.status == "FAIL" and reason in check.reason, (reason, check.reason)
+    # eager code between the graphs of a broken graph launches kernels outside them: expected, no FAIL
+    broken = dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=2, profile_graph_replays_per_call=2.0,
+                  profile_launches_per_call=30.0)
+    assert row_checks(_cuda_rows("reduce-overhead", **broken), "cuda", profiled=True)[1].status == "PASS"
+    assert row_checks(_cuda_rows("reduce-overhead", **(broken | {"graph_breaks": 0})), "cuda",
+                      profiled=True)[1].status == "FAIL"
+
+
+def test_the_reuse_checks_fail_for_a_fresh_worker_or_a_merge_that_did_not_land():
+    from bench_utils.selfcheck import reuse_checks
+
+    def rows(process_round_1=0, warm_hits=1, cold_misses=1):
+        made = []
+        for repeat in range(3):
+            for mode in ("eager", "default"):
+                compiled = mode != "eager"
+                made.append(make_row("vit", 1, mode, 1.0, repeat=repeat,
+                                     process_round={0: 0, 1: process_round_1, 2: 2}[repeat],
+                                     fx_cache_hits=(warm_hits if repeat == 2 else 0) if compiled else None,
+                                     fx_cache_misses=(cold_misses if repeat == 0 else 0) if compiled else None))
+        return made
+
+    assert [c.status for c in reuse_checks(rows())] == ["PASS", "PASS"]
+    assert [c.status for c in reuse_checks(rows(process_round_1=1))] == ["FAIL", "PASS"]
+    assert [c.status for c in reuse_checks(rows(warm_hits=0))] == ["PASS", "FAIL"]  # the merge did not land
+    assert [c.status for c in reuse_checks(rows(cold_misses=0))] == ["PASS", "FAIL"]  # round 0 was not cold
+    assert "round 0 FX-graph cache misses [1], round 2 (fresh workers) hits [0]" in reuse_checks(rows(warm_hits=0))[1].reason
 
 
 def test_environment_check_does_not_require_the_driver_version():
