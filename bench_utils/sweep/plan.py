@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..config.modes import MODE_BY_NAME
 from .compile_estimate import gpu_compile_s
 from .jobs import Round, done_keys, first_rounds, pair_start, prepares_one_at_a_time, read_cell_rows, round_pending
 
@@ -180,8 +179,8 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
         tips.append(f"drop batch size {batch} ({_duration(seconds)})")
     by_mode = {}
     for mode in cfg.modes[1:]:
-        table = MODE_BY_NAME[mode]
-        by_mode[mode] = sum(1 for e in estimates if e.round.repeat == 0) * table.cold_compile_s
+        by_mode[mode] = sum(_compile_s(cfg, e.round.model, mode, True, None, cfg.device if cfg.device == "cpu" else "cuda")
+                            for e in estimates if e.round.repeat == 0)
     for mode, seconds in sorted(by_mode.items(), key=lambda item: -item[1]):
         if mode != cfg.modes[1] or len(cfg.modes) > 2:
             tips.append(f"drop mode {mode} (cold compiles about {_duration(seconds)})")
