@@ -11,7 +11,7 @@ from .config.bench_config import ConfigError
 from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
-from .measure.environment import check_device_available
+from .measure.environment import check_device_available, fit_to_this_gpu
 from .messages import terminal_text, use_one_line_warnings
 from .paths import check_inductor_cache_dir
 
@@ -47,8 +47,9 @@ def _cmd_run(args) -> int:
         for cfg in configs:
             inside(default_results_path(cfg), reports_root())
     check_inductor_cache_dir()
-    if not args.ray:  # on Ray the GPUs are on the workers, not here
+    if not args.ray:  # on Ray the GPUs are on the workers, not here (an actor holds one group on its GPU)
         check_device_available(configs)
+        configs = fitted_to_this_gpu(configs)
     try:
         if args.ray:  # every profile at once, through the same loop (bench_utils/sweep/launchers/ray.py)
             from .sweep.launchers.ray import run_sweeps_on_ray
@@ -63,6 +64,14 @@ def _cmd_run(args) -> int:
     for summary in summaries:
         print(summary.line())
     return 0
+
+
+def fitted_to_this_gpu(configs: list) -> list:
+    """The configs with live_groups fit to this GPU's memory (config/gpus.py), each change said on stderr."""
+    configs, notes = fit_to_this_gpu(configs)
+    for note in notes:
+        print(f"[gpu] {note}", file=sys.stderr)
+    return configs
 
 
 def _cmd_plan(args) -> int:
@@ -184,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="two results JSONL files: a page comparing them cell by cell (compare.html), nothing measured")
     report.add_argument("--report-only", action="store_true",
                         help="measure nothing: report the results files already in the report folder")
+    report.add_argument("--allow-long", action="store_true",
+                        help="measure even when `plan` (printed first) estimates more than an hour")
     report.set_defaults(func=_cmd_report)
     return parser
 

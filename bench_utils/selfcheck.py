@@ -2,19 +2,26 @@
 every mode this device offers, in real cell processes, and the rows are checked against what a right
 measurement must show; each check prints PASS, FAIL or SKIP with its reason. Exit 1 on any FAIL.
 `--json FILE` also writes the checks, the environment and every cell's record: the one file a GPU
-owner sends back (docs/gpu.md).
+owner sends back (docs/gpu.md). Every check can fail for the reason it names (docs/gpu.md lists how).
 
-CPU: eager and default, float32 (profiled) and bfloat16 autocast. CUDA: every mode in float32,
-profiled (max-autotune with its CUDA graphs); eager/default in float16 and in bfloat16 (SKIP below
-compute capability 8.0, where Inductor does not compile bfloat16); float16 autocast with channels_last
-on a convnet, through reduce-overhead; an oversized batch that must become an `oom` row while the sweep
-goes on. Both: the clock against a known duration on a warm device, the environment record, warm-up
-and sample counts, accuracy against eager, peak memory, the profiler pass.
+CPU: eager and default, float32 (profiled; three rounds: the first two in the same workers, the third
+in fresh ones compiling from the cache the first round's cold compile filled); freezing, and bfloat16
+autocast eager and compiled (SKIP on a CPU without native bfloat16). CUDA: the same three rounds
+through every mode in float32, profiled (max-autotune with its CUDA graphs); CUDA graphs at batch 4
+too; default under float16 and bfloat16 autocast (SKIP below compute capability 8.0, where Inductor
+does not compile bfloat16); float16 autocast with channels_last on a
+convnet, through reduce-overhead; a model that breaks its graph, under reduce-overhead (a CUDA-graph
+tree of several graphs); a batch too large for the GPU beside another group's live workers, which
+must become `oom` rows, fired in the model's forward, while the other group's workers go on. Both:
+the clock against a known duration on a warm device, the environment record, warm-up and sample
+counts, accuracy against eager, peak memory, the profiler pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -32,6 +39,11 @@ CLOCK_WARMUP_CALLS = 5  # spin calls before the clock check: lazy module loading
 CLOCK_CALLS = 7  # synchronized host-timed calls whose median is the expected duration
 FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
             repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
+# rounds 0 and 1 in one set of workers (a reused worker), round 2 in fresh ones (the last of the first
+# pass, jobs.needs_fresh_workers) that compile warm from what round 0's cold compile merged
+REUSE = dict(repeats=3, rounds_per_process=3, cold_compile=True)
+OOM_INPUT_SHARE = 0.6  # of the free GPU memory: the oversized batch's input fits, its first activations do not
+FLOAT32_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -49,21 +61,30 @@ def _check(name: str, ok: bool, reason: str) -> Check:
 
 
 def profiles(device: str) -> list[BenchConfig]:
-    """Every configuration the device offers, on tiny models: a precision the machine lacks natively
-    becomes an "unsupported" row (a SKIP with its reason), as in a report."""
+    """The profiles measured, in order: every configuration the device offers, on tiny models. The first
+    runs three rounds (REUSE) with caches of its own; a precision the machine lacks natively becomes an
+    "unsupported" row (a SKIP with its reason), as in a report."""
     if device == "cpu":
-        return [BenchConfig(label="selfcheck cpu", models=("vit",), device="cpu", profile=True,
-                            configurations=("eager", "default", "default+freezing", "eager+bf16-autocast",
-                                            "default+bf16-autocast"), **FAST)]
+        return [BenchConfig(label="selfcheck cpu", models=("vit",), configurations=("eager", "default"), device="cpu",
+                            profile=True, **(FAST | REUSE)),
+                BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
+                            configurations=("eager", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"),
+                            **FAST)]
     from .config.modes import MODES
 
     return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=MODES, profile=True,
-                        **FAST),
+                        **(FAST | REUSE)),
+            BenchConfig(label="selfcheck cuda batch 4", models=("vit",), device="cuda",
+                        configurations=("eager", "reduce-overhead"), profile=True, **(FAST | {"batch_sizes": (4,)})),
             BenchConfig(label="selfcheck cuda low precision", models=("vit",), device="cuda",
                         configurations=("eager", "default+fp16-autocast", "default+bf16-autocast"), **FAST),
             BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
                         configurations=("eager", "default+fp16-autocast+channels-last",
-                                        "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST)]
+                                        "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST),
+            # tiny SegFormer breaks its graph (transformers 5: 2 graphs, benchmarks/compile_counts.py):
+            # reduce-overhead records a CUDA-graph tree of several graphs, eager code between them
+            BenchConfig(label="selfcheck cuda graph breaks", models=("segformer",), device="cuda",
+                        configurations=("eager", "reduce-overhead"), profile=True, **FAST)]
 
 
 def clock_check(device: str) -> Check:
@@ -110,12 +131,14 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
         if row["configuration"] != "eager":
             if row["accuracy_ok"] is not True:
                 problems.append(f"output differs from eager by {row['max_abs_diff']:.3g} (beyond tolerance)")
-            if row["mode"] != "eager" and not row["compile_s"]:
+            if row["configuration"] != "eager" and not row["compile_s"]:
                 problems.append("no compile time")
             if not row["speedup"] > 0:
                 problems.append("no speedup")
-        if row["compile_notes"]:  # ran eager, or CUDA graphs missing or partial
-            problems.append(compile_note_words(row))
+        notes = [note for note in row["compile_notes"]
+                 if not (note == "partial_cudagraphs" and (row["graph_breaks"] or 0) > 0)]
+        if notes:  # ran eager, or CUDA graphs missing or partial (expected where the graph broke: eager code runs between graphs)
+            problems.append(compile_note_words(row | {"compile_notes": notes}))
         problems += _memory_problems(row, device) + (_profile_problems(row, device) if profiled else [])
         checks.append(_check(name, not problems, "; ".join(problems) or
                              f"median {row['latency_ms_median']:.3f} ms, warm-up {row['warmup_calls']:.0f} calls, "
@@ -125,14 +148,19 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
 
 
 def _memory_problems(row: dict, device: str) -> list[str]:
-    """CUDA: the reserved footprint holds the allocated peak, and a CUDA-graph mode's pool is in it."""
+    """The peak holds the model's weights (a peak read on another device, or reset after the blocks,
+    would not); CUDA: a reserved peak was read, and a CUDA-graph mode has memory in its pool."""
     from .config.modes import CUDAGRAPH_MODES
 
-    if device != "cuda":
-        return []
     problems = []
-    if not row["peak_reserved_mb"] or row["peak_reserved_mb"] < row["peak_mem_mb"]:
-        problems.append(f"reserved peak {row['peak_reserved_mb']} MiB below the allocated peak")
+    # the weights stay float32 in every configuration (autocast casts per operator, not the model)
+    weights_mb = (row.get("num_params") or 0) * FLOAT32_BYTES / 2**20
+    if row["peak_mem_mb"] and row["peak_mem_mb"] < weights_mb:
+        problems.append(f"peak memory {row['peak_mem_mb']:.3g} MiB below the weights' {weights_mb:.3g} MiB")
+    if device != "cuda":
+        return problems
+    if not row["peak_reserved_mb"] or row["peak_reserved_mb"] != row["peak_reserved_mb"]:  # None, 0 or NaN
+        problems.append("no reserved peak")
     if row["mode"] in CUDAGRAPH_MODES and not row["cudagraph_pool_mb"]:
         problems.append("no memory in a CUDA-graph pool after timing")
     return problems
@@ -150,6 +178,13 @@ def _profile_problems(row: dict, device: str) -> list[str]:
         return ["the profiler saw no CUDA kernel"]
     if device == "cuda" and row["mode"] in CUDAGRAPH_MODES and not row["profile_graph_replays_per_call"]:
         return ["the profiler saw no CUDA-graph replay"]
+    if device == "cuda" and row["mode"] in CUDAGRAPH_MODES and (row["graph_count"] or 0) > 1:
+        # a tree of several graphs: each graph recorded, and each replayed on every call
+        graphs = int(row["graph_count"])
+        if (row["cudagraphs_recorded"] or 0) < graphs:
+            return [f"{row['cudagraphs_recorded']} CUDA graphs recorded for {graphs} compiled graphs"]
+        if row["profile_graph_replays_per_call"] < graphs:
+            return [f"{row['profile_graph_replays_per_call']:.3g} CUDA-graph replays per call for {graphs} graphs"]
     return []
 
 
@@ -162,23 +197,73 @@ def env_check(rows, device: str) -> Check:
                   (f"missing {', '.join(missing)}" if missing else f"{len(keys)} facts on every row") + driver)
 
 
+def reuse_checks(rows: list) -> list[Check]:
+    """A REUSE profile's rows: round 1 measured in round 0's workers (a reused worker: a new round in a
+    process that timed blocks and handed its turns over); round 0's compile cold (an FX-graph cache
+    miss: the empty cache was used) and round 2's fresh workers warm (a hit: the cold cache was merged
+    where a new process reads it)."""
+    by_round = {r: [row for row in rows if row.repeat == r] for r in (0, 1, 2)}
+    second = by_round[1]
+    reused = bool(second) and all(row.status == "ok" and row.process_round == 0 for row in second)
+    compiled = lambda r: [row for row in by_round[r] if row.configuration != "eager"]  # noqa: E731
+    cold = [row.fx_cache_misses for row in compiled(0)]
+    warm = [row.fx_cache_hits for row in compiled(2)]
+    merged = bool(cold) and bool(warm) and all(cold) and all(warm)
+    return [_check("reused worker", reused, "round 1: " + ", ".join(
+                f"{row.configuration} {row.status} in round {row.process_round}'s process" for row in second)),
+            _check("cold cache merged", merged, f"round 0 FX-graph cache misses {cold}, round 2 (fresh "
+                   f"workers) hits {warm}")]
+
+
+@contextlib.contextmanager
+def own_caches(folder: Path):
+    """Inductor and Triton caches of the selfcheck's own, empty: round 2's warm compile can only come
+    from round 0's merge (both variables set: the merge's Triton path is the one a user's
+    TRITON_CACHE_DIR takes)."""
+    names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    before = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: str(folder / name.split("_")[0].lower()) for name in names})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def oom_check(device: str, folder: Path) -> Check:
-    """CUDA: a batch twice the GPU's memory must become an `oom` row, and the next cell still runs."""
+    """CUDA: a batch whose input fits the free memory but whose first activations do not must become
+    `oom` rows in every mode, fired in the model's forward (not where the batch is built), while the
+    workers of another group (batch 1) stay alive beside it and measure their next round."""
     if device != "cuda":
-        return Check("oversized batch", "SKIP", "CPU: an allocation past RAM is killed by the OS, not raised")
+        return Check("oversized batch beside live workers", "SKIP",
+                     "CPU: an allocation past RAM is killed by the OS, not raised")
     import torch
 
     from .results.rows import read_results
     from .sweep.loop import run_sweep
 
-    image_bytes = 3 * 32 * 32 * 4  # tiny ViT's float32 input image (32 x 32): the batch alone overflows
-    huge = int(2 * torch.cuda.get_device_properties(0).total_memory // image_bytes)
-    cfg = BenchConfig(label="selfcheck oom", models=("vit",), configurations=("eager",), device="cuda",
-                      **{**FAST, "batch_sizes": (huge, 1)})
+    # tiny ResNet's float32 image (32 x 32); its first convolution's output is 2/3 of its input
+    image_bytes = 3 * 32 * 32 * 4
+    huge = int(OOM_INPUT_SHARE * torch.cuda.mem_get_info()[0] // image_bytes)
+    cfg = BenchConfig(label="selfcheck oom", models=("resnet",), configurations=("eager", "default", "reduce-overhead"),
+                      device="cuda", live_groups=2, **(FAST | REUSE | {"batch_sizes": (1, huge), "cold_compile": False}))
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
-    statuses = {row.batch_size: row.status for row in read_results(folder / "oom.jsonl").rows}
-    return _check("oversized batch", statuses == {huge: "oom", 1: "ok"}, f"batch {huge:,}: {statuses.get(huge)}, "
-                  f"then batch 1: {statuses.get(1)}")
+    rows = read_results(folder / "oom.jsonl").rows
+    big, small = [r for r in rows if r.batch_size == huge], [r for r in rows if r.batch_size == 1]
+    problems = [f"batch {huge:,} {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in big
+                if r.status != "oom" or "inputs.py" in r.error]
+    problems += [f"batch 1 {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in small if r.status != "ok"]
+    problems += [f"batch 1 {r.configuration} round 1 ran in a fresh process" for r in small
+                 if r.repeat == 1 and r.process_round != 0]
+    if len(big) != 9 or len(small) != 9:
+        problems.append(f"{len(big)} and {len(small)} rows, not 9 and 9")
+    where = sorted({r.error.rsplit("[", 1)[-1].split("]")[0] for r in big if "[" in r.error})
+    return _check("oversized batch beside live workers", not problems, "; ".join(problems) or
+                  f"batch {huge:,}: oom in every mode and round (at {', '.join(where)}); batch 1's workers "
+                  "measured round 1 beside it, in the same processes")
 
 
 def run(device: str = "auto", folder: Path | None = None, cells: list | None = None):
@@ -196,12 +281,15 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
         yield clock_check(device)
         for number, cfg in enumerate(profiles(device)):
             path = folder / f"profile{number}.jsonl"
-            run_sweep(cfg, path, progress=False)
+            with own_caches(folder / f"caches{number}") if cfg.repeats == REUSE["repeats"] else contextlib.nullcontext():
+                run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
             yield from row_checks(frame, device, profiled=cfg.profile)
             rows = read_results(path).rows
             cells.append({"label": cfg.label, "environment": rows[0].env if rows else {}})
+            if cfg.repeats == REUSE["repeats"]:
+                yield from reuse_checks(rows)
             yield env_check(rows, device)
         yield oom_check(device, folder)
 

@@ -1,8 +1,9 @@
 """The cold process's compiler cache joins the shared one entry by entry, each entry whole or absent."""
 
 import os
+from pathlib import Path
 
-from bench_utils.measure.compiler_cache import merge_into
+from bench_utils.measure.compiler_cache import compiler_cache, merge_into
 
 
 def _tree(root):
@@ -66,3 +67,45 @@ def test_a_folder_another_process_created_meanwhile_is_merged_not_lost(tmp_path,
     merge_into(source, target)
     assert _tree(target) == {"HASH": None, "HASH/mine": "mine", "HASH/theirs": "theirs"}
     assert not list(target.rglob("*.tmp"))
+
+
+def _cold_compile_writes(kernel: str) -> None:
+    """What a cold compile leaves behind, written where Inductor and Triton would put it now: an FX-graph
+    entry and a Triton kernel, after Inductor's first kernel set TRITON_CACHE_DIR as CachingAutotuner does."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir, triton_cache_dir
+
+    os.environ["TRITON_CACHE_DIR"] = triton_cache_dir(0)
+    (Path(cache_dir()) / "fxgraph").mkdir(parents=True, exist_ok=True)
+    (Path(cache_dir()) / "fxgraph" / "graph").write_text("graph")
+    (Path(os.environ["TRITON_CACHE_DIR"]) / "HASH").mkdir(parents=True)
+    (Path(os.environ["TRITON_CACHE_DIR"]) / "HASH" / "k.cubin").write_text(kernel)
+
+
+def test_a_cold_compile_reads_neither_the_users_inductor_nor_triton_cache(tmp_path, monkeypatch):
+    from torch._inductor.runtime.cache_dir_utils import cache_dir, triton_cache_dir
+
+    inductor, triton = tmp_path / "inductor", tmp_path / "triton"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(inductor))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(triton))
+    with compiler_cache(empty=True):
+        assert not Path(cache_dir()).is_relative_to(inductor)
+        assert Path(triton_cache_dir(0)).is_relative_to(cache_dir())  # a warm Triton kernel is not found
+        assert not Path(triton_cache_dir(0)).is_relative_to(triton)
+        _cold_compile_writes("cold kernel")
+    assert os.environ["TRITON_CACHE_DIR"] == str(triton) and os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(inductor)
+    assert (triton / "HASH" / "k.cubin").read_text() == "cold kernel"  # where a warm process looks for it
+    assert (inductor / "fxgraph" / "graph").read_text() == "graph" and not (inductor / "triton").exists()
+
+
+def test_without_triton_cache_dir_the_kernels_join_inductors_cache_and_the_variable_is_dropped(tmp_path,
+                                                                                             monkeypatch):
+    from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
+
+    inductor = tmp_path / "inductor"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(inductor))
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    with compiler_cache(empty=True):
+        _cold_compile_writes("cold kernel")
+    assert "TRITON_CACHE_DIR" not in os.environ  # not left pointing at the deleted cold folder
+    assert (Path(triton_cache_dir(0)) / "HASH" / "k.cubin").read_text() == "cold kernel"
+    assert Path(triton_cache_dir(0)) == inductor / "triton" / "0"

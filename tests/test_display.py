@@ -36,7 +36,7 @@ def test_readable_frames_have_labels_in_words_and_text_values():
     assert list(shown.columns) == ["Model", "Batch (images)", "Speedup (×)", "Pays back after (calls, cold)",
                                    "Graph breaks", "Why the graph broke", "Warm compile (s)", "Some new column"]
     assert shown.iloc[0].tolist() == ["ViT-B/16", "1", "1.05", NEVER, "0", "a; b", MISSING, "2"]
-    assert label("eager_peak_mem_mb") == "Eager peak memory (MiB)"
+    assert label("eager_peak_mem_mb") == "Eager peak memory (MiB; GPU: reserved)"
 
 
 def test_csv_keeps_unrounded_numbers_and_adds_the_checkpoint(tmp_path):

@@ -206,3 +206,79 @@ def test_an_own_folders_rows_name_it_by_its_name_only(tmp_path):
     cfg = BenchConfig(models=("mine",), checkpoints=(("mine", str(folder), ""),))
     assert own_spec("mine", str(folder)).published == "my-vit" and get_spec("vit").published == get_spec("vit").checkpoint
     assert cell_fields(cfg, "mine", 1, "eager", "cpu")["checkpoint"] == "my-vit"
+
+
+def _process(tmp_path, mode="eager", **settings) -> CellProcess:
+    cfg = BenchConfig(models=("vit",), configurations=("eager", "default"), iterations=2, **(FAST | settings))
+    return CellProcess(Task(cfg, Job(CELL, "vit", 1, mode, 0), tmp_path / "results.jsonl"))
+
+
+def test_after_an_oom_memory_is_recovered_outside_the_except_block(monkeypatch, tmp_path):
+    # inside the except block the traceback still holds the failed call's tensors: releasing the CUDA
+    # cache there frees nothing; the failed step's objects must be gone when the cache is released
+    import sys
+    import weakref
+
+    import bench_utils.measure.cell as measure
+
+    class Activations:
+        pass
+
+    held, seen = [], []
+
+    def failing_step():
+        activations = Activations()
+        held.append(weakref.ref(activations))
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(measure, "release_cuda_memory", lambda: seen.append((held[0]() is None, sys.exc_info()[0])))
+    process = _process(tmp_path)
+    process.device = "cuda"  # the rule is CUDA's; nothing here touches a GPU
+    process._guarded(failing_step)
+    assert process.failure[0] == "oom" and seen == [(True, None)]
+    monkeypatch.setattr(measure.environment, "collect", lambda device: {})
+    row = measure.measured_row(dict, {}, "cuda", lambda fields: failing_step())  # a study's process: the same rule
+    assert row["status"] == "oom" and seen[-1] == (True, None) and len(seen) == 2
+
+
+def test_a_cold_compiles_cache_is_merged_before_the_worker_replies_ready(monkeypatch, tmp_path):
+    # at exit a worker gets workers.EXIT_WAIT_S before it is killed: a long merge would be cut short
+    import contextlib
+
+    import bench_utils.measure.cell as measure
+
+    events = []
+
+    @contextlib.contextmanager
+    def cache(empty, under=None):
+        events.append(("cold cache", empty))
+        yield
+        events.append("merged")
+
+    def candidate_stub(self, model, inputs, task):
+        events.append("compiled and warmed up")
+        return lambda: model(**inputs)
+
+    monkeypatch.setattr(measure, "compiler_cache", cache)
+    monkeypatch.setattr(CellProcess, "_candidate", candidate_stub)
+    process = _process(tmp_path, mode="default", cold_compile=True)
+    process.prepare()
+    assert not process.failed and events == [("cold cache", True), "compiled and warmed up", "merged"]
+    process.close()
+    assert events[-1] == "merged"  # nothing left for the exit
+
+
+def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_calls(monkeypatch, tmp_path):
+    import bench_utils.measure.cell as measure
+
+    events = []
+    monkeypatch.setattr(measure, "time_calls", lambda fn, device, calls, seconds: events.append("timed") or [1e-3])
+    monkeypatch.setattr(measure, "release_cuda_memory", lambda: events.append("cache given back"))
+    process = _process(tmp_path)
+    process.call, process.device = (lambda: events.append("untimed call")), "cuda"
+    process.time_block(after_switch=True, hand_over=False)  # ABBA's first of a pair: the worker goes on
+    process.time_block(after_switch=False, hand_over=True)  # the next turn is another worker's
+    assert events == ["untimed call", "timed", "timed", "cache given back"]
+    process.device = "cpu"  # nothing to give back on a CPU
+    process.time_block(after_switch=False, hand_over=True)
+    assert events[-1] == "timed"

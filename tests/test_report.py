@@ -76,13 +76,46 @@ def test_a_key_the_notebook_lacks_is_refused(tmp_path):
         report.check_parameters(cfg, Path("p.yaml"), stripped)
 
 
-def test_default_profiles_follow_the_hardware(monkeypatch):
-    monkeypatch.setattr(report, "_cuda_device_name", lambda: "")
+def test_default_profiles_follow_the_hardware(monkeypatch, capsys):
+    monkeypatch.setattr(report, "_cuda_device", lambda: None)
     assert [p.name for p in report.default_profiles(REPO)] == ["cpu-report.yaml"]
-    for gpu, expected in (("NVIDIA A100-SXM4-80GB", "a100.yaml"), ("Tesla T4", "t4.yaml"),
-                          ("NVIDIA H100 80GB HBM3", "h100.yaml"), ("NVIDIA L4", "gpu.yaml")):
-        monkeypatch.setattr(report, "_cuda_device_name", lambda gpu=gpu: gpu)
-        assert [p.name for p in report.default_profiles(REPO)] == [expected]
+    for gpu, expected in ((("NVIDIA A100-SXM4-80GB", 79.2, (8, 0)), ("a100.yaml", None)),
+                          (("Tesla T4", 14.6, (7, 5)), ("t4.yaml", None)),
+                          (("NVIDIA H100 80GB HBM3", 79.1, (9, 0)), ("h100.yaml", None)),
+                          (("NVIDIA H200", 139.8, (9, 0)), ("h100.yaml", "H200")),
+                          (("NVIDIA L4", 22.0, (8, 9)), ("a100.yaml", "L4"))):  # not gpu.yaml's hours
+        monkeypatch.setattr(report, "_cuda_device", lambda gpu=gpu: gpu)
+        assert [(p.name, label) for p, label in report.default_runs(REPO)] == [expected]
+    assert 'NVIDIA L4 (22 GB, compute capability 8.9): the A100 profile' in capsys.readouterr().err
+
+
+# 6 rounds of two workers timing 1000 s each: 3.3 hours
+LONG_PROFILE = ("label: long\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, default]\nsize: tiny\n"
+                "device: cpu\nweights: random\nrepeats: 3\nmin_time_s: 1000\n")
+
+
+def test_report_prints_the_plan_and_refuses_a_run_over_an_hour_without_allow_long(tmp_path, capsys):
+    params = tmp_path / "long.yaml"
+    params.write_text(LONG_PROFILE)
+    cfg = load_config(params)
+    with pytest.raises(ConfigError, match=r"long.yaml: plan estimates \d\.\d h to measure \(above\), more than "
+                                          r"1 h: run again with --allow-long, or trim the profile$"):
+        report.check_duration([cfg], [params], tmp_path / "out", allow_long=False)
+    assert capsys.readouterr().out.startswith(f"{params}: long: 6 rounds")  # the plan, before the refusal
+    report.check_duration([cfg], [params], tmp_path / "out", allow_long=True)  # asked for: no refusal
+    short = load_config(tiny_params(tmp_path))
+    report.check_duration([short], [params], tmp_path / "out", allow_long=False)
+
+
+def test_the_report_command_stops_on_a_long_plan_before_anything_runs(tmp_path):
+    params = tmp_path / "long.yaml"
+    params.write_text(LONG_PROFILE)
+    proc = run_cli("report", params, "--out", tmp_path / "out", timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1].startswith("error: ") and proc.stderr.splitlines()[-1].endswith(
+        "run again with --allow-long, or trim the profile")
+    assert "estimated" in proc.stdout and "over an hour; to trim" in proc.stdout
+    assert not (tmp_path / "out").exists()  # nothing measured, no page written
 
 
 def test_report_only_without_results_is_a_one_line_error(tmp_path):

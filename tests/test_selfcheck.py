@@ -17,21 +17,26 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("PASS  clock: perf_counter: median sample ")
     names = [re.match(r"(PASS|FAIL|SKIP)  ([^:]+):", line).group(2) for line in lines]
-    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "selfcheck cpu · default+freezing",
-                     "selfcheck cpu · eager+bf16-autocast", "selfcheck cpu · default+bf16-autocast",
-                     "environment record", "oversized batch"]
+    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "reused worker", "cold cache merged",
+                     "environment record", "selfcheck cpu configurations · eager",
+                     "selfcheck cpu configurations · default+freezing", "selfcheck cpu configurations · eager+bf16-autocast",
+                     "selfcheck cpu configurations · default+bf16-autocast", "environment record",
+                     "oversized batch beside live workers"]
     import torch
 
     bf16 = torch.ops.mkldnn._is_mkldnn_bf16_supported()  # without native bfloat16 they say so: SKIP, not FAIL
-    expected = ["PASS"] * 4 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS", "SKIP"]
+    expected = ["PASS"] * 8 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS", "SKIP"]
     assert [line[:4] for line in lines] == expected, proc.stdout
-    assert bf16 or "this CPU has no native bfloat16" in lines[4]
-    assert "8 of 8 checks passed or skipped, 0 failed" in proc.stderr
+    assert bf16 or "this CPU has no native bfloat16" in lines[8]
+    assert lines[-1].startswith("SKIP  oversized batch beside live workers: CPU")
+    assert "12 of 12 checks passed or skipped, 0 failed" in proc.stderr
     sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
     assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == expected
     measured = [cell for cell in sent["cells"] if "configuration" in cell]
-    assert [c["configuration"] for c in measured] == ["eager", "default", "default+freezing", "eager+bf16-autocast",
-                                                      "default+bf16-autocast"]
+    assert [(c["label"], c["configuration"]) for c in measured] == [
+        ("selfcheck cpu", "eager"), ("selfcheck cpu", "default"), ("selfcheck cpu configurations", "eager"),
+        ("selfcheck cpu configurations", "default+freezing"), ("selfcheck cpu configurations", "eager+bf16-autocast"),
+        ("selfcheck cpu configurations", "default+bf16-autocast")]
     assert measured[1]["profile_calls"] == 5 and measured[1]["profile_error"] == ""  # the profiled profile
     assert measured[1]["speedup"] > 0 and measured[0]["latency_ms_median"] > 0
     assert [c["environment"]["torch"] for c in sent["cells"] if "environment" in c] != []
@@ -54,11 +59,15 @@ def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
     cuda = profiles("cuda")
     assert cuda[0].configurations == ("eager", "default", "reduce-overhead", "max-autotune",
                                       "max-autotune-no-cudagraphs")
-    assert cuda[0].profile and cuda[-1].profile  # the profiler pass is checked on CUDA too
-    assert cuda[1].configurations == ("eager", "default+fp16-autocast", "default+bf16-autocast")
-    assert cuda[-1].models == ("resnet",)  # channels_last on convolutions, with CUDA graphs too
-    assert "reduce-overhead+fp16-autocast+channels-last" in cuda[-1].configurations
-    assert all(c.device == "cuda" and c.batch_sizes == (1,) and not c.cold_compile for c in cuda)
+    assert all(c.profile for c in cuda if c.label != "selfcheck cuda low precision")  # the profiler pass on CUDA too
+    assert cuda[2].configurations == ("eager", "default+fp16-autocast", "default+bf16-autocast")
+    assert cuda[3].models == ("resnet",)  # channels_last on convolutions, with CUDA graphs too
+    assert "reduce-overhead+fp16-autocast+channels-last" in cuda[3].configurations
+    # a reused worker and a cold compile's merge; CUDA graphs at batch 4 too; a graph that breaks
+    assert (cuda[0].repeats, cuda[0].rounds_per_process, cuda[0].cold_compile) == (3, 3, True)
+    assert cuda[1].batch_sizes == (4,) and "reduce-overhead" in cuda[1].configurations
+    assert cuda[-1].models == ("segformer",) and cuda[-1].configurations == ("eager", "reduce-overhead")
+    assert all(c.device == "cuda" for c in cuda)
 
 
 def test_a_configuration_the_device_lacks_is_a_skip_with_its_reason():
@@ -80,7 +89,10 @@ def _cuda_rows(mode: str, **fields):
                 profile_calls=5, profile_call_ms=1.0, profile_kernels_per_call=50.0, profile_launches_per_call=1.0,
                 profile_graph_replays_per_call=1.0, cudagraphs_recorded=1, cudagraph_skips=0)
     return to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda),
-                         make_row("vit", 1, mode, 1.0, **(cuda | COMPILED_FIXTURE | fields))])
+                         make_row("vit", 1, mode, 1.0, **(cuda | COMPILED_FIXTURE | ONE_GRAPH | fields))])
+
+
+ONE_GRAPH = dict(graph_breaks=0, graph_count=1, break_reasons=[])  # tiny ViT compiles whole
 
 
 def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_partial_graphs():
@@ -92,10 +104,41 @@ def test_cuda_rows_fail_for_a_profiler_error_a_missing_pool_an_eager_compile_or_
              "partial CUDA-graph coverage: 30 of 50": dict(profile_launches_per_call=31.0),
              "the profiler saw no CUDA-graph replay": dict(profile_graph_replays_per_call=0.0,
                                                           profile_launches_per_call=0.0),
-             "reserved peak 50.0 MiB below the allocated peak": dict(peak_reserved_mb=50.0)}
+             "no reserved peak": dict(peak_reserved_mb=None),
+             "peak memory 0.5 MiB below the weights' 3.81 MiB": dict(peak_mem_mb=0.5, num_params=1_000_000),
+             # a model that broke its graph: every graph recorded and replayed on each call
+             "1 CUDA graphs recorded for 2 compiled graphs": dict(graph_count=2, graph_breaks=1),
+             "1 CUDA-graph replays per call for 2 graphs": dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=2)}
     for reason, fields in cases.items():
         check = row_checks(_cuda_rows("reduce-overhead", **fields), "cuda", profiled=True)[1]
         assert check.status == "FAIL" and reason in check.reason, (reason, check.reason)
+    # eager code between the graphs of a broken graph launches kernels outside them: expected, no FAIL
+    broken = dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=2, profile_graph_replays_per_call=2.0,
+                  profile_launches_per_call=30.0)
+    assert row_checks(_cuda_rows("reduce-overhead", **broken), "cuda", profiled=True)[1].status == "PASS"
+    assert row_checks(_cuda_rows("reduce-overhead", **(broken | {"graph_breaks": 0})), "cuda",
+                      profiled=True)[1].status == "FAIL"
+
+
+def test_the_reuse_checks_fail_for_a_fresh_worker_or_a_merge_that_did_not_land():
+    from bench_utils.selfcheck import reuse_checks
+
+    def rows(process_round_1=0, warm_hits=1, cold_misses=1):
+        made = []
+        for repeat in range(3):
+            for mode in ("eager", "default"):
+                compiled = mode != "eager"
+                made.append(make_row("vit", 1, mode, 1.0, repeat=repeat,
+                                     process_round={0: 0, 1: process_round_1, 2: 2}[repeat],
+                                     fx_cache_hits=(warm_hits if repeat == 2 else 0) if compiled else None,
+                                     fx_cache_misses=(cold_misses if repeat == 0 else 0) if compiled else None))
+        return made
+
+    assert [c.status for c in reuse_checks(rows())] == ["PASS", "PASS"]
+    assert [c.status for c in reuse_checks(rows(process_round_1=1))] == ["FAIL", "PASS"]
+    assert [c.status for c in reuse_checks(rows(warm_hits=0))] == ["PASS", "FAIL"]  # the merge did not land
+    assert [c.status for c in reuse_checks(rows(cold_misses=0))] == ["PASS", "FAIL"]  # round 0 was not cold
+    assert "round 0 FX-graph cache misses [1], round 2 (fresh workers) hits [0]" in reuse_checks(rows(warm_hits=0))[1].reason
 
 
 def test_environment_check_does_not_require_the_driver_version():

@@ -157,3 +157,20 @@ def test_guide_table_puts_the_median_beside_the_mean_and_marks_outliers():
     assert table.loc[VIT].tolist() == ["10.0", "10.0", "8.00", "8.00"]
     assert table.loc[RESNET, "eager: mean (ms)"] == "7.60" + OUTLIER_MARK
     assert table.loc[RESNET, "eager: median (ms)"] == "4.00" and table.loc[RESNET, "default: mean (ms)"] == MISSING
+
+
+def test_gpu_memory_is_compared_on_the_reserved_peak_that_holds_the_cuda_graph_pool():
+    # a replay allocates nothing: reduce-overhead's allocated peak (60 MiB) would read leaner than
+    # eager's (300 MiB) while it holds more (its pool); the table shows what each held
+    from bench_utils.report.display import COLUMN_LABELS
+    from bench_utils.report.tables import main_table
+
+    cuda = dict(device="cuda", env={"device": "cuda"})
+    rows = [make_row("vit", 1, "eager", 2.0, peak_mem_mb=300.0, peak_reserved_mb=340.0, **cuda),
+            make_row("vit", 1, "reduce-overhead", 1.0, peak_mem_mb=60.0, peak_reserved_mb=420.0,
+                     cudagraph_pool_mb=350.0, **cuda),
+            make_row("resnet", 1, "eager", 2.0, peak_mem_mb=900.0), make_row("resnet", 1, "default", 1.0, peak_mem_mb=950.0)]
+    table = main_table(to_dataframe(rows)).set_index("model")
+    assert (table.loc["vit", "eager_peak_mem_mb"], table.loc["vit", "compiled_peak_mem_mb"]) == (340.0, 420.0)
+    assert (table.loc["resnet", "eager_peak_mem_mb"], table.loc["resnet", "compiled_peak_mem_mb"]) == (900.0, 950.0)
+    assert COLUMN_LABELS["compiled_peak_mem_mb"] == "Compiled peak memory (MiB; GPU: reserved)"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import os
 import re
 import resource
@@ -211,10 +212,10 @@ class CellProcess:
             self._contexts.close()
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
             self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
+        if self.failed:  # out of the except block: see recover_memory
             self.call = None
             self._contexts.close()
-            if self.device == "cuda":
-                release_cuda_memory()
+            recover_memory(self.device)
 
     def prepare(self) -> None:
         self._guarded(self._prepare)
@@ -233,7 +234,12 @@ class CellProcess:
             self.call = lambda: loaded.model(**inputs)
             self.fields.update(warm_up(self.call, cfg, device, 0, block_window_s(cfg)))
         else:
-            self.call = self._candidate(loaded.model, inputs, spec.task)
+            # a cold compile's cache (in the runner's scratch folder, removed however the process ends)
+            # is merged into the user's before the worker replies "ready", not at its exit, where a
+            # merge longer than workers.EXIT_WAIT_S (max-autotune's) would be killed half-done
+            cold = cfg.cold_compile and self.repeat == 0 and config.compiled
+            with compiler_cache(empty=cold, under=self.task.scratch_dir):
+                self.call = self._candidate(loaded.model, inputs, spec.task)
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _candidate(self, model, inputs: dict, task: str):
@@ -267,12 +273,10 @@ class CellProcess:
         from torch._dynamo.utils import counters
 
         cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
-        # the whole compiled life of the process, warm-up and timing included: CUDA-graph recording
-        # and autotuning may still write kernels to the cache after the first call
-        # later rounds compile in new processes with the cache it filled: their compile_s is the warm
-        # compile a new process pays (results/aggregate.py), every in-process cache included
-        cold = cfg.cold_compile and self.repeat == 0
-        self._contexts.enter_context(compiler_cache(empty=cold, under=self.task.scratch_dir))
+        # in the cold cache (_prepare) until warm-up ends: CUDA-graph recording and autotuning may still
+        # write kernels to the cache after the first call. Later rounds compile in new processes with
+        # the cache it filled: their compile_s is the warm compile a new process pays
+        # (results/aggregate.py), every in-process cache included
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
@@ -285,9 +289,12 @@ class CellProcess:
         fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
-    def time_block(self, after_switch: bool = True) -> None:
-        """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds."""
+    def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:
+        """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds; with `hand_over`
+        (the next turn is another worker's), the CUDA cache is given back after it (hand_over_memory)."""
         self._guarded(lambda: self._time_block(after_switch))
+        if hand_over and not self.failed:
+            hand_over_memory(self.device)
 
     def _time_block(self, after_switch: bool) -> None:
         # one untimed call first when another worker ran since this one's last block: caches and
@@ -327,7 +334,7 @@ class CellProcess:
                            duration_s=time.perf_counter() - self.clock, **self.fields)
 
     def close(self) -> None:
-        """Leave inference mode, autocast and the cold compile's own cache (merged into the user's)."""
+        """Leave inference mode and autocast (a cold compile's cache was merged when it prepared)."""
         self._contexts.close()
         faults.maybe_inject("exit", self.fault)
 
@@ -335,7 +342,9 @@ class CellProcess:
         """The profiler's pass over the prepared callable (after the row: it cannot cost the timing)."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
-        return _profile(self.call, self.device, self.task.trace_path(self.repeat))
+        fields = _profile(self.call, self.device, self.task.trace_path(self.repeat))
+        hand_over_memory(self.device)  # the next turn is another worker's
+        return fields
 
     def _finish(self) -> None:
         if not self.fields["samples_s"]:
@@ -391,6 +400,27 @@ def _cache_hint(err: BaseException) -> str:
     return f" (a damaged Inductor cache entry? delete {folder} and run again)"
 
 
+def hand_over_memory(device: str) -> None:
+    """CUDA: give this worker's cached free blocks back to the device when its turn ends, so the workers
+    that share the GPU (a round's other modes, the idle workers of the other live groups) never find
+    it filled by another's cache: torch.cuda.empty_cache is the only call that hands "unoccupied cached
+    memory" to other processes (torch/cuda/memory.py, empty_cache). The CUDA-graph pools stay (their
+    graphs own them); the untimed call that begins the worker's next turn allocates again. Blocks end
+    synchronized (timing.time_calls), so no block still in use by a queued kernel is kept back."""
+    if device == "cuda":
+        release_cuda_memory()
+
+
+def recover_memory(device: str) -> None:
+    """After a failure, once its `except` block is left: inside it the exception's traceback still holds
+    the frames of the failed call, and with them its tensors (an OOM's half-built activations), so
+    nothing could be freed. Out of it, a collection frees what only reference cycles kept, and on CUDA
+    the cached blocks go back to the device for the other workers on it."""
+    gc.collect()
+    if device == "cuda":
+        release_cuda_memory()
+
+
 def release_cuda_memory() -> None:
     """After a failed cell: give cached blocks back. A sticky CUDA error (e.g. an illegal address)
     makes every later CUDA call raise too; the row must still say what went wrong first."""
@@ -412,8 +442,8 @@ def measured_row(row_type, identity: dict, device: str, work):
         work(fields)
     except Exception as err:  # noqa: BLE001 - every failure of a process must become a row
         status, error = ("oom" if is_oom(err) else "error"), error_text(err)
-        if device == "cuda":
-            release_cuda_memory()
+    if status != "ok":  # out of the except block: see recover_memory
+        recover_memory(device)
     return row_type(**identity, status=status, error=error, env=environment.collect(device),
                     started_at=started.isoformat(timespec="milliseconds"), duration_s=time.perf_counter() - clock,
                     **fields)

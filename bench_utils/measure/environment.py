@@ -78,6 +78,29 @@ def check_device_available(configs: list) -> None:
         raise ConfigError(f"device: 'cuda' is not allowed here (profile {cfg.label!r}); {err}") from None
 
 
+def gpu_facts() -> tuple[str, float, tuple[int, int]] | None:
+    """GPU 0 as config/gpus.py reads it: name, memory (GiB), compute capability; None without a GPU
+    torch can use. A MIG slice reports its own memory (the process sees only its slice)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    props = torch.cuda.get_device_properties(0)
+    return props.name, props.total_memory / 2**30, (props.major, props.minor)
+
+
+def fit_to_this_gpu(configs: list) -> tuple[list, list[str]]:
+    """`configs` (BenchConfigs) with live_groups fit to this machine's GPU (config/gpus.fit_to_gpu),
+    and a line per change; unchanged without a GPU or without a CUDA profile."""
+    from ..config.gpus import fit_to_gpu
+
+    facts = gpu_facts() if any(cfg.device != "cpu" for cfg in configs) else None
+    if facts is None:
+        return list(configs), []
+    fitted = [fit_to_gpu(cfg, facts[1]) for cfg in configs]
+    return [cfg for cfg, _ in fitted], [note for _, note in fitted if note]
+
+
 def precision_settings() -> dict:
     """The settings that change float32 numerics and speed on CUDA: TF32 for matmuls and cuDNN
     convolutions, cuDNN autotuning, float32 matmul precision, and the environment overrides."""

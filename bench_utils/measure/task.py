@@ -56,6 +56,14 @@ class Task:
         return inside(Path(self.results_path).parent / TRACES_DIR / f"{job.name}.json", Path(self.results_path).parent)
 
 
+@dataclass(frozen=True)
+class Block:
+    """One timed block of a prepared cell, as the runner asks for it (sweep/rounds.py)."""
+
+    after_switch: bool  # another worker ran since this one's last block: one untimed call first
+    hand_over: bool  # the next turn is another worker's: give the CUDA cache back after the block
+
+
 def log_path(results_path: Path, job: Job) -> Path:
     """Where a worker's output goes: logs/<first job's name>.log in the results folder (a logs/ that is
     a link out of it is refused)."""

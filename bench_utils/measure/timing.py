@@ -1,12 +1,17 @@
 """Clock reads for one callable: raw per-call samples in seconds, nothing summarized here.
 
 The CUDA-or-CPU branch lives once, in `_Clock`: on CUDA each call is bracketed by CUDA events
-(device time, no host sync inside the loop); on CPU by `time.perf_counter`. When to stop warming up
-and timing is decided by the pure rules of `schedule`.
+(device time); on CPU by `time.perf_counter`. When to stop warming up and timing is decided by the
+pure rules of `schedule`, on the time the calls have taken: on CUDA the device time of the calls
+that completed, never the host's clock, which runs ahead of the device.
 
 Samples are back-to-back calls: on CUDA the host queues call n+1 while the device runs call n, so a
 sample is the device time of one call in a busy pipeline (throughput per call), not the latency of
-a lone request that includes its launch.
+a lone request that includes its launch. The host queues at most IN_FLIGHT_CALLS calls ahead of the
+device: neither a CUDA-graph replay nor a kernel launch waits for the device (cudagraph_trees.py,
+CUDAGraphNode.run: graph.replay(), no synchronize unless triton.force_cudagraph_sync, False by
+default), so without a bound a fast host queues hundreds of calls of a slow model and a block runs
+seconds past its `block_s` on the device while its turn has ended on the host.
 """
 
 from __future__ import annotations
@@ -19,16 +24,26 @@ import torch
 
 from . import schedule
 
+IN_FLIGHT_CALLS = 4  # CUDA: calls queued ahead of the device at most (the device never waits on the host for fewer)
+
+
+def _cuda_event():
+    return torch.cuda.Event(enable_timing=True)
+
 
 class _Clock:
+    """A mark before and after each call, and the time the calls so far have taken (`elapsed_s`)."""
+
     def __init__(self, device: str):
         self.cuda = device == "cuda"
         self.starts: list = []
         self.ends: list = []
+        self.completed = 0  # CUDA: calls whose end event the device has passed
+        self.began = time.perf_counter()
 
     def _mark(self, marks: list) -> None:
         if self.cuda:
-            event = torch.cuda.Event(enable_timing=True)
+            event = _cuda_event()
             event.record()
             marks.append(event)
         else:
@@ -39,6 +54,28 @@ class _Clock:
 
     def stop(self) -> None:
         self._mark(self.ends)
+        if self.cuda:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Wait for the call IN_FLIGHT_CALLS back (Event.synchronize: cudaEventSynchronize, torch/cuda/
+        streams.py), then count every later call whose end event has completed (Event.query). One
+        stream: events complete in the order they were recorded."""
+        behind = len(self.ends) - IN_FLIGHT_CALLS
+        if behind > self.completed:
+            self.ends[behind - 1].synchronize()
+            self.completed = behind
+        while self.completed < len(self.ends) and self.ends[self.completed].query():
+            self.completed += 1
+
+    def elapsed_s(self) -> float:
+        """Seconds the calls have taken so far: on CUDA the device time from the first call's start to
+        the end of the last completed call (Event.elapsed_time, milliseconds); on CPU the host's."""
+        if not self.cuda:
+            return time.perf_counter() - self.began
+        if not self.completed:
+            return 0.0
+        return self.starts[0].elapsed_time(self.ends[self.completed - 1]) / 1000.0
 
     def samples_s(self) -> list[float]:
         if self.cuda:
@@ -85,15 +122,15 @@ def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, win
 
 def time_calls(fn: Callable[[], object], device: str, min_calls: int, min_time_s: float) -> list[float]:
     """Per-call latency of `fn`, seconds: at least `min_calls` back-to-back calls and at least
-    `min_time_s` seconds of them (schedule.timing_done). On CUDA the elapsed time is read on the host,
-    which runs ahead of the device by at most the launch queue: the rule may stop a few calls early
-    in device time, never with fewer than `min_calls` samples."""
+    `min_time_s` seconds of them (schedule.timing_done), seconds the calls took (_Clock.elapsed_s: on
+    CUDA completed device time). On CUDA the calls still queued when the rule is met run too: a block
+    lasts at most IN_FLIGHT_CALLS calls longer than the rule asks, never less; returns once the device
+    has finished them."""
     if min_calls < 1:
         raise ValueError(f"min_calls: {min_calls} is not allowed; allowed: >= 1")
     clock = _Clock(device)
-    started = time.perf_counter()
     calls = 0
-    while not schedule.timing_done(calls, time.perf_counter() - started, min_calls, min_time_s):
+    while not schedule.timing_done(calls, clock.elapsed_s(), min_calls, min_time_s):
         clock.start()
         fn()
         clock.stop()

@@ -10,8 +10,9 @@ they are, pickled by the pipe):
 - ("cell", Task) -> ("ready", None) or ("failed", row): build, compile and warm up (measure/cell.py's
   CellProcess.prepare);
 - ("round", repeat) -> ("ready", None): the prepared cell measures another round (a new row);
-- ("block", after_switch) -> ("timed", None) or ("failed", row): one timed block of the prepared cell,
-  after an untimed call when another worker ran since this one's last block;
+- ("block", Block) -> ("timed", None) or ("failed", row): one timed block of the prepared cell, after
+  an untimed call when another worker ran since this one's last block, and on CUDA with the cached
+  memory given back when the next turn is another worker's (task.Block);
 - ("finish", None) -> ("row", row): the cell's row;
 - ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
   `profile`), asked for after the row is safe with the runner;
@@ -110,7 +111,7 @@ def serve(conn, log_path: str) -> None:
         command, payload = conn.recv()
         print(f"worker: {command}", flush=True)
         if command in ("exit", "cell") and process is not None:
-            process.close()  # a cold compile's cache joins the user's before anything else starts
+            process.close()  # out of inference mode and autocast before anything else starts
             process = None
         if command == "exit":
             return
@@ -125,7 +126,7 @@ def serve(conn, log_path: str) -> None:
             process.next_round(payload)
             conn.send(("ready", None))
         elif command == "block":
-            process.time_block(after_switch=payload)
+            process.time_block(payload.after_switch, payload.hand_over)
             conn.send(("failed", process.finish()) if process.failed else ("timed", None))
         elif command == "finish":
             conn.send(("row", process.finish()))

@@ -33,7 +33,7 @@ KERNEL_NAME = "python3"
 # localhost) is noise on every report run
 QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
-PROFILES_BY_GPU = (("A100", "a100"), ("V100", "v100"), ("T4", "t4"), ("H100", "h100"))  # name part -> file
+LONG_RUN_S = 3600.0  # a measuring run `plan` estimates above this needs --allow-long
 
 
 @dataclass
@@ -53,26 +53,37 @@ CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not f
 
 
 def default_profiles(root: Path) -> list[Path]:
-    """The CPU profiles without CUDA; with CUDA the GPU's own profile, else parameters/gpu.yaml."""
-    gpu = _cuda_device_name()
-    if not gpu:
-        return [root / "parameters" / name for name in CPU_PROFILES]
-    for part, stem in PROFILES_BY_GPU:
-        if part.lower() in gpu.lower():
-            return [root / "parameters" / f"{stem}.yaml"]
-    return [root / "parameters" / "gpu.yaml"]
+    """The CPU profiles without CUDA; with CUDA the profile config/gpus.py chooses for the GPU."""
+    return [path for path, _ in default_runs(root)]
 
 
-def _cuda_device_name() -> str:
+def default_runs(root: Path) -> list[tuple[Path, str | None]]:
+    """(profile, label) to measure on this machine: the label a GPU without a profile of its own gives
+    the profile of its class (config/gpus.py), None where the profile's own label stands."""
+    from ..config.gpus import choose_profile
+
+    facts = _cuda_device()
+    if not facts:
+        return [(root / "parameters" / name, None) for name in CPU_PROFILES]
+    choice = choose_profile(*facts)
+    print(f"[report] {choice.why}" + (f', labelled "{choice.label}"' if choice.label else ""), file=sys.stderr)
+    return [(root / "parameters" / f"{choice.profile}.yaml", choice.label)]
+
+
+def _cuda_device() -> tuple | None:
+    """GPU 0's (name, memory GiB, compute capability) when torch can use it, else None."""
     import torch
 
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name(0)
+    from ..measure.environment import gpu_facts
+
+    facts = gpu_facts()
+    if facts:
+        return facts
     gpus = _nvidia_smi_gpus()
     if gpus:  # a GPU torch cannot use: measuring the CPU profiles instead would answer the wrong question
         raise ConfigError(f"nvidia-smi sees {gpus[0]!r} but torch {torch.__version__} cannot use it (driver too "
                           "old for this build, or no CUDA build): install a matching torch, or name CPU profiles")
-    return ""
+    return None
 
 
 def _nvidia_smi_gpus() -> list[str]:
@@ -226,9 +237,11 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     return ""
 
 
-def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool = True) -> ProfileOutcome:
+def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool = True,
+                cfg: BenchConfig | None = None) -> ProfileOutcome:
+    """`cfg`: the profile as main() loaded and adjusted it (a GPU's own label, live_groups fit)."""
     notebook = repo_root() / "notebooks" / "benchmark.ipynb"
-    cfg = load_config(params)
+    cfg = cfg or load_config(params)
     parameters = check_parameters(cfg, params, notebook)
     results = profile_results(cfg, out_dir)
     page = results.parent / "report.html"
@@ -355,6 +368,40 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     return 1 if error else 0
 
 
+def relabelled(cfg: BenchConfig, label: str | None) -> BenchConfig:
+    import dataclasses
+
+    return cfg if label is None else dataclasses.replace(cfg, label=label)
+
+
+def fitted(configs: list[BenchConfig]) -> list[BenchConfig]:
+    """live_groups fit to this GPU's memory (config/gpus.py), each change said on stderr."""
+    from ..measure.environment import fit_to_this_gpu
+
+    configs, notes = fit_to_this_gpu(configs)
+    for note in notes:
+        print(f"[report] {note}", file=sys.stderr)
+    return configs
+
+
+def check_duration(configs: list[BenchConfig], profiles: list[Path], out_dir: Path, allow_long: bool) -> None:
+    """Print each profile's plan (what is left of it) before measuring; a run estimated past
+    LONG_RUN_S stops here with one line unless `allow_long` (a GPU profile's cold compiles take hours)."""
+    from ..sweep.jobs import SettingsMismatchError
+    from ..sweep.plan import estimate, plan_text
+
+    for cfg, path in zip(configs, profiles):
+        results = profile_results(cfg, out_dir)
+        try:
+            print(plan_text(cfg, str(path), results), flush=True)
+            seconds = sum(e.total for e in estimate(cfg, results)[0])
+        except SettingsMismatchError:
+            continue  # the sweep refuses it with its own line (run_profile)
+        if seconds > LONG_RUN_S and not allow_long:
+            raise ConfigError(f"{path}: plan estimates {seconds / 3600:.1f} h to measure (above), more than "
+                              f"{LONG_RUN_S / 3600:.0f} h: run again with --allow-long, or trim the profile")
+
+
 def main(args) -> int:
     """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
     from .index_page import profile_lines, write_index
@@ -364,20 +411,25 @@ def main(args) -> int:
         return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.notebook_timeout)
 
     root = repo_root()
-    profiles = [Path(p) for p in args.params] or default_profiles(root)
+    runs = [(Path(p), None) for p in args.params] or default_runs(root)
+    profiles = [path for path, _ in runs]
     out_dir = Path(args.out) if args.out else reports_root()
-    configs = [load_config(path) for path in profiles]  # every file is checked before anything runs
+    # every file is checked before anything runs
+    configs = [relabelled(load_config(path), label) for path, label in runs]
     check_distinct_folders(configs, profiles)
     check_outputs(out_dir, configs)
     if not args.report_only:
         check_inductor_cache_dir()
         check_device_available(configs)
+        configs = fitted(configs)
+        check_duration(configs, profiles, out_dir, getattr(args, "allow_long", False))
     for cfg, path in zip(configs, profiles):
         if args.report_only:
             check_results_file(profile_results(cfg, out_dir), path, cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
-    outcomes = [run_profile(p, out_dir, args.notebook_timeout, measure=not args.report_only) for p in profiles]
+    outcomes = [run_profile(p, out_dir, args.notebook_timeout, not args.report_only, cfg)
+                for p, cfg in zip(profiles, configs)]
     summary_page, summary_error = build_summary(out_dir, args.notebook_timeout)
     index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
                         relative_text(summary_error, out_dir))

@@ -76,13 +76,16 @@ def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) 
 
 
 def prepares_one_at_a_time(cfg: BenchConfig) -> bool:
-    """Do a round's fresh workers prepare one after another rather than side by side? On a CPU: the
-    workers share the cores the models run on, and a worker warming up beside another's compile is
-    starved (its OpenMP threads descheduled: three eager ResNet-50 calls took 5.5-6.4 s beside a
-    warm compile, 0.1 s each alone), so its warm-up measures nothing and slows the compile it waits
-    on. On a GPU the compile's host threads and the eager worker's device work overlap: side by
-    side."""
-    return cfg.device == "cpu"
+    """Do a round's fresh workers prepare one after another rather than side by side? Yes, on every
+    device. On a CPU the workers share the cores the models run on, and a worker warming up beside
+    another's compile is starved (its OpenMP threads descheduled: three eager ResNet-50 calls took
+    5.5-6.4 s beside a warm compile, 0.1 s each alone), so its warm-up measures nothing and slows the
+    compile it waits on. On a GPU Inductor times kernels while it compiles (triton.autotune_pointwise,
+    on by default; max-autotune's GEMM/conv choices in the compiling process, autotune_in_subproc off:
+    torch/_inductor/config.py): beside another worker's warm-up or CUDA-graph recording those timings
+    are disturbed, and the kernels they pick go into the cache every later process reuses; two compile
+    pools at once also inflate compile_s."""
+    return True  # every device; kept as a rule of its own: rounds.py and plan.py read it
 
 
 def pair_start(cfg: BenchConfig, repeat: int) -> int:

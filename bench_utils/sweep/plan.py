@@ -3,13 +3,14 @@ runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
-workers, side by side on a GPU and one at a time on a CPU (start: fork and model load; compile: cold
+workers, one at a time (jobs.prepares_one_at_a_time; start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
 (rounds.py). Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
-min_time_s, and the estimate is a lower bound). Compile times come from the mode table
-(config/modes.py, each constant with its source) unless the results file measured the cell's. The
-estimate is for planning; the rows say what it took.
+min_time_s, and the estimate is a lower bound). Compile times come from the results file where it
+measured the cell's; else on a GPU from the mode table scaled per model (compile_estimate.py), a range
+whose ends `plan` prints beside the point; on a CPU from what this project measured. The estimate is
+for planning; the rows say what it took.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
-from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
+from .compile_estimate import gpu_compile_s
 from .jobs import Round, done_keys, first_rounds, pair_start, prepares_one_at_a_time, read_cell_rows, round_pending
 
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
@@ -95,15 +96,20 @@ def measured(rows: list) -> dict[tuple, Measured]:
     return out
 
 
-def _compile_s(cfg: BenchConfig, name: str, cold: bool, known: Measured | None, device: str) -> float:
+def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measured | None, device: str,
+               bound: str = "point") -> float:
+    """Seconds of one compile of configuration `name`: measured, else estimated (`bound`: "low",
+    "point" or "high" of a GPU's range), times what the configuration's modifiers add (compile_cost)."""
     config = configuration(name)
     if not config.compiled:
         return 0.0
-    table = MODE_BY_NAME[config.mode]
-    cold_s, warm_s = CPU_COMPILE_S if device == "cpu" else (table.cold_compile_s, table.warm_compile_s)
-    constant = (cold_s if cold else warm_s) * (TINY_SHARE if cfg.size == "tiny" else 1.0) * config.compile_cost
     seconds = (known.cold_s if cold else known.warm_s) if known else None
-    return seconds if seconds is not None else constant
+    if seconds is not None:
+        return seconds
+    share = (TINY_SHARE if cfg.size == "tiny" else 1.0) * config.compile_cost
+    if device == "cpu":
+        return (CPU_COMPILE_S[0] if cold else CPU_COMPILE_S[1]) * share
+    return getattr(gpu_compile_s(model, config.mode, cold), bound) * share
 
 
 def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
@@ -111,9 +117,10 @@ def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
     return pair_start(cfg, round_.repeat) == round_.repeat
 
 
-def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None) -> RoundEstimate:
-    """The wall time of one round, by part: preparation (side by side: the slowest worker counts; one
-    at a time on a CPU: every worker), then every mode's blocks in turn."""
+def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None,
+                   bound: str = "point") -> RoundEstimate:
+    """The wall time of one round, by part: preparation (one at a time: every worker counts; side by
+    side the slowest would), then every mode's blocks in turn."""
     estimate = RoundEstimate(round_)
     prepare = {}
     # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
@@ -129,7 +136,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         call_s = (latency or 0.0) / 1000.0
         cold = round_.repeat == 0
         if fresh_workers(cfg, round_):
-            compile_s = _compile_s(cfg, mode, cold, cell, device)
+            compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
@@ -139,7 +146,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
-    # side by side the slowest worker's preparation counts; one at a time (a CPU), every worker's
+    # one at a time every worker's preparation counts (side by side only the slowest worker's would)
     counted = list(prepare.values()) if prepares_one_at_a_time(cfg) else [
         max(prepare.values(), key=lambda parts: sum(parts.values()))]
     for parts in counted:
@@ -151,11 +158,13 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     return estimate
 
 
-def estimate(cfg: BenchConfig, results_path=None, race: str = "worst") -> tuple[list[RoundEstimate], int]:
+def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
+             bound: str = "point") -> tuple[list[RoundEstimate], int]:
     """(estimates of the rounds still to run, rounds the results file already holds). The race decides
     which configurations later rounds hold: `race` "worst", every one in every round (none clearly
     slower); "best", after the selection round only eager and one. Configurations that cannot run on
-    the device cost nothing (their worker says so at once)."""
+    the device cost nothing (their worker says so at once). `bound`: which end of the GPU compile
+    ranges ("low", "point", "high")."""
     rows = read_cell_rows(cfg, Path(results_path)) if results_path and Path(results_path).exists() else []
     done = done_keys(rows)
     device = "cpu" if cfg.device == "cpu" else "cuda"
@@ -168,7 +177,8 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst") -> tuple[
         if round_pending(cfg, round_, done):
             later = race == "best" and round_.repeat >= SELECTION_ROUNDS
             todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable))
-    return [round_estimate(cfg, round_, device, known, gpu) for round_ in todo], len(first_rounds(cfg)) - len(todo)
+    return ([round_estimate(cfg, round_, device, known, gpu, bound) for round_ in todo],
+            len(first_rounds(cfg)) - len(todo))
 
 
 def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[RoundEstimate, str, float]]:
@@ -208,8 +218,11 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
         lines.append(f"  nothing left to measure: every round is in {results_path}; to measure afresh, give "
                      "another --results file (or move that one away)")
         return "\n".join(lines)
-    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)} if every configuration stays in "
-                 f"the race, {_duration(best)} if the first round leaves one"
+    low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
+    spread = f" ({_duration(low)} to {_duration(high)} with GPU compile times as ranges)" if high > low else ""
+    race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
+            if best < total else "")
+    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)}{spread}{race}"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s)" if lower else ""))
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()

@@ -1,16 +1,22 @@
 """Measure one unit of a sweep in worker processes on this machine: a round (a cell group's
-configurations, taking turns) or a study job. Both launchers use it: the local one in this process, the Ray one in an
-actor on the node it placed. No torch here.
+configurations, taking turns) or a study job. Both launchers use it: the local one in this process,
+the Ray one in an actor on the node it placed. No torch here.
 
 A round measures one model and batch size once per configuration: a worker per configuration (none
-ever runs another), prepared in the group's first round (built, compiled, warmed up: nothing is timed then; side by
-side on a GPU, one at a time on a CPU, jobs.prepares_one_at_a_time) and kept for `rounds_per_process`
-rounds (`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...)
-with `settle_s` of quiet before each handoff, so each mode's block i is timed moments from the
-others'. After `rounds_per_process` rounds, at the last round of the first pass (jobs.needs_fresh_workers),
-or where an extra round is worth more in a new pair (Round.new_workers), a group's workers are replaced
-by fresh ones, so the rounds also sample the variation between processes. At most `live_groups` groups
-hold workers at once (each a CUDA context on a GPU); the least recently used group's are closed first.
+ever runs another), prepared in the group's first round (built, compiled, warmed up: nothing is timed
+then; one at a time, jobs.prepares_one_at_a_time) and kept for `rounds_per_process` rounds
+(`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...; `turns`)
+with `settle_s` of quiet before each handoff, so each configuration's block i is timed moments from
+the others'. After `rounds_per_process` rounds, at the last round of the first pass
+(jobs.needs_fresh_workers), or where an extra round is worth more in a new pair (Round.new_workers), a
+group's workers are replaced by fresh ones, so the rounds also sample the variation between processes.
+At most `live_groups` groups hold workers at once (each a CUDA context on a GPU); the least recently
+used group's are closed first.
+
+Memory on a shared GPU (docs/gpu.md): only the worker whose turn it is holds cached memory. A block
+after which the turn passes to another worker, and the profiler's pass, end with the worker giving its
+CUDA cache back (Block.hand_over; measure/cell.py, hand_over_memory); a worker that failed (an OOM)
+or was lost is closed at once, not at the end of the round, so its memory is free for the turns left.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..measure.task import Job, Task, log_path
+from ..measure.task import Block, Job, Task, log_path
 from ..results.rows import BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers, prepares_one_at_a_time
 from .workers import Worker, WorkerLost
@@ -38,6 +44,12 @@ class Session:
     first_round: int
     workers: dict[str, Worker]
     last_rows: list = field(default_factory=list)
+    closed: set = field(default_factory=set)  # modes whose worker was closed already (it failed)
+
+    def close_worker(self, mode: str) -> None:
+        if mode not in self.closed:
+            self.closed.add(mode)
+            self.workers[mode].close()
 
 
 class Sessions:
@@ -98,8 +110,8 @@ class Sessions:
                 self._scratch = None
 
     def _end(self, session: Session) -> None:
-        for worker in session.workers.values():
-            worker.close()
+        for mode in session.workers:
+            session.close_worker(mode)
         # a worker that replied, then died (e.g. at teardown: CUDA graphs replayed under CUPTI,
         # pytorch#75504) keeps its measured rows; its last row says how the process ended
         for row in session.last_rows:
@@ -123,19 +135,26 @@ class _RoundRun:
 
     def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session,
                  scratch: str | None = None):
-        self.cfg, self.round, self.results_path, self.scratch = cfg, round_, results_path, scratch
+        self.cfg, self.round, self.results_path, self.session = cfg, round_, results_path, session
+        self.scratch = scratch
         self.workers = {job: session.workers[job.option] for job in round_.jobs}
         self.rows: dict[Job, BenchResult] = {}
 
     def answered(self, job: Job, reply) -> bool:
         """The worker's reply (`reply()`): True while the job goes on, its row kept when it ended; a lost
-        worker is its row."""
+        worker is its row. A failed or lost worker is closed at once: what it holds on the GPU (an OOM's
+        cache, its context) is freed for the other workers' turns."""
         try:
             kind, value = reply()
         except WorkerLost as lost:
             self.rows[job] = failure_row(self.cfg, job, lost.status, lost.error, self.workers[job].seconds)
+            self.session.close_worker(job.option)
             return False
-        if kind in ("failed", "row"):
+        if kind == "failed":
+            self.rows[job] = value
+            self.session.close_worker(job.option)
+            return False
+        if kind == "row":
             self.rows[job] = value
             return False
         return True
@@ -144,8 +163,8 @@ class _RoundRun:
         return self.answered(job, lambda: self.workers[job].ask(command, payload))
 
     def prepare(self, fresh: bool) -> list[Job]:
-        """Fresh workers build, compile and warm up (one at a time on a CPU), kept ones start a new
-        round; nothing is timed. The jobs whose workers are ready to time."""
+        """Fresh workers build, compile and warm up, one at a time (jobs.prepares_one_at_a_time), kept
+        ones start a new round; nothing is timed. The jobs whose workers are ready to time."""
         jobs = self.round.jobs
         waves = [[job] for job in jobs] if fresh and prepares_one_at_a_time(self.cfg) else [jobs]
         ready = set()
@@ -164,17 +183,19 @@ class _RoundRun:
 
     def time_blocks(self, live: list[Job]) -> None:
         """`blocks` turns per worker in ABBA order (drift cancels in each pair), `settle_s` of quiet
-        before a worker's turn begins (the last one's OpenMP threads stop spinning)."""
+        before a worker's turn begins (the last one's OpenMP threads stop spinning); a worker whose
+        turn passes to another (or whose round ends) gives its CUDA cache back (Block.hand_over)."""
+        order = turns(live, self.cfg.blocks)
         previous = None
-        for block in range(self.cfg.blocks):
-            for job in (live if block % 2 == 0 else live[::-1]):
-                if job in self.rows:
-                    continue
-                switched = previous is not job
-                if switched:
-                    time.sleep(self.cfg.settle_s)
-                previous = job
-                self.ask(job, "block", switched)
+        for index, job in enumerate(order):
+            if job in self.rows:
+                continue
+            switched = previous is not job
+            if switched:
+                time.sleep(self.cfg.settle_s)
+            previous = job
+            following = next((later for later in order[index + 1:] if later not in self.rows), None)
+            self.ask(job, "block", Block(switched, following is not job))
 
     def finish(self, live: list[Job]) -> None:
         for job in live:
@@ -183,6 +204,11 @@ class _RoundRun:
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
             if self.cfg.profiled(self.round.batch_size, self.round.repeat) and self.rows[job].status == "ok":
                 self.rows[job] = _with_profile(self.rows[job], self.workers[job])
+
+
+def turns(jobs: list, blocks: int) -> list:
+    """The order of a round's blocks: `blocks` per job, in ABBA order (A B C, C B A, A B C, ...)."""
+    return [job for block in range(blocks) for job in (jobs if block % 2 == 0 else jobs[::-1])]
 
 
 def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Sessions, keep: bool) -> list[BenchResult]:

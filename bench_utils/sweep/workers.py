@@ -30,7 +30,8 @@ IMPORT_TIME_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"
 # variables, except the cache folders, which Inductor and Triton read on every use
 IMPORT_TIME_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TORCH_LOGS")
 RUNTIME_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed
+EXIT_WAIT_S = 10.0  # a worker asked to exit gets this long before it is killed (nothing long is left for its
+# exit: a cold compile merged its cache before replying "ready", measure/cell.py)
 # Starting a worker waits on the fork server (its first start imports torch, 10-20 s on a 2-core CPU):
 # at most this long, or timeout_s if longer; a server that does not answer (stopped, starved) is
 # killed and the next worker starts a new one
