@@ -1,10 +1,11 @@
 """Is the engine's speedup right? The engine (the real sweep, with the default CPU report's settings:
 rounds of eager and compiled workers taking turns, extra rounds for precision within its
 budget) beside an independent measurement with torch.utils.benchmark, in one run, for full-size
-ResNet-50 and ViT-B/16 at batch 1 on the CPU.
+ResNet-50 and ViT-B/16 at batch 1 on the CPU, for one configuration against eager.
 
     python benchmarks/method_check.py                      # resnet and vit, cpu-report.yaml's settings
     python benchmarks/method_check.py --params parameters/cpu-report.yaml --reference-processes 4
+    python benchmarks/method_check.py --models resnet --configuration default+freezing
 
 Engine and reference take turns, so both sample the same stretches of a drifting machine: one sweep
 with the profile's settings (its workers kept across rounds, as in a report), and after round r of
@@ -14,8 +15,9 @@ target and budget), then the remaining reference processes.
 
 The reference: `--reference-processes` fresh processes per model (default 4, models alternating),
 each building the same model and inputs (bench_utils.measure.models and inputs) and timing, with
-Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the compiled model
-(mode "default"), then eager again (A-B-A), with the C allocator set up as the profile's workers
+Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the configuration
+(`--configuration`, default "default": its mode and Inductor options, autocast and layout, applied
+as the engine's worker applies them), then eager again (A-B-A), with the C allocator set up as the profile's workers
 (keep_freed_memory). A process's speedup is the geometric mean of its two eager medians over its
 compiled median, so a drift of the machine during the process cancels to
 first order; the reference speedup is the geometric mean over processes, shown with their range.
@@ -42,12 +44,15 @@ from bench_utils.sweep.loop import run_sweep
 WARMUP_CALLS = 10  # before each Timer measurement, as the re-run issue's reference did
 
 
-def reference(model_name: str, min_run_time: float, keep_freed_memory: bool) -> dict:
-    """In this process: Timer medians (ms) of eager, compiled, and eager again after compiling; with
-    `keep_freed_memory`, the C allocator set up as the engine's workers are (measure/host_memory.py)."""
+def reference(model_name: str, min_run_time: float, keep_freed_memory: bool, name: str = "default") -> dict:
+    """In this process: Timer medians (ms) of eager, configuration `name`, and eager again after it;
+    with `keep_freed_memory`, the C allocator set up as the engine's workers are (measure/host_memory.py)."""
+    import contextlib
+
     import torch
     from torch.utils.benchmark import Timer
 
+    from bench_utils.config.configurations import configuration
     from bench_utils.config.registry import get_spec
     from bench_utils.measure.inputs import build_inputs
     from bench_utils.measure.models import load_model
@@ -66,19 +71,35 @@ def reference(model_name: str, min_run_time: float, keep_freed_memory: bool) -> 
         timer = Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
         return timer.blocked_autorange(min_run_time=min_run_time).median * 1000
 
+    config = configuration(name)
     with torch.inference_mode():
         eager = lambda: model(**inputs)  # noqa: E731
         eager_ms = timer_ms(eager)
-        compiled_model = torch.compile(model, mode="default", dynamic=False)
-        compiled = lambda: compiled_model(**inputs)  # noqa: E731
+        layout = torch.channels_last if config.channels_last else torch.contiguous_format
+        candidate = model.to(memory_format=layout) if config.channels_last else model
+        candidate_inputs = {k: v.contiguous(memory_format=layout) if v.dim() == 4 and v.is_floating_point() else v
+                            for k, v in inputs.items()}
+        if config.compiled:  # the same call as the engine's worker: mode, or the mode's options and the modifiers'
+            candidate = torch.compile(candidate, dynamic=False, **config.compile_options())
+        autocast = (torch.autocast("cpu", dtype=getattr(torch, config.autocast)) if config.autocast
+                    else contextlib.nullcontext())
+
+        def compiled():
+            with autocast:
+                return candidate(**candidate_inputs)
+
         compiled_ms = timer_ms(compiled)
+        if config.channels_last:
+            model.to(memory_format=torch.contiguous_format)
         eager_after_ms = timer_ms(eager)
     return {"eager_ms": eager_ms, "compiled_ms": compiled_ms, "eager_after_compile_ms": eager_after_ms}
 
 
-def engine_config(params: Path, models: list[str]):
-    """The profile's settings for `models` (random weights: the reference builds the same model)."""
-    return dataclasses.replace(load_config(params), label="method check", models=tuple(models), weights="random")
+def engine_config(params: Path, models: list[str], name: str):
+    """The profile's settings for `models`, racing only configuration `name` against eager (random
+    weights: the reference builds the same model)."""
+    return dataclasses.replace(load_config(params), label="method check", models=tuple(models), weights="random",
+                               configurations=("eager", name))
 
 
 def aba_speedup(ref: dict) -> float:
@@ -90,9 +111,10 @@ def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def run_reference(model: str, min_run_time: float, keep_freed_memory: bool) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time", str(min_run_time)]
-                          + ["--keep-freed-memory"] * keep_freed_memory, capture_output=True, text=True, check=True)
+def run_reference(model: str, min_run_time: float, keep_freed_memory: bool, name: str) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--reference", model, "--min-run-time", str(min_run_time),
+                           "--configuration", name] + ["--keep-freed-memory"] * keep_freed_memory,
+                          capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -101,21 +123,22 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
     parser.add_argument("--params", type=Path, default=Path(__file__).resolve().parents[1] / "parameters" /
                         "cpu-report.yaml", help="the engine's settings (default: the default CPU report's)")
+    parser.add_argument("--configuration", default="default", help="the configuration checked against eager")
     parser.add_argument("--reference-processes", type=int, default=4, help="A-B-A reference processes per model")
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
     parser.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)  # internal: the profile's
     args = parser.parse_args()
     if args.reference:
-        print(json.dumps(reference(args.reference, args.min_run_time, args.keep_freed_memory)))
+        print(json.dumps(reference(args.reference, args.min_run_time, args.keep_freed_memory, args.configuration)))
         return
     refs: dict[str, list[dict]] = {model: [] for model in args.models}
-    cfg = engine_config(args.params, args.models)
+    cfg = engine_config(args.params, args.models, args.configuration)
     started = time.perf_counter()
 
     def reference_pass() -> None:
         for model in args.models:
-            refs[model].append(run_reference(model, args.min_run_time, cfg.keep_freed_memory))
+            refs[model].append(run_reference(model, args.min_run_time, cfg.keep_freed_memory, args.configuration))
 
     def after_round(round_) -> None:
         """After round r of every cell of the first pass: one reference process per model."""
@@ -128,11 +151,11 @@ def main() -> None:
         engine_s = run_sweep(cfg, path, progress=False, after_round=after_round).seconds
         while len(refs[args.models[0]]) < args.reference_processes:  # the rest, after the extra rounds
             reference_pass()
-        df = load_dataframe(path).set_index(["model", "mode"])
-    print(f"method check with {args.params.name}'s settings: engine {engine_s:.0f} s, "
+        df = load_dataframe(path).set_index(["model", "configuration"])
+    print(f"method check of {args.configuration} with {args.params.name}'s settings: engine {engine_s:.0f} s, "
           f"whole run {time.perf_counter() - started:.0f} s")
     for model in args.models:
-        eager, compiled = df.loc[(model, "eager")], df.loc[(model, "default")]
+        eager, compiled = df.loc[(model, "eager")], df.loc[(model, args.configuration)]
         speedups = [aba_speedup(ref) for ref in refs[model]]
         ref_speedup = geometric_mean(speedups)
         low, high = compiled["speedup_ci95_low"], compiled["speedup_ci95_high"]

@@ -25,7 +25,7 @@ def test_every_parameters_file_is_valid():
     names = sorted(p.name for p in PARAMETERS.glob("*.yaml"))
     assert names == sorted(["cpu.yaml", "cpu-report.yaml", "cpu-variants.yaml", "cpu-full.yaml", "cpu-serving.yaml",
                             "cpu-compile-time.yaml", "cpu-tune.yaml",
-                            "gpu.yaml", "reduce-overhead.yaml",
+                            "gpu.yaml", "gpu-tune.yaml", "reduce-overhead.yaml",
                             "nightly.yaml"] + [f"{gpu}.yaml" for gpu in GUIDE_GPUS])
     labels = [load_config(PARAMETERS / name).label for name in names]
     assert len(set(labels)) == len(labels)  # one results folder per profile
@@ -90,7 +90,7 @@ def test_default_profiles_follow_the_hardware(monkeypatch, capsys):
 
 
 # 6 rounds of two workers timing 1000 s each: 3.3 hours
-LONG_PROFILE = ("label: long\nmodels: [vit, resnet]\nbatch_sizes: [1]\nmodes: [eager, default]\nsize: tiny\n"
+LONG_PROFILE = ("label: long\nmodels: [vit, resnet]\nbatch_sizes: [1]\nconfigurations: [eager, default]\nsize: tiny\n"
                 "device: cpu\nweights: random\nrepeats: 3\nmin_time_s: 1000\n")
 
 

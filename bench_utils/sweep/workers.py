@@ -90,6 +90,8 @@ def within(seconds: float, expire, call):
         raise
     finally:
         timer.cancel()
+        if expired.is_set():  # what expire() ended is gone before the caller goes on
+            timer.join()
 
 
 def _kill_fork_server() -> None:
