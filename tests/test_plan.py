@@ -155,3 +155,13 @@ def test_a_reader_that_goes_away_is_no_error():
     proc.stdout.close()  # the reader is gone before the first line is written
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1 and stderr == ""
+
+
+def test_plan_counts_no_cost_for_a_precision_this_cpu_lacks(tmp_path):
+    avx2 = tmp_path / "avx2"
+    avx2.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    avx512 = tmp_path / "avx512"
+    avx512.write_text("flags\t\t: avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16\n")
+    assert plan.cpu_lacks(str(avx2)) == {"bf16", "fp16"}
+    assert plan.cpu_lacks(str(avx512)) == {"fp16"}
+    assert plan.cpu_lacks(str(tmp_path / "none")) == set()  # unknown: every configuration counted

@@ -114,9 +114,10 @@ class Unsupported(Exception):
 
 def native_precision(dtype: str, device: str) -> str:
     """"" when `device` computes in `dtype` natively, else why not. CPU: oneDNN's own check of the
-    instruction set (torch.ops.mkldnn._is_mkldnn_bf16_supported: AVX512-BF16 or AMX; _fp16_: AVX512-FP16
-    or AMX-FP16), the same one Inductor's CPU code generation relies on; emulated, a lower precision is
-    slower, not faster. CUDA: bfloat16 from compute capability 8.0 (torch.cuda.is_bf16_supported with
+    instruction set (torch.ops.mkldnn._is_mkldnn_bf16_supported: AVX512 BW, VL and DQ, its avx512_core,
+    with AVX512-BF16 or AMX the fast path; _fp16_: AVX512-FP16 or AMX-FP16; ATen/native/mkldnn/Utils.h),
+    the same one Inductor's CPU code generation relies on; on AVX2 alone a lower precision is converted
+    in software, slower, not faster. CUDA: bfloat16 from compute capability 8.0 (torch.cuda.is_bf16_supported with
     including_emulation=False), float16 everywhere."""
     if device == "cuda":
         if dtype == "bfloat16" and not torch.cuda.is_bf16_supported(including_emulation=False):

@@ -170,7 +170,8 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     device = "cpu" if cfg.device == "cpu" else "cuda"
     gpu = guide_gpu(cfg.label) if device == "cuda" else None
     known = measured(rows)
-    runnable = tuple(name for name in cfg.configurations if device in configuration(name).devices)
+    runnable = tuple(name for name in cfg.configurations if device in configuration(name).devices
+                     and not (device == "cpu" and set(configuration(name).needs) & cpu_lacks()))
     leader = next((name for name in runnable if name != BASELINE), None)
     todo = []
     for round_ in first_rounds(cfg):
@@ -179,6 +180,25 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
             todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable))
     return ([round_estimate(cfg, round_, device, known, gpu, bound) for round_ in todo],
             len(first_rounds(cfg)) - len(todo))
+
+
+# oneDNN's own checks (ATen/native/mkldnn/Utils.h, mkldnn_bf16_device_check and _fp16_), the ones a
+# worker asks (measure/cell.native_precision), read here from /proc/cpuinfo's flags: plan has no torch
+CPU_FLAGS_FOR = {"bf16": ({"avx512bw", "avx512vl", "avx512dq"},), "fp16": ({"avx512_fp16"}, {"amx_fp16"})}
+
+
+def cpu_lacks(cpuinfo: str = "/proc/cpuinfo") -> set[str]:
+    """The precisions ("bf16", "fp16") this x86 CPU has no native support for: their configurations
+    become unsupported rows at no cost. Unknown (no /proc/cpuinfo, not x86): none, the worst case."""
+    try:
+        with open(cpuinfo, encoding="ascii", errors="replace") as file:
+            line = next((line for line in file if line.startswith("flags")), "")
+    except OSError:
+        return set()
+    flags = set(line.partition(":")[2].split())
+    if not flags:
+        return set()
+    return {need for need, alternatives in CPU_FLAGS_FOR.items() if not any(group <= flags for group in alternatives)}
 
 
 def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[RoundEstimate, str, float]]:
