@@ -177,3 +177,15 @@ def test_a_warm_up_that_never_settled_is_a_caveat_of_its_model():
     assert "warm-up" not in (steady.loc[("vit", 1), "caveats"] or "")
     unsteady = verdict_of(race_rows("vit", {"default": {"speedups": CLEAR, "warmup_steady": False}}))
     assert "warm-up did not settle within max_warmup_s" in unsteady.loc[("vit", 1), "caveats"]
+
+
+def test_a_figure_on_fewer_than_five_rounds_is_said_once_for_the_page_or_per_model():
+    few = (1.5, 1.52, 1.48)  # one configuration: every round counts, three of them
+    everywhere = to_dataframe(race_rows("vit", {"default": few}) + race_rows("resnet", {"default": few}))
+    assert any(note.startswith("Every figure rests on fewer than 5 rounds") for note in page_caveats(everywhere))
+    assert not any("round(s)" in (c or "") for c in verdicts(everywhere, RULES)["caveats"])  # not on every row
+    mixed = to_dataframe(race_rows("vit", {"default": few}) + race_rows("resnet", {"default": CLEAR}))
+    assert not any(note.startswith("Every figure") for note in page_caveats(mixed))
+    table = verdicts(mixed, RULES).set_index("model")
+    assert "its figure rests on 3 round(s)" in table.loc["vit", "caveats"]
+    assert "round(s)" not in (table.loc["resnet", "caveats"] or "")

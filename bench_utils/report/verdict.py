@@ -20,7 +20,7 @@ from ..config.configurations import BASELINE, configuration
 from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide
-from ..results.stats import NOISY_SPREAD, breakeven_calls
+from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
 from .display import MISSING, model_text, number, plus_minus, rounded, span, times
 from .explain import why_sentence
 from .header import weights_words
@@ -140,11 +140,15 @@ def _others(rows: pd.DataFrame, rec) -> str:
     return "; ".join(parts) or MISSING
 
 
-def _caveats(rec, typical_spread: float) -> list[str]:
-    """What sets this model's answer apart from the page's other answers."""
+def _caveats(rec, typical_spread: float, few_rounds_apart: bool = True) -> list[str]:
+    """What sets this model's answer apart from the page's other answers (`few_rounds_apart`: some
+    figures of the page rest on FEW_ROUNDS rounds or more, so fewer sets a model apart)."""
     if rec is None:
         return []
     notes = []
+    if few_rounds_apart and 0 < _rounds(rec) < FEW_ROUNDS:
+        notes.append(f"its figure rests on {_rounds(rec)} round(s): an interval over so few can be too narrow or "
+                     "too wide")
     if (rec.get("graph_breaks") or 0) > 0:
         notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
     if rec.get("disturbed"):
@@ -172,13 +176,14 @@ def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
     check_frame(df)
     ok = df[df["status"] == "ok"]
     typical = float(pd.Series([_spread(r) for _, r in ok.iterrows()]).median()) if not ok.empty else 0.0
+    few_apart = not _few_rounds_everywhere(df)
     records = []
     for label in sorted(set(df["label"])):
         run = df[df["label"] == label]
         for model in ordered_models(run["model"]):
             for batch in sorted(set(run.loc[run["model"] == model, "batch_size"])):
                 rows = run[(run["model"] == model) & (run["batch_size"] == batch)]
-                records.append(_verdict_record(label, model, int(batch), rows, rules, typical))
+                records.append(_verdict_record(label, model, int(batch), rows, rules, typical, few_apart))
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 
@@ -187,7 +192,20 @@ def _pick(rows: pd.DataFrame, outcome: str):
     return found.iloc[0].to_dict() if not found.empty else None
 
 
-def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float) -> dict:
+def _rounds(rec) -> int:
+    rounds = rec.get("race_rounds")
+    return int(rounds) if rounds is not None and not pd.isna(rounds) else 0
+
+
+def _few_rounds_everywhere(df) -> bool:
+    """Does every recommended figure of the page rest on fewer than FEW_ROUNDS rounds?"""
+    recommended = df[df["race_outcome"] == "recommended"] if "race_outcome" in df else df.iloc[0:0]
+    rounds = [_rounds(rec) for rec in recommended.to_dict("records")]
+    return bool(rounds) and all(0 < n < FEW_ROUNDS for n in rounds)
+
+
+def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
+                    few_apart: bool = True) -> dict:
     rec, runner = _pick(rows, "recommended"), _pick(rows, "runner_up")
     ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
     decision = decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
@@ -196,7 +214,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
               "verdict": decision.outcome,
               "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules), "others": _others(rows, rec),
-              "caveats": "; ".join(_caveats(rec, typical)), "why": why_sentence(rec) if rec else ""}
+              "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
         failed = sorted(set(rows.loc[rows["status"] != "ok", "status"].str.upper()))
@@ -236,6 +254,9 @@ def page_caveats(df) -> list[str]:
     compiled = ok[ok["configuration"] != BASELINE]
     if not compiled.empty and not compiled["between_process"].fillna(False).astype(bool).any():
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
+    if _few_rounds_everywhere(df):
+        notes.append(f"Every figure rests on fewer than {FEW_ROUNDS} rounds: an interval over so few can be too narrow or "
+                     "too wide. For more, raise budget_min and run the same command again (measured rounds are kept).")
     return notes
 
 

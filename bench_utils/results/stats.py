@@ -23,6 +23,11 @@ import numpy as np
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 NOISY_SPREAD = 0.10  # (p90 - p10) / median above this flags a noisy cell
+# Below this many rounds an interval over rounds is unreliable both ways: two rounds that agree by
+# chance give one far too narrow (SegFormer-B0 1.730-1.736x, then 1.49-1.92x in the next report),
+# two that disagree one far too wide (benchmarks/README.md, 2026-11-25). The sweep never stops on
+# precision before it (sweep/adaptive.py); the page says when a figure rests on fewer.
+FEW_ROUNDS = 5
 OUTLIER_MEAN = 0.10  # a mean more than this above the median: a few slow calls pull the mean up
 
 

@@ -26,6 +26,7 @@ import time
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
 from ..results.aggregate import cells
+from ..results.stats import FEW_ROUNDS
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.stats import halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
@@ -33,7 +34,7 @@ from .jobs import Round, cell_groups, needs_fresh_workers
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
 # too uncertain to stop on (a run stopped SegFormer-B0 on three rounds that agreed to +-1.5% by chance,
 # outside the next run's interval). Until then it gets rounds the wide groups leave room for.
-MIN_ROUNDS_TO_STOP = 5
+MIN_ROUNDS_TO_STOP = FEW_ROUNDS
 
 
 def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
