@@ -56,9 +56,15 @@ def test_top_ops_chart_has_both_sides_per_operator():
 
 
 def test_one_plain_sentence_says_where_the_time_per_call_changed_most():
-    # the convolutions: 3.0 ms per call eager, none by that name compiled (oneDNN's fused op instead)
-    assert explain.why_sentence(CPU_ROW) == "eager spends 3 ms per call in convolutions; default spends 0 ms " \
+    # the convolutions: 3.0 ms per call eager, 1.8 ms compiled under oneDNN's fused op's name
+    assert explain.why_sentence(CPU_ROW) == "eager spends 3 ms per call in convolutions; default spends 1.8 ms " \
                                             "(1.5 ms per call in fused compiled code)"
+    # freezing turns ResNet-50's 1x1 convolutions into matrix multiplies: a new name, not a change
+    frozen = CPU_ROW | {"configuration": "default+freezing", "eager_profile_call_ms": 118.9, "eager_profile_overhead_ms": 12.3,
+                        "profile_overhead_ms": 1.5, "eager_profile_top_ops": [["aten::mkldnn_convolution", 89.4]],
+                        "profile_top_ops": [["aten::mkldnn_convolution", 54.0], ["aten::mm", 35.4]]}
+    assert explain.why_sentence(frozen).startswith("eager spends 12.3 ms per call outside operators (Python, module "
+                                                   "calls); default+freezing spends 1.5 ms")
     copying = CPU_ROW | {"eager_profile_top_ops": [["aten::copy_", 76.0]], "eager_profile_call_ms": 90.0,
                          "profile_top_ops": [["aten::copy_", 0.4]]}
     assert explain.why_sentence(copying).startswith("eager spends 76 ms per call copying tensors; default spends 0.4 ms")
