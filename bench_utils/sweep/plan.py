@@ -32,7 +32,8 @@ START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server,
 TINY_SHARE = 0.1  # tiny configs compile in about a tenth of a full-size model's time
 # Inductor's C++ backend on this project's 2-core CPU, full-size models of the default report, default
 # mode (seconds, cold and warm): 24-41 s and 4-5 s measured here (benchmarks/README.md); the mode
-# table's constants are for GPUs
+# table's constants are for GPUs. max-autotune-no-cudagraphs with freezing compiled no longer on this
+# CPU (14-32 s cold, 9-10 s warm, 2026-11-25): the same constants, times the modifiers' compile_cost
 CPU_COMPILE_S = (35.0, 4.5)
 PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
