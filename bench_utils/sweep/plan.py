@@ -171,8 +171,9 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     device = "cpu" if cfg.device == "cpu" else "cuda"
     gpu = guide_gpu(cfg.label) if device == "cuda" else None
     known = measured(rows)
+    lacks = cpu_lacks() if device == "cpu" else set()  # read once, not per configuration
     runnable = tuple(name for name in cfg.configurations if device in configuration(name).devices
-                     and not (device == "cpu" and set(configuration(name).needs) & cpu_lacks()))
+                     and not set(configuration(name).needs) & lacks)
     leader = next((name for name in runnable if name != BASELINE), None)
     todo = []
     for round_ in first_rounds(cfg):
