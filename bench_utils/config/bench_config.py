@@ -91,7 +91,7 @@ class BenchConfig:
                                         unit="fraction of the speedup", low=0.0, high=0.99)
     worthwhile: float = parameter(1.10, "the smallest speedup worth a compile: the verdict's margin (below it: "
                                   "no worthwhile gain)", "number", unit="times eager's speed", low=1.0, high=100.0)
-    budget_min: float = parameter(8.0, "no extra round starts if it would end after this much sweep (0: no "
+    budget_min: float = parameter(8.75, "no extra round starts if it would end after this much sweep (0: no "
                                   "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
     max_repeats: int = parameter(12, "rounds per cell at most, extra rounds included", "count", unit="rounds",
                                  low=1, high=MAX_REPEATS)
