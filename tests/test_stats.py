@@ -238,3 +238,15 @@ def test_one_more_round_is_worth_more_in_a_new_pair_when_the_pairs_disagree():
     assert halfwidth_with_round(logs, pairs, "a") == pytest.approx(plain)
     assert halfwidth_with_round(logs, pairs, "new") == pytest.approx(plain)
     assert math.isinf(halfwidth_with_round([0.3], ["a"], "a"))  # one round: no spread to project
+
+
+def test_the_expected_best_of_k_equal_draws_matches_a_simulation():
+    from bench_utils.results.stats import SpeedupEstimate, expected_maximum, lowered
+
+    rng = np.random.default_rng(3)
+    for k, known in ((1, 0.0), (2, 0.5642), (3, 0.8463), (5, 1.1630)):
+        assert expected_maximum(k) == pytest.approx(known, abs=1e-4)
+        assert rng.standard_normal((200_000, k)).max(axis=1).mean() == pytest.approx(known, abs=0.01)
+    moved = lowered(SpeedupEstimate(1.2, 1.1, 1.3), 0.05)  # point and low end down, high end kept
+    assert (moved.speedup, moved.ci95_low, moved.ci95_high) == pytest.approx((1.2 * math.exp(-0.05),
+                                                                             1.1 * math.exp(-0.05), 1.3))

@@ -4,11 +4,14 @@ apart). Rows are made so each round's speedup is exactly what the test names."""
 
 import math
 
+import numpy as np
+
 import pytest
 
 from bench_utils.report.verdict import Rules, page_caveats, verdict_short, verdict_table, verdict_text, verdicts
 from bench_utils.results import decision
 from bench_utils.results.aggregate import to_dataframe
+from bench_utils.results.stats import expected_maximum
 from conftest import COMPILED_FIXTURE, make_row
 
 EAGER_MS = 10.0
@@ -119,16 +122,31 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert "eager+bf16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
 
 
-def test_the_figure_of_the_choice_leaves_out_the_round_that_chose_it():
-    # round 0 (the selection round) flatters default+freezing; its figure is over rounds 1 and later
-    lucky = (3.0, 1.5, 1.5, 1.5, 1.5)
+def test_the_figure_of_the_choice_is_lowered_for_the_round_that_chose_it():
+    # round 0 (the selection round) flatters default+freezing: its figure over every round is lowered by
+    # E_2 * s / n (the most a pick between two can lift it), the high end kept
+    lucky = (1.8, 1.5, 1.5, 1.5, 1.5)
     rows = race_rows("vit", {"default+freezing": lucky, "default": (1.4, 1.45, 1.45, 1.45, 1.45)})
     df = to_dataframe(rows).set_index("configuration")
-    assert df.loc["default+freezing", "race_outcome"] == "recommended"
-    assert df.loc["default+freezing", "race_speedup"] == pytest.approx(1.5, abs=0.005)
-    assert df.loc["default+freezing", "race_rounds"] == 4 and df.loc["default+freezing", "speedup"] > 1.6
+    logs = np.log(lucky)
+    bias = expected_maximum(2) * logs.std(ddof=1) / len(logs)  # 0.564
+    chosen = df.loc["default+freezing"]
+    assert chosen["race_outcome"] == "recommended" and chosen["race_rounds"] == 5
+    assert chosen["race_selection_bias"] == pytest.approx(math.expm1(bias), rel=1e-2)
+    assert chosen["race_speedup"] == pytest.approx(chosen["speedup"] / (1 + chosen["race_selection_bias"]), rel=1e-9)
+    assert chosen["race_speedup"] == pytest.approx(math.exp(logs.mean() - bias), rel=1e-3)
+    assert chosen["race_speedup"] < chosen["speedup"]  # the plain figure over every round keeps the luck
+    assert chosen["race_ci95_high"] == pytest.approx(chosen["speedup_ci95_high"], rel=1e-9)
+    assert chosen["race_ci95_low"] == pytest.approx(chosen["speedup_ci95_low"] / (1 + chosen["race_selection_bias"]))
+    runner = df.loc["default"]  # not picked: its figure is its own, uncorrected
+    assert runner["race_speedup"] == pytest.approx(runner["speedup"]) and runner["race_selection_bias"] == 0
+    # the paired comparison is lowered too: the choice was the larger of the two in round 0
+    diffs = logs - np.log((1.4, 1.45, 1.45, 1.45, 1.45))
+    versus_bias = expected_maximum(2) * 2 / math.sqrt(2) * diffs.std(ddof=1) / len(diffs)
+    assert chosen["versus_runner_up"] == pytest.approx(math.exp(diffs.mean() - versus_bias), rel=1e-3)
     alone = to_dataframe(race_rows("vit", {"default+freezing": lucky})).set_index("configuration")
-    assert alone.loc["default+freezing", "race_rounds"] == 5  # nothing to choose from: every round
+    assert alone.loc["default+freezing", "race_selection_bias"] == 0  # nothing to choose from: no correction
+    assert alone.loc["default+freezing", "race_speedup"] == pytest.approx(alone.loc["default+freezing", "speedup"])
 
 
 def test_an_eager_alternative_faster_than_the_margin_is_the_answer_without_a_compile():

@@ -148,8 +148,9 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
 
 
 def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:
-    """The speedup a page shows for a configuration: its race figure (results/race.py: over the rounds
-    that did not choose the leader), with its interval and whether that interval excludes 1x."""
+    """The speedup a page shows for a configuration: its race figure (results/race.py: the
+    recommendation's lowered for the round that chose it), with its interval and whether that interval
+    excludes 1x."""
     low, high = numeric_column(compiled, "race_ci95_low").where(ok), numeric_column(compiled, "race_ci95_high").where(ok)
     return {"speedup": numeric_column(compiled, "race_speedup").where(ok), "speedup_ci95_low": low,
             "speedup_ci95_high": high, "significant": (low > 1.0) | (high < 1.0)}

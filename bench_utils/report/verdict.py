@@ -4,7 +4,7 @@ it, and for what (batch, precision, device); in words. Reads the DataFrame of ag
 not hold except the pay-back count (stats.breakeven_calls). No torch.
 
 Every figure on a verdict line comes from the same cell: the recommended configuration's race figure
-(rounds that did not pick it), its compile cost (shown for every decision: for a gain too small it is
+(lowered for the round that picked it), its compile cost (shown for every decision: for a gain too small it is
 the deciding fact), its pay-back (only where compiling is worth it). Caveats ride on a line only when
 they set that cell apart from the others; what holds for the whole page is said once (page_caveats).
 """
@@ -234,7 +234,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
 
 
 LEGEND = ("Speedup: eager float32 time ÷ the configuration's (medians; 2× = twice as fast), with its 95% interval "
-          "over rounds that did not choose it. Worth it when the whole interval is at or above the margin (worthwhile, "
+          "over every round, the recommended one's lowered by the most the round that chose it can have lifted it. Worth it when the whole interval is at or above the margin (worthwhile, "
           "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
           "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
           "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled).")

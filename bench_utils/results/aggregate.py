@@ -222,19 +222,20 @@ def cells(rows) -> list[dict]:
 
 
 NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan, "race_ci95_low": math.nan,
-           "race_ci95_high": math.nan, "race_halfwidth": math.nan, "runner_up": "", "versus_runner_up": math.nan,
+           "race_ci95_high": math.nan, "race_halfwidth": math.nan, "race_selection_bias": math.nan, "runner_up": "", "versus_runner_up": math.nan,
            "versus_ci95_low": math.nan, "versus_ci95_high": math.nan}  # eager's, and before any race
 
 
 def _race_fields(entry, race) -> dict:
-    """A configuration's outcome in its group's race, its figure over the rounds that did not pick the
-    leader, and on the leader's row the comparison with the runner-up."""
+    """A configuration's outcome in its group's race, its figure (the leader's corrected for its
+    selection, race.py), and on the leader's row the comparison with the runner-up."""
     estimate = entry.estimate
     fields = {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds), "race_round_ids": list(entry.rounds),
               "race_speedup": estimate.speedup if estimate else math.nan,
               "race_ci95_low": estimate.ci95_low if estimate else math.nan,
               "race_ci95_high": estimate.ci95_high if estimate else math.nan,
-              "race_halfwidth": relative_halfwidth(estimate) if estimate else math.nan}
+              "race_halfwidth": relative_halfwidth(estimate) if estimate else math.nan,
+              "race_selection_bias": math.expm1(entry.selection_bias) if estimate else math.nan}
     if entry.outcome == "recommended" and race.versus is not None:
         fields |= {"runner_up": race.runner_up, "versus_runner_up": race.versus.speedup,
                    "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high}

@@ -1,5 +1,5 @@
-"""The race between a model's configurations: which one to recommend, measured on rounds that did not
-choose it. Numbers and codes only (report/ says them). No torch.
+"""The race between a model's configurations: which one to recommend, and its figure with the luck
+that picked it taken out. Numbers and codes only (report/ says them). No torch.
 
 Per cell group (model, batch size), every configuration is measured against eager float32 in the
 same rounds (ABBA blocks, worker pairs). The race:
@@ -8,14 +8,16 @@ same rounds (ABBA blocks, worker pairs). The race:
    leader is the one with the highest round-0 speedup; a configuration whose round-0 interval lies
    entirely below the leader's is `dropped` (clearly slower). The rest are the contenders: the sweep
    measures only them (and eager) in later rounds.
-2. Rounds 1 and later are confirmation rounds. The leader is the recommendation, and every
-   contender's figure (speedup and interval against eager) is taken over the confirmation rounds
-   only: the round that picked the leader is not in its figure, so the best of several noisy
-   estimates is not reported with the luck that made it the best (the winner's curse; docs/method.md).
-   With one configuration that could be recommended there is nothing to pick: its figure is over every
-   round.
-3. The runner-up is the next contender by its confirmation figure; the recommendation's speedup over
-   it is the paired ratio of the two, round by round (both were timed against the same eager blocks).
+2. The leader is the recommendation. Every contender's figure (speedup and interval against eager) is
+   over all its rounds; the leader's carries a stated correction for the winner's curse (the best of
+   several noisy estimates overstates its own): its point and low end are lowered by the most the
+   selection round can have lifted them, E_k * s * sqrt(S) / n on the log scale (k candidates picked
+   from, E_k the expected largest of k standard normals, s the spread of one round's log speedup, S
+   selection rounds among its n rounds: docs/method.md). With one candidate there is nothing to pick
+   and nothing to correct. A dropped configuration's figure is its selection round's.
+3. The runner-up is the next contender by its figure; the recommendation's speedup over it is the
+   paired ratio of the two, round by round (both were timed against the same eager blocks), with the
+   same correction for the selection (the leader was the larger of the two in round 0).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config.configurations import BASELINE
-from .stats import SpeedupEstimate, relative_halfwidth, speedup_over_rounds
+from .stats import (SpeedupEstimate, expected_maximum, lowered, relative_halfwidth, round_log_speedup,
+                    speedup_over_rounds)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have
@@ -40,8 +43,9 @@ class Entry:
 
     record: dict
     outcome: str
-    estimate: SpeedupEstimate | None = None  # over the confirmation rounds (every round without a race)
+    estimate: SpeedupEstimate | None = None  # over every round (a dropped one: its selection round)
     rounds: list = field(default_factory=list)  # the rounds of that figure
+    selection_bias: float = 0.0  # log scale: how far the leader's point and low end were lowered
 
     @property
     def halfwidth(self) -> float:
@@ -94,35 +98,67 @@ def race(records: list[dict]) -> Race:
     first = {name: est for name, est in first.items() if est is not None}
     if not first:  # no selection round paired (rows resumed oddly): the best over every round leads
         first = {r["configuration"]: _subset(r, r["round_ids"]) for r in eligible}
+        selection = sorted({i for r in eligible for i in r["round_ids"]})
     leader = max(first, key=lambda name: first[name].speedup)
     for name, estimate in first.items():
         if name != leader and estimate.ci95_high < first[leader].ci95_low:
             entries[name].outcome = DROPPED
     contenders = [r for r in eligible if entries[r["configuration"]].outcome == CONTENDER]
     for record in eligible:
-        later = [r for r in record["round_ids"] if r >= SELECTION_ROUNDS]
-        rounds = later if len(eligible) > 1 and later else list(record["round_ids"])
+        rounds = list(record["round_ids"])
         if entries[record["configuration"]].outcome == DROPPED:
-            rounds = [r for r in record["round_ids"] if r < SELECTION_ROUNDS] or rounds
+            rounds = [r for r in rounds if r < SELECTION_ROUNDS] or rounds
         entries[record["configuration"]].estimate = _subset(record, rounds)
         entries[record["configuration"]].rounds = rounds
-    entries[leader].outcome = RECOMMENDED
+    lead = entries[leader]
+    lead.outcome = RECOMMENDED
+    curse = expected_maximum(len(first))  # 0 with one candidate: nothing was picked
+    if lead.estimate is not None and curse:
+        lead.selection_bias = curse * _round_spread(_round_logs(lead.record, lead.rounds)) * _selection_weight(
+            lead.rounds, selection)
+        lead.estimate = lowered(lead.estimate, lead.selection_bias)
     others = [r for r in contenders if r["configuration"] != leader and entries[r["configuration"]].estimate is not None]
     result = Race(entries, leader)
     if others:
         runner = max(others, key=lambda r: entries[r["configuration"]].estimate.speedup)
         entries[runner["configuration"]].outcome = RUNNER_UP
         result.runner_up = runner["configuration"]
-        result.versus = _versus(next(r for r in eligible if r["configuration"] == leader), runner,
-                                entries[leader].rounds)
+        # the leader was the largest of k in round 0, so their difference there is lifted by at most
+        # E_k * k / (k - 1) standard errors of one configuration's own noise (s_d / sqrt 2)
+        result.versus = _versus(lead.record, runner, lead.rounds,
+                                curse * len(first) / max(len(first) - 1, 1) / math.sqrt(2.0), selection)
     return result
 
 
-def _versus(leader: dict, other: dict, rounds: list[int]) -> SpeedupEstimate | None:
+def _round_logs(record: dict, rounds: list[int]) -> list[np.ndarray]:
+    """The block-pair log ratios of each of `rounds` the record paired."""
+    return [np.asarray(p, dtype=float) for r, p in zip(record["round_ids"], record["round_pairs"]) if r in rounds]
+
+
+def _round_spread(rounds: list[np.ndarray]) -> float:
+    """The standard deviation of one round's log speedup: over the rounds when there are two or more,
+    else the standard error of the one round's block pairs (0 when it cannot be told: one pair)."""
+    logs = [round_log_speedup(pairs) for pairs in rounds if pairs.size]
+    if len(logs) >= 2:
+        return float(np.std(logs, ddof=1))
+    pairs = rounds[0] if rounds else np.empty(0)
+    return float(np.std(pairs, ddof=1) / math.sqrt(pairs.size)) if pairs.size >= 2 else 0.0
+
+
+def _selection_weight(rounds: list[int], picked_on: list[int]) -> float:
+    """sqrt(S) / n: how much of a selection bias of one standard deviation (of a round) reaches the
+    mean of `rounds`, S of them the rounds the leader was picked on (their mean's error is s / sqrt(S))."""
+    chosen = sum(1 for r in rounds if r in picked_on)
+    return math.sqrt(chosen) / len(rounds) if rounds else 0.0
+
+
+def _versus(leader: dict, other: dict, rounds: list[int], curse: float = 0.0,
+            picked_on: list[int] = ()) -> SpeedupEstimate | None:
     """The leader's speedup over `other`: per round, the difference of their block pairs' log ratios
-    against the same eager blocks (the eager time cancels), over `rounds` both measured."""
+    against the same eager blocks (the eager time cancels), over `rounds` both measured; lowered by
+    `curse` standard deviations of one round's difference, weighted as the selection rounds are."""
     index = {r: i for i, r in enumerate(other.get("round_ids") or [])}
-    pairs, workers = [], []
+    pairs, workers, used = [], [], []
     for i, r in enumerate(leader["round_ids"]):
         if r in rounds and r in index:
             a, b = np.asarray(leader["round_pairs"][i]), np.asarray(other["round_pairs"][index[r]])
@@ -130,7 +166,11 @@ def _versus(leader: dict, other: dict, rounds: list[int]) -> SpeedupEstimate | N
             if n:
                 pairs.append(a[:n] - b[:n])
                 workers.append((leader["round_workers"][i], other["round_workers"][index[r]]))
-    return speedup_over_rounds(pairs, workers) if pairs else None
+                used.append(r)
+    if not pairs:
+        return None
+    estimate = speedup_over_rounds(pairs, workers)
+    return lowered(estimate, curse * _round_spread(pairs) * _selection_weight(used, picked_on)) if curse else estimate
 
 
 def races(records: list[dict]) -> dict[tuple, Race]:

@@ -105,13 +105,16 @@ RECORD = (
     # --- the race between a group's configurations (results/race.py) ---
     Column("race_outcome", "computed", meaning="recommended, runner_up, contender, dropped (clearly slower in the "
            "selection round), inaccurate, unsupported or failed; empty for eager"),
-    Column("race_rounds", "computed", "rounds", "the rounds of the race figure (without the selection round when "
-           "it picked among contenders)"),
+    Column("race_rounds", "computed", "rounds", "the rounds of the race figure (every round; a dropped "
+           "configuration's: its selection round)"),
     Column("race_round_ids", "computed", meaning="those rounds", internal=True),
-    Column("race_speedup", "computed", "×", "the speedup over those rounds", "Speedup (×)"),
+    Column("race_speedup", "computed", "×", "the speedup over those rounds (the recommended "
+           "configuration's lowered by race_selection_bias)", "Speedup (×)"),
     Column("race_ci95_low", "computed", "×", "its 95% interval, low end", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
+    Column("race_selection_bias", "computed", "fraction", "how far the recommended figure and its low end were "
+           "lowered for the round that picked it (the winner's curse)"),
     Column("runner_up", "computed", meaning="the recommended configuration's runner-up (on its row)"),
     Column("versus_runner_up", "computed", "×", "the recommended configuration's speed over the runner-up's, "
            "paired round by round"),

@@ -342,6 +342,28 @@ def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int
     return out
 
 
+def expected_maximum(k: int) -> float:
+    """The expected largest of `k` independent standard normal draws (0 for one, 0.56 for two, 0.85
+    for three, 1.16 for five): how far, in standard errors, the best of k equally fast candidates'
+    estimates lies above their common truth (the winner's curse; results/race.py)."""
+    if k < 2:
+        return 0.0
+    from scipy import integrate
+    from scipy.stats import norm
+
+    value, _ = integrate.quad(lambda x: x * k * norm.pdf(x) * norm.cdf(x) ** (k - 1), -12.0, 12.0)
+    return float(value)
+
+
+def lowered(estimate: SpeedupEstimate, log_bias: float) -> SpeedupEstimate:
+    """`estimate` with its point and low end moved down by `log_bias` (log scale) and its high end
+    kept: a correction for a selection bias of at most that size, which widens the interval rather
+    than trusting the correction's size."""
+    factor = math.exp(-log_bias)
+    return SpeedupEstimate(estimate.speedup * factor, estimate.ci95_low * factor, estimate.ci95_high,
+                           estimate.between_process)
+
+
 def relative_halfwidth(estimate: SpeedupEstimate) -> float:
     """Half the interval's width on the log scale, as a fraction: sqrt(high / low) - 1 (0.08 = +-8%)."""
     if not (estimate.ci95_low > 0 and math.isfinite(estimate.ci95_high)):
