@@ -207,3 +207,17 @@ def test_a_figure_on_fewer_than_five_rounds_is_said_once_for_the_page_or_per_mod
     table = verdicts(mixed, RULES).set_index("model")
     assert "its figure rests on 3 round(s)" in table.loc["vit", "caveats"]
     assert "round(s)" not in (table.loc["resnet", "caveats"] or "")
+
+
+def test_an_interval_end_just_below_the_margin_never_reads_as_the_margin():
+    # ResNet-50 in a report: 1.01x (0.937-1.0997x), "no worthwhile gain" -- not "(0.937-1.10x) ... at
+    # most 10% faster, below the 1.10x"
+    row = {"configuration": "default", "race_speedup": 1.012, "race_ci95_low": 0.937, "race_ci95_high": 1.0997,
+           "race_halfwidth": 0.083, "disturbed": False}
+    made = decision.decide(row, 1.10, 0.05)
+    assert made.outcome == decision.NO_GAIN
+    from bench_utils.report.verdict import _answer
+    answer = _answer(made.outcome, made.reason, row, RULES)
+    assert "(0.937–1.0997×)" in answer and "less than 10% faster, below the 1.10×" in answer
+    plain = _answer(made.outcome, made.reason, row | {"race_ci95_high": 1.074}, RULES)
+    assert "(0.937–1.07×)" in plain and "at most 7% faster" in plain

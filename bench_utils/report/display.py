@@ -97,6 +97,19 @@ def span(low: float, high: float) -> str:
     return f"{first[:-1] if first.endswith('×') else first}–{times(high)}"
 
 
+def times_beside(value: float, margin: float) -> str:
+    """`value` as times() writes it, with as many more digits as it takes not to read as `margin`
+    when it is not the margin: an interval's end just below 1.10× reads "1.0997×", not "1.10×"."""
+    text = times(value)
+    if value == margin or text != times(margin):
+        return text
+    for digits in range(4, 8):
+        text = f"{value:.{digits}g}"
+        if text != f"{margin:.{digits}g}":
+            return f"{text}×"
+    return times(value)
+
+
 def times(value: float) -> str:
     """A speedup as read on a page ("2.05×"); beyond 100× either way it is a measurement gone wrong
     (a disturbed run's interval), not a figure to read: "<0.01×", ">100×"."""

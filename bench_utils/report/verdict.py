@@ -21,7 +21,7 @@ from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
-from .display import MISSING, model_text, number, plus_minus, rounded, span, times
+from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_words, outcome_words
@@ -49,12 +49,15 @@ class Rules:
         return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)
 
 
-def _bounds(row) -> str:
-    return span(row["race_ci95_low"], row["race_ci95_high"])
+def _bounds(row, margin: float = math.nan) -> str:
+    """"0.94–1.07×"; an end that would round onto the margin from the other side keeps its digits."""
+    low, high = row["race_ci95_low"], row["race_ci95_high"]
+    first = times_beside(low, margin)
+    return f"{first[:-1] if first.endswith('×') else first}–{times_beside(high, margin)}"
 
 
-def _interval(row) -> str:
-    return f"{times(row['race_speedup'])} ({_bounds(row)})"
+def _interval(row, margin: float = math.nan) -> str:
+    return f"{times(row['race_speedup'])} ({_bounds(row, margin)})"
 
 
 def compile_cost_words(row) -> str:
@@ -82,7 +85,7 @@ def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
     if row is None:
         return ""
     config = configuration(row["configuration"])
-    what, interval = config.words, _interval(row)
+    what, interval = config.words, _interval(row, rules.worthwhile)
     if outcome == codes.COMPILE:
         return f"Compile — {what}: {times(row['race_speedup'])} faster ({_bounds(row)})"
     if outcome == codes.USE:
@@ -91,7 +94,9 @@ def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
         return f"Don't compile — slower: {interval} with {what}, the fastest configuration"
     if outcome == codes.NO_GAIN:
         gain = max(0.0, row["race_ci95_high"] - 1.0)
-        return (f"No worthwhile gain: {interval} with {what}: at most {gain:.0%} faster, below the "
+        at_most = (f"at most {gain:.0%}" if round(gain * 100) < round((rules.worthwhile - 1.0) * 100)
+                   else f"less than {rules.worthwhile - 1.0:.0%}")  # 9.97% is not "at most 10%" of a 10% margin
+        return (f"No worthwhile gain: {interval} with {what}: {at_most} faster, below the "
                 f"{times(rules.worthwhile)} a compile must bring")
     return f"Can't tell: {interval} with {what} straddles {times(rules.worthwhile)}: {_cant_tell(reason, row, rules)}"
 
@@ -292,6 +297,8 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
         if pd.isna(row.speedup):
             lines.append(f"{head}: {WORDS[row.verdict]}")
             continue
-        lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({span(row.speedup_ci95_low, row.speedup_ci95_high)}) "
+        bounds = _bounds({"race_ci95_low": row.speedup_ci95_low, "race_ci95_high": row.speedup_ci95_high},
+                         rules.worthwhile)
+        lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({bounds}) "
                      f"with {row.configuration}; {compile_cost_words(row._asdict())}")
     return lines
