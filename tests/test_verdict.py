@@ -107,8 +107,8 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
         "max-autotune-no-cudagraphs+freezing": (1.4, 1.49, 1.5, 1.47, 1.52, 1.49, 1.5, 1.48),
         "default+bf16-autocast": {"speedups": (2.5,), "accuracy_ok": False, "task_agreement": 0.0},  # fast, wrong
         "default+channels-last": {"speedups": (0.7,)}})  # clearly slower in the selection round
-    rows += [make_row("resnet", 1, "eager+bf16-autocast", status="unsupported",
-                      error="this CPU has no native bfloat16 (AVX2)")]
+    rows += [make_row("resnet", 1, name, status="unsupported", error="this CPU has no native bfloat16 (AVX2)")
+             for name in ("eager+bf16-autocast", "eager+fp16-autocast")]
     table = verdict_of(rows)
     row = table.loc[("resnet", 1)]
     assert row["verdict"] == decision.COMPILE and row["configuration"] == "default+freezing"
@@ -119,7 +119,8 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert row["others"].startswith("plain torch.compile (default mode) 0.9")
     assert "default+bf16-autocast: changes the answer" in row["others"]  # never recommended, with the reason
     assert "default+channels-last: clearly slower in the first round" in row["others"]
-    assert "eager+bf16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
+    # out for the same reason: named together, the reason said once
+    assert "eager+bf16-autocast, eager+fp16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
 
 
 def test_the_figure_of_the_choice_is_lowered_for_the_round_that_chose_it():

@@ -138,10 +138,12 @@ def _others(rows: pd.DataFrame, rec) -> str:
         parts.append(f"plain torch.compile (default mode) {_interval(default.iloc[0])}")
     why = {"dropped": "clearly slower in the first round", "inaccurate": "changes the answer",
            "unsupported": None, "failed": None}
+    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     for row in rows.itertuples():
         if row.race_outcome in why:
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
-            parts.append(f"{row.configuration}: {reason}")
+            by_reason.setdefault(reason, []).append(row.configuration)
+    parts += [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
     return "; ".join(parts) or MISSING
 
 
