@@ -174,3 +174,20 @@ def test_gpu_memory_is_compared_on_the_reserved_peak_that_holds_the_cuda_graph_p
     assert (table.loc["vit", "eager_peak_mem_mb"], table.loc["vit", "compiled_peak_mem_mb"]) == (340.0, 420.0)
     assert (table.loc["resnet", "eager_peak_mem_mb"], table.loc["resnet", "compiled_peak_mem_mb"]) == (900.0, 950.0)
     assert COLUMN_LABELS["compiled_peak_mem_mb"] == "Compiled peak memory (MiB; GPU: reserved)"
+
+
+def test_configurations_no_model_could_run_are_one_sentence_not_empty_bars_and_columns():
+    from bench_utils.report.tables import run_here
+
+    reason = "this CPU has no native bfloat16 (AVX2)"
+    rows = [make_row(m, 1, "eager", 10.0) for m in ("resnet", "vit")]
+    rows += [make_row(m, 1, "default", 8.0) for m in ("resnet", "vit")]
+    rows += [make_row(m, 1, c, status="unsupported", error=reason) for m in ("resnet", "vit")
+             for c in ("eager+bf16-autocast", "default+bf16-autocast")]
+    rows += [make_row("resnet", 1, "default+channels-last", status="unsupported", error="not here"),
+             make_row("vit", 1, "default+channels-last", 9.0)]  # unsupported for one model only: kept
+    ran, said = run_here(to_dataframe(rows))
+    assert set(ran["configuration"]) == {"eager", "default", "default+channels-last"}
+    assert said == f"Not run on this machine: eager+bf16-autocast, default+bf16-autocast ({reason})."
+    everything, nothing = run_here(to_dataframe(rows[:4]))
+    assert nothing == "" and len(everything) == 4

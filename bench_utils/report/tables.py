@@ -121,6 +121,22 @@ def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False
 OUTLIER_MARK = " ▲"  # after a mean that slow outlier calls pulled well above the median
 
 
+def run_here(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The cells of configurations this machine ran, and one sentence naming those it could run for no
+    model ("" when none): a chart or a latency table of bars and columns all saying UNSUPPORTED tells
+    nothing the sentence does not (the verdict's "also raced" and the main table keep their rows)."""
+    status = df.groupby("configuration")["status"].agg(lambda s: set(s) == {"unsupported"})
+    never = [name for name in ordered_configurations(df["configuration"]) if status.get(name, False)]
+    if not never:
+        return df, ""
+    reasons = df[df["configuration"].isin(never)].groupby("configuration")["error"].first()
+    by_reason: dict[str, list[str]] = {}
+    for name in never:
+        by_reason.setdefault(str(reasons.get(name) or "not supported here"), []).append(name)
+    said = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+    return df[~df["configuration"].isin(never)], f"Not run on this machine: {said}."
+
+
 def guide_table(df, batch_size: int) -> pd.DataFrame:
     """The guide's table (mean latency, ms) with each mode's median beside its mean; a mean pulled
     more than stats.OUTLIER_MEAN above its median by slow calls carries OUTLIER_MARK."""
