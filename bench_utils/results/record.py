@@ -203,7 +203,6 @@ RECORD = (
     Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),
     Column("samples_s", "computed", "s", "every process's raw samples (with_samples only)"),
 )
-BY_NAME = {column.name: column for column in RECORD}
 COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataFrame's columns, in order
 
 
