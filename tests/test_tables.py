@@ -174,3 +174,15 @@ def test_gpu_memory_is_compared_on_the_reserved_peak_that_holds_the_cuda_graph_p
     assert (table.loc["vit", "eager_peak_mem_mb"], table.loc["vit", "compiled_peak_mem_mb"]) == (340.0, 420.0)
     assert (table.loc["resnet", "eager_peak_mem_mb"], table.loc["resnet", "compiled_peak_mem_mb"]) == (900.0, 950.0)
     assert COLUMN_LABELS["compiled_peak_mem_mb"] == "Compiled peak memory (MiB; GPU: reserved)"
+
+
+def test_the_data_dictionary_names_units_and_leaves_out_other_devices_columns():
+    from bench_utils.report.tables import cells_dictionary
+
+    cuda = dict(device="cuda", env={"device": "cuda"})
+    cpu = cells_dictionary(to_dataframe([make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0)]))
+    cpu = cpu.set_index("column")
+    assert cpu.loc["latency_ms_median", "unit"] == "ms" and cpu.loc["speedup", "unit"] == "×"
+    assert cpu.loc["held_mem_mb", "unit"] == "MiB" and cpu["meaning"].all()
+    gpu = cells_dictionary(to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda)]))
+    assert "peak_reserved_mb" not in cpu.index and "peak_reserved_mb" in set(gpu["column"])

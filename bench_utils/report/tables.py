@@ -189,21 +189,11 @@ MAIN_COLUMNS = ["model", "batch_size", "configuration", "status", "eager_ms_medi
                 "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb", "compiled_peak_mem_mb"]
 
 
-def held_memory_mb(frame) -> pd.Series:
-    """MiB a cell held while timing, comparable across modes: on CUDA the reserved peak, CUDA-graph
-    pools included (a graph replay allocates nothing, its activations live in the graph's pool:
-    cudagraph_trees.py, CUDAGraphNode.run_graph; so the allocated peak, peak_mem_mb, flatters
-    reduce-overhead and max-autotune); on CPU the process's peak resident memory."""
-    reserved = numeric_column(frame, "peak_reserved_mb")
-    return reserved.where(reserved.notna(), numeric_column(frame, "peak_mem_mb"))
-
-
 def main_table(df) -> pd.DataFrame:
     """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
-    interval, throughput (images/s, from the medians) and peak memory (MiB, held_memory_mb). Failed
-    cells keep their row."""
+    interval, throughput (images/s, from the medians) and peak memory (MiB, the record's held_mem_mb).
+    Failed cells keep their row."""
     check_frame(df)
-    df = df.assign(held_mb=held_memory_mb(df))
     compiled = df[df["configuration"] != BASELINE]
     ok = compiled["status"] == "ok"
     eager = df[df["configuration"] == BASELINE].set_index(["label", "model", "batch_size"])
@@ -222,8 +212,8 @@ def main_table(df) -> pd.DataFrame:
     images = table["batch_size"].astype(float)
     table["eager_images_per_s"] = images * 1000.0 / table["eager_ms_median"]
     table["compiled_images_per_s"] = images * 1000.0 / table["compiled_ms_median"]
-    table["eager_peak_mem_mb"] = pd.Series(eager_value("held_mb"), index=compiled.index)
-    table["compiled_peak_mem_mb"] = compiled["held_mb"].where(ok)
+    table["eager_peak_mem_mb"] = pd.Series(eager_value("held_mem_mb"), index=compiled.index)
+    table["compiled_peak_mem_mb"] = numeric_column(compiled, "held_mem_mb").where(ok)
     return sort_cells(table)[["label", "task_model"] + MAIN_COLUMNS]
 
 
