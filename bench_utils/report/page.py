@@ -43,11 +43,11 @@ def verdict_html(df, studies: list[str] = (), rules: Rules = Rules()) -> str:
     return "<h2>Should you compile?</h2>" + body + "".join(notes)
 
 
-def links_html(reproduce: str = "", csv_name: str = CELLS_CSV) -> str:
+def links_html(reproduce: str = "") -> str:
     """The cells as CSV with their dictionary, the method, and how to measure this page again."""
     again = f' · Reproduce: <code>{_escape(reproduce)}</code>' if reproduce else ""
-    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{_escape(csv_name)}" download>'
-            f'{_escape(csv_name)}</a> (its columns: <a href="{_escape(CELLS_DICTIONARY)}" download>'
+    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{_escape(CELLS_CSV)}" download>'
+            f'{_escape(CELLS_CSV)}</a> (its columns: <a href="{_escape(CELLS_DICTIONARY)}" download>'
             f'{_escape(CELLS_DICTIONARY)}</a>) · How it is measured and decided: <a href="{_escape(METHOD_LINK)}">'
             f"method</a>{again}</p>")
 
