@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 
+from ..config.registry import display_name
 from ..results.record import FUSED_KERNELS
-from .tables import model_label, sort_cells
+from .tables import sort_cells
 
 
 def _present(value) -> bool:
@@ -124,7 +125,7 @@ def top_ops_chart(row):
     ax.set_yticks(list(y), names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("self time per call (ms)")
-    ax.set_title(f"{model_label(row['model'])} · batch {row['batch_size']}: where the time goes", fontsize=10)
+    ax.set_title(f"{display_name(row['model'])} · batch {row['batch_size']}: where the time goes", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     plt.close(fig)

@@ -24,11 +24,6 @@ MODEL_INDEX_NAME = "Model"
 _REQUIRED = ("label", "model", "batch_size", "configuration", "status")
 
 
-def model_label(name: str) -> str:
-    """A model's one name on every page (registry.display_name); unknown names are shown as they are."""
-    return display_name(name)
-
-
 def ordered_models(names) -> list[str]:
     """Distinct short names in registry order, names unknown to the registry last (alphabetically)."""
     names = set(names)
@@ -74,7 +69,7 @@ def sort_cells(frame: pd.DataFrame) -> pd.DataFrame:
 def _cell_frame(df) -> pd.DataFrame:
     """The identifying columns shared by the long tables."""
     return pd.DataFrame({"label": df["label"], "model": df["model"],
-                         "task_model": df["model"].map(model_label),
+                         "task_model": df["model"].map(display_name),
                          "batch_size": df["batch_size"].astype(int), "configuration": df["configuration"],
                          "status": df["status"]}, index=df.index)
 
@@ -110,11 +105,11 @@ def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False
         raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
     models = ordered_models(df["model"])
     modes = ordered_configurations(df["configuration"])
-    table = pd.DataFrame(index=pd.Index([model_label(m) for m in models]),
+    table = pd.DataFrame(index=pd.Index([display_name(m) for m in models]),
                          columns=[f"{mode} (ms)" for mode in modes], dtype=float if numeric else object)
     for model in models:
         for mode in modes:
-            table.loc[model_label(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode, numeric)
+            table.loc[display_name(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode, numeric)
     return table
 
 
@@ -128,7 +123,7 @@ def guide_table(df, batch_size: int) -> pd.DataFrame:
     medians = latency_table(df, batch_size, stat="median")
     flagged = df[(df["batch_size"] == batch_size) & df["mean_outliers"].fillna(False).astype(bool)]
     for model, mode in zip(flagged["model"], flagged["configuration"]):
-        means.loc[model_label(model), f"{mode} (ms)"] += OUTLIER_MARK
+        means.loc[display_name(model), f"{mode} (ms)"] += OUTLIER_MARK
     table = pd.DataFrame({MODEL_INDEX_NAME: means.index})  # a column: no second header row for the index
     for column in means.columns:
         table[column.replace(" (ms)", ": mean (ms)")] = list(means[column])
@@ -302,6 +297,6 @@ def missing_cells(df, expected_cells) -> pd.DataFrame:
     measured = set(zip(df["model"], df["batch_size"].astype(int), df["configuration"]))
     missing = [(m, int(b), mode) for m, b, mode in expected if (m, int(b), mode) not in measured]
     return pd.DataFrame({"model": [c[0] for c in missing],
-                         "task_model": [model_label(c[0]) for c in missing],
+                         "task_model": [display_name(c[0]) for c in missing],
                          "batch_size": pd.Series([c[1] for c in missing], dtype=int),
                          "configuration": [c[2] for c in missing]})

@@ -380,7 +380,8 @@ def _baseline_key(row: dict) -> tuple:
 def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
     """One row per (model, strategy), models in registry order, strategies in STRATEGIES order.
     `eager_ms`: (model, batch_size) -> the sweep's eager median ms (eager_medians)."""
-    from ..report.tables import model_label, numeric_column, ordered_models
+    from ..config.registry import display_name
+    from ..report.tables import numeric_column, ordered_models
 
     records = [{c: getattr(row, c) for c in _COPIED} for row in rows]
     for record in records:
@@ -391,7 +392,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
         record["compile_saving_s"] = baseline - record["compile_total_s"]
         record["compile_saving_pct"] = 100.0 * record["compile_saving_s"] / baseline if baseline > 0 else math.nan
         record["eager_ms_median"] = eager_ms.get((record["model"], record["batch_size"]), math.nan)
-        record["task_model"] = model_label(record["model"])
+        record["task_model"] = display_name(record["model"])
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
     for column in ("compile_s", "artifact_load_s", "latency_ms_median", "graph_count", "fx_cache_hits",
                    "fx_cache_misses", "artifact_bytes", "max_abs_diff"):
@@ -445,7 +446,8 @@ def compile_cost_chart(frame: pd.DataFrame):
     import seaborn as sns
 
     from ..report.grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes
-    from ..report.tables import model_label, ordered_models
+    from ..config.registry import display_name
+    from ..report.tables import ordered_models
 
     colors = dict(zip(STRATEGIES, sns.color_palette("colorblind", 8)[4:7]))
     if frame.empty or not np.isfinite(frame["compile_total_s"].to_numpy(float)).any():
@@ -461,7 +463,7 @@ def compile_cost_chart(frame: pd.DataFrame):
         speedups.append(cells["speedup"].to_numpy(float)[np.isfinite(values)])
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(models) * len(series))
     ax = axes[0, 0]
-    grouped_barh(ax, [model_label(m) for m in models], series)
+    grouped_barh(ax, [display_name(m) for m in models], series)
     for container, values in zip(ax.containers, speedups):  # one BarContainer per series, drawn bars only
         for patch, speedup in zip(container.patches, values):
             if math.isfinite(speedup):
