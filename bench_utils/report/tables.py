@@ -74,6 +74,18 @@ def _cell_frame(df) -> pd.DataFrame:
                          "status": df["status"]}, index=df.index)
 
 
+def _compiled_cells(df) -> tuple:
+    """The compiled cells of `df` (checked), whether each ended ok, and a table of their identifying
+    columns with the eager and compiled medians (ms; NaN unless ok)."""
+    check_frame(df)
+    compiled = df[df["configuration"] != BASELINE]
+    ok = compiled["status"] == "ok"
+    table = _cell_frame(compiled)
+    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    return compiled, ok, table
+
+
 def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     """One row per (label, model, batch_size, configuration) with `latency_ms` (NaN unless status is ok).
 
@@ -158,15 +170,10 @@ def improvement_table(df) -> pd.DataFrame:
     (p90 - p10) / median exceeds stats.NOISY_SPREAD, `disturbed` that the machine was busy or the
     processes disagreed (`disturbed_why`, in words). Failed cells keep their row (status) with NaN numbers.
     """
-    check_frame(df)
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
-    table = _cell_frame(compiled)
+    compiled, ok, table = _compiled_cells(df)
     # which machine and torch: the summary notebook filters a table of several runs by them
     table.insert(1, "hardware", compiled.get("hardware", ""))
     table.insert(2, "torch", compiled.get("torch", ""))
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table["improvement_pct"] = numeric_column(compiled, "improvement_pct").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
     for column in ("noisy", "disturbed"):
@@ -188,9 +195,7 @@ def main_table(df) -> pd.DataFrame:
     """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
     interval, throughput (images/s, from the medians) and peak memory (MiB, the record's held_mem_mb).
     Failed cells keep their row."""
-    check_frame(df)
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
+    compiled, ok, table = _compiled_cells(df)
     eager = df[df["configuration"] == BASELINE].set_index(["label", "model", "batch_size"])
     keys = list(zip(compiled["label"], compiled["model"], compiled["batch_size"]))
 
@@ -198,9 +203,6 @@ def main_table(df) -> pd.DataFrame:
         values = numeric_column(eager, column)
         return [float(values.get(key, math.nan)) if not values.index.duplicated().any() else math.nan for key in keys]
 
-    table = _cell_frame(compiled)
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
     table["eager_ms_p90"] = pd.Series(eager_value("latency_ms_p90"), index=compiled.index).where(ok)
     table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
@@ -244,15 +246,9 @@ def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]
 def compile_table(df) -> pd.DataFrame:
     """Per configuration but eager: compile time cold and warm, graph breaks, agreement with eager (the
     pay-back is the verdict's, for the configuration it recommends)."""
-    check_frame(df)
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
-    table = _cell_frame(compiled)
-    table["compile_s"] = numeric_column(compiled, "compile_s").where(ok)
-    table["compile_warm_s"] = numeric_column(compiled, "compile_warm_s").where(ok)
-    table["fx_cache_hits"] = numeric_column(compiled, "fx_cache_hits").where(ok)
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    compiled, ok, table = _compiled_cells(df)
+    for column in ("compile_s", "compile_warm_s", "fx_cache_hits"):
+        table[column] = numeric_column(compiled, column).where(ok)
     table["speedup"] = numeric_column(compiled, "race_speedup").where(ok)
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = numeric_column(compiled, column)
