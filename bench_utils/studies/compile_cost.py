@@ -1,13 +1,8 @@
 """The compile-time study (`compile_strategies`): one model compiled one way from an empty compiler
 cache, its first call timed (compile_s), then its steady-state latency and its agreement with eager.
-
-Strategies (all under torch.inference_mode(), batch cfg.batch_sizes[0], the first compiled configuration,
-dynamic cfg.compile_dynamic()):
-- "whole": torch.compile(model), as the sweep compiles; then its portable cache is saved
-  (torch.compiler.save_cache_artifacts) next to the results (artifacts_path) for "cache-artifacts";
-- "regional": each repeated block compiled on its own (`block.compile()`), the rest of the model eager;
-- "cache-artifacts": a fresh process loads what "whole" saved (torch.compiler.load_cache_artifacts)
-  into its empty cache, then compiles the whole model as "whole" does: a warm start elsewhere.
+The strategies (whole, regional, cache-artifacts): docs/method.md. All run under inference_mode at
+batch cfg.batch_sizes[0], with the first compiled configuration and cfg.compile_dynamic(); "whole"
+saves its artifacts next to the results (artifacts_path) for "cache-artifacts".
 
 Why `block.compile()` and not `torch.compiler.nested_compile_region`: the region marker acts only
 inside a whole-model torch.compile (the rest of the model is still traced and compiled, so the cut
