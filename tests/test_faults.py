@@ -160,8 +160,6 @@ def test_latency_table_shows_failed_statuses_never_numbers():
     table = latency_table(df, 1)
     assert list(table.index) == ["ViT-B/16", "BEiT-B/16", "ConvNeXt-L", "ResNet-50"]
     assert table.values.tolist() == [["10.0", "8.00"], ["CRASHED", "OOM"], ["ERROR", "—"], ["—", "TIMEOUT"]]
-    numeric = latency_table(df, 1, numeric=True)
-    assert numeric.iloc[0].tolist() == pytest.approx([10.0, 8.0]) and int(numeric.isna().sum().sum()) == 6
     assert failures_table(df)["status"].tolist() == ["CRASHED", "OOM", "ERROR", "TIMEOUT"]
 
 

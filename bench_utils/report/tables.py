@@ -99,11 +99,11 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     return sort_cells(cells)
 
 
-def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
+def latency_table(df, batch_size: int, stat: str = "mean") -> pd.DataFrame:
     """The guide's table for one batch size: Model x "eager (ms)", "<configuration> (ms)" ...
 
     Cells hold the latency to 3 significant figures, the status in capitals ("OOM") for failed cells
-    and "—" for cells never measured. numeric=True gives floats instead (NaN for both), for charts.
+    and "—" for cells never measured.
     `df` must hold one run (one label); the guide reported the mean, hence the default `stat`.
     """
     if type(batch_size) is not int or batch_size < 1:
@@ -118,10 +118,10 @@ def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False
     models = ordered_models(df["model"])
     modes = ordered_configurations(df["configuration"])
     table = pd.DataFrame(index=pd.Index([display_name(m) for m in models]),
-                         columns=[f"{mode} (ms)" for mode in modes], dtype=float if numeric else object)
+                         columns=[f"{mode} (ms)" for mode in modes], dtype=object)
     for model in models:
         for mode in modes:
-            table.loc[display_name(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode, numeric)
+            table.loc[display_name(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode)
     return table
 
 
@@ -143,14 +143,12 @@ def guide_table(df, batch_size: int) -> pd.DataFrame:
     return table
 
 
-def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
+def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     if (model, mode) not in at_batch.index:
-        return math.nan if numeric else MISSING
+        return MISSING
     cell = at_batch.loc[(model, mode)]
     if cell["status"] != "ok":
-        return math.nan if numeric else str(cell["status"]).upper()
-    if numeric:
-        return float(cell["latency_ms"])
+        return str(cell["status"]).upper()
     return MISSING if pd.isna(cell["latency_ms"]) else number(cell["latency_ms"])
 
 
