@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..config.bench_config import COMPILE_STRATEGIES
-from ..results.rows import Row, read_rows
+from ..results.rows import Row, model_fields, read_rows
 from ..results.stats import summarize
 from ..results.studies import Study
 
@@ -101,10 +101,8 @@ class CompileCostResult(Row):
 
 def _identity(cfg, model: str, strategy: str, device: str) -> dict:
     """A row's identity and settings: the profile's first batch size, its first compiled mode."""
-    spec = cfg.spec(model)
-    return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
-                batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy,
-                device=device, settings=cfg.settings_fingerprint())
+    return model_fields(cfg, model, device) | dict(
+        batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy)
 
 
 # --- the measurement, in a worker process ---

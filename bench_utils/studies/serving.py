@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..results.aggregate import DISTURBED_PCT
-from ..results.rows import Row, read_rows
+from ..results.rows import Row, model_fields, read_rows
 from ..results.stats import breakeven_calls, summarize
 from ..results.studies import Study
 
@@ -350,11 +350,9 @@ class Serving(Study):
         return [(model, cfg.serving_batch_sizes[0], setting) for model in cfg.models for setting in SETTINGS]
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
-        spec = cfg.spec(model)
-        return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
-                    configuration="eager" if option == "eager" else cfg.compiled_configuration().name,
-                    setting=option, device=device, settings=cfg.settings_fingerprint(),
-                    sequence=list(cfg.serving_batch_sizes))
+        return model_fields(cfg, model, device) | dict(
+            configuration="eager" if option == "eager" else cfg.compiled_configuration().name, setting=option,
+            sequence=list(cfg.serving_batch_sizes))
 
     def measure(self, cfg, model: str, option: str, results_path: Path) -> ServingResult:
         from ..measure import environment
