@@ -29,18 +29,12 @@ def colours(names) -> dict:
     return dict(zip(ordered, palette))
 
 
-def one_label(df) -> None:
-    labels = sorted(set(df["label"]))
-    if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
-
-
 def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
     """The page's one chart of every model: each configuration against eager float32 as a speedup (×) per
     model (and batch size, when several), one bar per configuration with its race figure's 95% interval
     (results/race.py), on an axis from 0 with a line at 1× (as fast as eager) and one at the margin
     `worthwhile`; bars whose interval includes 1× are lighter and hatched."""
-    one_label(df)
+    tables.one_label(df)
     table = tables.improvement_table(df)
     if table["speedup"].notna().sum() == 0:
         return empty_figure(f"no compiled cell with a speedup: {NO_DATA}")
@@ -79,7 +73,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
     """One panel per model: latency (ms) against batch size, eager vs the configuration `mode`."""
     if mode == BASELINE:
         raise ValueError(f"mode: {mode!r} is not allowed; allowed: a configuration of the run other than eager")
-    one_label(df)
+    tables.one_label(df)
     colour = colours(df["configuration"])
     cells = tables.latency_cells(df, stat)
     cells = cells[cells["configuration"].isin([BASELINE, mode]) & cells["latency_ms"].notna()]
@@ -112,7 +106,7 @@ def _ok_compiled(df):
 
 def compile_time_chart(df) -> Figure:
     """Compile time (first compiled call, s) per model, one panel per configuration, one bar per batch size."""
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
@@ -136,7 +130,7 @@ def compile_cache_chart(df) -> Figure:
     """Compile time with an empty compiler cache (cold) against the same compile with the cache that
     the cold one filled (warm: the first process's second compile with cold_compile, else the later
     processes' compiles), per compiled cell that measured both."""
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     ok = ok[ok["compile_warm_s"].notna()]
     if ok.empty:
@@ -160,7 +154,7 @@ def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
     another story than the verdict)."""
     from .verdict import Rules, verdicts
 
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()

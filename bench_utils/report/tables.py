@@ -46,6 +46,13 @@ def check_frame(df) -> None:
         raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with aggregate.to_dataframe")
 
 
+def one_label(df) -> None:
+    """ValueError unless `df` holds one run's rows (one label)."""
+    labels = sorted(set(df["label"]))
+    if len(labels) > 1:
+        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+
+
 def _check_stat(stat: str) -> None:
     if stat not in STATS:
         raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
@@ -109,9 +116,7 @@ def latency_table(df, batch_size: int, stat: str = "mean") -> pd.DataFrame:
     if type(batch_size) is not int or batch_size < 1:
         raise ValueError(f"batch_size: {batch_size!r} is not allowed; allowed: an integer >= 1")
     cells = latency_cells(df, stat)
-    labels = sorted(set(cells["label"]))
-    if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+    one_label(cells)
     at_batch = cells[cells["batch_size"] == batch_size].set_index(["model", "configuration"])
     if at_batch.index.duplicated().any():
         raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
