@@ -500,17 +500,6 @@ SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): t
                 "the intervals; trust this study for compile times.")
 
 
-def compile_cost_verdict(frame: pd.DataFrame) -> str:
-    """Markdown, one line per model: what cuts compile time the most and what it costs in speed, then
-    SPEED_CAVEAT."""
-    from ..report.tables import ordered_models
-
-    if frame.empty:
-        return "No compile-time study rows: no verdict."
-    lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
-    return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
-
-
 class CompileCost(Study):
     name = "compile-cost"
     row = CompileCostResult
@@ -532,7 +521,14 @@ class CompileCost(Study):
         return compile_cost_frame(read_rows(self.path(results_path), CompileCostResult).rows, eager_medians(cells))
 
     def verdict(self, frame: pd.DataFrame) -> str:
-        return compile_cost_verdict(frame)
+        """Markdown, one line per model: what cuts compile time the most and what it costs in speed,
+        then SPEED_CAVEAT."""
+        from ..report.tables import ordered_models
+
+        if frame.empty:
+            return "No compile-time study rows: no verdict."
+        lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
+        return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
 
     def section(self, frame: pd.DataFrame) -> None:
         from IPython.display import display
