@@ -31,14 +31,20 @@ def _cmd_models(args) -> int:
     return 0
 
 
+def _configs(args) -> list:
+    """The parameters files' configs; --results names one file, so it takes one parameters file."""
+    configs = [load_config(path) for path in args.params]
+    if args.results and len(configs) > 1:
+        raise ConfigError("--results names one file: give one parameters file with it")
+    return configs
+
+
 def _cmd_run(args) -> int:
     from .results.writer import NotAResultsFileError, ResultsLockedError
     from .sweep.jobs import SettingsMismatchError
     from .sweep.loop import run_sweep
 
-    configs = [load_config(path) for path in args.params]
-    if args.results and len(configs) > 1:
-        raise ConfigError("--results names one file: give one parameters file with it")
+    configs = _configs(args)
     check_distinct_folders(configs, args.params)
     if not args.results:  # a profile folder that is a link out of the reports folder is refused, as by report
         from .paths import inside, reports_root
@@ -79,9 +85,7 @@ def _cmd_plan(args) -> int:
     from .sweep.jobs import SettingsMismatchError
     from .sweep.loop import default_results_path
 
-    configs = [load_config(path) for path in args.params]
-    if args.results and len(configs) > 1:
-        raise ConfigError("--results names one file: give one parameters file with it")
+    configs = _configs(args)
     for cfg, path in zip(configs, args.params):
         try:
             print(plan_text(cfg, path, args.results or default_results_path(cfg)))

@@ -8,7 +8,7 @@ import pytest
 
 from bench_utils.report.notes import compile_note_words
 from bench_utils.results.aggregate import COMBINE, bf16_compiles, cells, kernels_outside_graphs, to_dataframe
-from bench_utils.results.record import COLUMNS, COMBINES, RECORD, dictionary_rows
+from bench_utils.results.record import COLUMNS, COMBINES, RECORD
 from conftest import COMPILED_FIXTURE, make_row
 
 GPU_ENV = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.fixture", "transformers": "5.fixture",
@@ -105,9 +105,14 @@ def test_a_failed_process_is_counted_and_the_cell_keeps_its_other_rounds():
     assert (failed["status"], failed["error"]) == ("timeout", "timeout: fixture")
 
 
-def test_the_data_dictionary_names_units_and_leaves_out_other_devices_columns():
-    cpu = {row["column"]: row for row in dictionary_rows("cpu")}
-    assert cpu["latency_ms_median"]["unit"] == "ms" and cpu["speedup"]["unit"] == "×"
-    assert "peak_reserved_mb" not in cpu and "peak_reserved_mb" in {r["column"] for r in dictionary_rows("cuda")}
-    assert all(row["meaning"] for row in cpu.values())
-    assert len({c.name for c in RECORD}) == len(RECORD)  # each column declared once
+def test_each_record_column_is_declared_once_with_a_meaning():
+    assert len({c.name for c in RECORD}) == len(RECORD)
+    assert all(c.meaning for c in RECORD)
+
+
+def test_a_cell_holds_its_reserved_peak_on_cuda_and_its_resident_peak_on_cpu():
+    gpu = make_row("vit", 1, "reduce-overhead", 1.0, device="cuda", env=GPU_ENV, peak_mem_mb=60.0,
+                   peak_reserved_mb=420.0)
+    (cuda,) = cells([gpu])
+    (cpu,) = cells([make_row("vit", 1, "eager", 1.0, peak_mem_mb=900.0)])
+    assert (cuda["held_mem_mb"], cpu["held_mem_mb"]) == (420.0, 900.0)

@@ -160,9 +160,9 @@ def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatc
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: ["Tesla V100-SXM2-16GB"])
     with pytest.raises(ConfigError, match="nvidia-smi sees 'Tesla V100-SXM2-16GB' but torch"):
-        report.default_profiles(report.repo_root())
+        report.default_runs(report.repo_root())
     monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: [])
-    assert [p.name for p in report.default_profiles(report.repo_root())] == ["cpu-report.yaml"]
+    assert [p.name for p, _ in report.default_runs(report.repo_root())] == ["cpu-report.yaml"]
 
 
 # --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------

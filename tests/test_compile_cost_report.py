@@ -5,7 +5,7 @@ import math
 import pytest
 
 from bench_utils.studies.compile_cost import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
-                                                    compile_cost_table, compile_cost_verdict, eager_medians)
+                                                    compile_cost_table, eager_medians)
 from bench_utils.results.aggregate import to_dataframe
 from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult
 from bench_utils.results.writer import ResultsWriter
@@ -61,8 +61,8 @@ def test_frame_savings_and_speedups_use_the_sweeps_eager_number(frame):
 def test_no_eager_cell_no_speedup():
     frame = compile_cost_frame(ROWS, {("vit", 1): 3.0})
     assert frame[frame["model"] == "resnet"]["speedup"].isna().all()
-    assert "×" not in compile_cost_verdict(frame).splitlines()[1]  # resnet: its latency in ms instead
-    assert "(5.0 s, 1.00 ms)" in compile_cost_verdict(frame)
+    assert "×" not in COMPILE_COST.verdict(frame).splitlines()[1]  # resnet: its latency in ms instead
+    assert "(5.0 s, 1.00 ms)" in COMPILE_COST.verdict(frame)
 
 
 def test_table_shows_numbers_status_and_not_applicable(frame):
@@ -76,7 +76,7 @@ def test_table_shows_numbers_status_and_not_applicable(frame):
 
 
 def test_verdict_names_the_biggest_cut_and_its_cost_in_speed(frame):
-    assert compile_cost_verdict(frame).splitlines() == [
+    assert COMPILE_COST.verdict(frame).splitlines() == [
         "- **ViT-B/16**: regional cuts compile time the most, 10.0 s → 4.0 s (−60%), at ×1.20 vs "
         "eager (whole: ×1.50 vs eager)",
         "- **ResNet-50**: nothing cut compile time below whole-model compile (5.0 s, ×1.50 vs "
@@ -96,7 +96,7 @@ def test_chart_bars_are_compile_times_with_speedups_written(frame):
 def test_empty_study():
     frame = compile_cost_frame([], {})
     assert list(frame.columns) == COLUMNS and frame.empty
-    assert compile_cost_verdict(frame) == "No compile-time study rows: no verdict."
+    assert COMPILE_COST.verdict(frame) == "No compile-time study rows: no verdict."
     assert figure_texts(compile_cost_chart(frame)) == ["compile-time study: no successful cells"]
 
 

@@ -1,9 +1,8 @@
-from bench_utils.config.modes import COMPILE_MODES, CUDAGRAPH_MODES, EXTRA_WARMUP_CALLS, MODES
+from bench_utils.config.modes import CUDAGRAPH_MODES, EXTRA_WARMUP_CALLS, MODE_BY_NAME, MODES
 
 
 def test_the_mode_table_defines_every_mode_list_the_project_uses():
     assert MODES == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-    assert COMPILE_MODES == MODES[1:]
     assert CUDAGRAPH_MODES == ("reduce-overhead", "max-autotune")  # no-cudagraphs: autotuning alone
     # CUDA-graph modes record on their first calls: more untimed calls before the steady warm-up
     assert EXTRA_WARMUP_CALLS == {"eager": 0, "default": 1, "reduce-overhead": 3, "max-autotune": 3,
@@ -22,12 +21,12 @@ def test_a_configuration_keeps_its_colour_on_every_chart_of_a_page_eager_first()
 
 
 def test_every_mode_prices_its_cold_and_warm_compile():
-    from bench_utils.config.modes import COLD_COMPILE_S, WARM_COMPILE_S
-
-    assert COLD_COMPILE_S["eager"] == WARM_COMPILE_S["eager"] == 0
-    for mode in COMPILE_MODES:  # a warm compile (cache hits) is cheaper than a cold one, and not free
-        assert 0 < WARM_COMPILE_S[mode] < COLD_COMPILE_S[mode]
-    assert COLD_COMPILE_S["max-autotune"] > COLD_COMPILE_S["default"]  # autotuning benchmarks kernels
+    cold = {mode.name: mode.cold_compile_s for mode in MODE_BY_NAME.values()}
+    warm = {mode.name: mode.warm_compile_s for mode in MODE_BY_NAME.values()}
+    assert cold["eager"] == warm["eager"] == 0
+    for mode in MODES[1:]:  # a warm compile (cache hits) is cheaper than a cold one, and not free
+        assert 0 < warm[mode] < cold[mode]
+    assert cold["max-autotune"] > cold["default"]  # autotuning benchmarks kernels
     # CUDA graphs wrap the same compiled graph after compiling (modes.py): they add no compile time
-    assert COLD_COMPILE_S["reduce-overhead"] == COLD_COMPILE_S["default"]
-    assert COLD_COMPILE_S["max-autotune"] == COLD_COMPILE_S["max-autotune-no-cudagraphs"]
+    assert cold["reduce-overhead"] == cold["default"]
+    assert cold["max-autotune"] == cold["max-autotune-no-cudagraphs"]

@@ -78,7 +78,7 @@ def test_a_key_the_notebook_lacks_is_refused(tmp_path):
 
 def test_default_profiles_follow_the_hardware(monkeypatch, capsys):
     monkeypatch.setattr(report, "_cuda_device", lambda: None)
-    assert [p.name for p in report.default_profiles(REPO)] == ["cpu-report.yaml"]
+    assert [(p.name, label) for p, label in report.default_runs(REPO)] == [("cpu-report.yaml", None)]
     for gpu, expected in ((("NVIDIA A100-SXM4-80GB", 79.2, (8, 0)), ("a100.yaml", None)),
                           (("Tesla T4", 14.6, (7, 5)), ("t4.yaml", None)),
                           (("NVIDIA H100 80GB HBM3", 79.1, (9, 0)), ("h100.yaml", None)),

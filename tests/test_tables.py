@@ -52,15 +52,9 @@ def test_one_eager_number_per_cell(df):
         assert compiled["eager_ms_median"] == eager["latency_ms_median"]
         assert compiled["eager_ms_mean"] == eager["latency_ms_mean"]
         assert compiled["speedup"] == pytest.approx(eager["latency_ms_median"] / compiled["latency_ms_median"])
-    numbers = latency_table(df, 2, stat="median", numeric=True)
+    numbers = latency_cells(df, "median").set_index(["model", "batch_size", "configuration"])
     improvement = improvement_table(df).set_index(["model", "batch_size"])
-    assert numbers.loc[RESNET, "eager (ms)"] == improvement.loc[("resnet", 2), "eager_ms_median"]
-
-
-def test_latency_table_numeric_variant_has_floats_and_nan(df):
-    table = latency_table(df, 1, stat="median", numeric=True)
-    assert table.loc[VIT].tolist() == [10.0, 8.0]
-    assert all(math.isnan(v) for v in table.loc[RESNET])
+    assert numbers.loc[("resnet", 2, "eager"), "latency_ms"] == improvement.loc[("resnet", 2), "eager_ms_median"]
 
 
 def test_latency_table_rejects_bad_arguments(df):
@@ -191,3 +185,15 @@ def test_configurations_no_model_could_run_are_one_sentence_not_empty_bars_and_c
     assert said == f"Not run on this machine: eager+bf16-autocast, default+bf16-autocast ({reason})."
     everything, nothing = run_here(to_dataframe(rows[:4]))
     assert nothing == "" and len(everything) == 4
+
+
+def test_the_data_dictionary_names_units_and_leaves_out_other_devices_columns():
+    from bench_utils.report.tables import cells_dictionary
+
+    cuda = dict(device="cuda", env={"device": "cuda"})
+    cpu = cells_dictionary(to_dataframe([make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0)]))
+    cpu = cpu.set_index("column")
+    assert cpu.loc["latency_ms_median", "unit"] == "ms" and cpu.loc["speedup", "unit"] == "×"
+    assert cpu.loc["held_mem_mb", "unit"] == "MiB" and cpu["meaning"].all()
+    gpu = cells_dictionary(to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda)]))
+    assert "peak_reserved_mb" not in cpu.index and "peak_reserved_mb" in set(gpu["column"])

@@ -46,8 +46,5 @@ MODE_TABLE = (
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
 MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order
-COMPILE_MODES = MODES[1:]  # every mode but eager
 CUDAGRAPH_MODES = tuple(mode.name for mode in MODE_TABLE if mode.cudagraphs)
 EXTRA_WARMUP_CALLS = {mode.name: mode.extra_warmup_calls for mode in MODE_TABLE}
-COLD_COMPILE_S = {mode.name: mode.cold_compile_s for mode in MODE_TABLE}
-WARM_COMPILE_S = {mode.name: mode.warm_compile_s for mode in MODE_TABLE}

@@ -209,8 +209,6 @@ class CellProcess:
             step()
         except Unsupported as why:
             self.failure = "unsupported", str(why)
-            self.call = None
-            self._contexts.close()
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
             self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
         if self.failed:  # out of the except block: see recover_memory
@@ -418,8 +416,7 @@ def recover_memory(device: str) -> None:
     nothing could be freed. Out of it, a collection frees what only reference cycles kept, and on CUDA
     the cached blocks go back to the device for the other workers on it."""
     gc.collect()
-    if device == "cuda":
-        release_cuda_memory()
+    hand_over_memory(device)
 
 
 def release_cuda_memory() -> None:

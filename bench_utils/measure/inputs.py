@@ -46,9 +46,9 @@ def image_processor(spec: ModelSpec, size: str):
     return AutoImageProcessor.from_pretrained(spec.config_dir(size), local_files_only=True)
 
 
-def text_inputs(batch_size: int, max_len: int = OWLVIT_MAX_TEXT_LEN) -> dict[str, torch.Tensor]:
+def text_inputs(batch_size: int) -> dict[str, torch.Tensor]:
     """Token ids and attention mask for TEXT_QUERIES, once per image (OWL-ViT flattens them)."""
-    ids = torch.zeros((len(_QUERY_TOKEN_IDS), max_len), dtype=torch.long)
+    ids = torch.zeros((len(_QUERY_TOKEN_IDS), OWLVIT_MAX_TEXT_LEN), dtype=torch.long)
     mask = torch.zeros_like(ids)
     for row, tokens in enumerate(_QUERY_TOKEN_IDS):
         ids[row, : len(tokens)] = torch.tensor(tokens)

@@ -90,14 +90,14 @@ _ZERO = ("bias", "running_mean")  # and these shift: zero
 
 
 @torch.no_grad()
-def fill_random(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+def fill_random(model: torch.nn.Module) -> torch.nn.Module:
     """Cheap, deterministic random weights in the ranges trained ones have: matrices and kernels
     uniform with variance 1 / fan in, as torch's own Linear default (activations keep their scale, so no overflow, NaN or denormal
     changes the speed of a call), 1-D scales (norm weights, running variances) one, shifts (biases,
     running means) zero, other 1-D parameters normal with std 0.02 (embeddings, layer scales). Other
     buffers (position ids, masks) stay as their modules made them; 1-D buffers named like a norm's are
     set too, since frozen batch norms copy them from a norm built without initialization."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(0)
     for name, param in model.named_parameters():
         if not param.is_floating_point():
             continue

@@ -32,12 +32,12 @@ def warmup_window_s(min_time_s: float) -> float:
     return max(MIN_WINDOW_S, WARMUP_WINDOW_FRACTION * min_time_s)
 
 
-def is_steady(window_medians_s: list[float], tolerance: float = STEADY_TOLERANCE) -> bool:
-    """True when the last two window medians agree within `tolerance` (relative to the later one)."""
+def is_steady(window_medians_s: list[float]) -> bool:
+    """True when the last two window medians agree within STEADY_TOLERANCE (relative to the later one)."""
     if len(window_medians_s) < 2:
         return False
     previous, last = window_medians_s[-2], window_medians_s[-1]
-    return last > 0 and abs(previous - last) / last <= tolerance
+    return last > 0 and abs(previous - last) / last <= STEADY_TOLERANCE
 
 
 def warmup_done(window_medians_s: list[float], calls: int, elapsed_s: float, min_calls: int,

@@ -52,11 +52,6 @@ class ProfileOutcome:
 CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not fit the 10-minute budget
 
 
-def default_profiles(root: Path) -> list[Path]:
-    """The CPU profiles without CUDA; with CUDA the profile config/gpus.py chooses for the GPU."""
-    return [path for path, _ in default_runs(root)]
-
-
 def default_runs(root: Path) -> list[tuple[Path, str | None]]:
     """(profile, label) to measure on this machine: the label a GPU without a profile of its own gives
     the profile of its class (config/gpus.py), None where the profile's own label stands."""

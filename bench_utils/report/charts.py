@@ -16,6 +16,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from ..config.configurations import BASELINE
+from ..config.registry import display_name
 from . import tables
 from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
                            status_notes)
@@ -28,24 +29,18 @@ def colours(names) -> dict:
     return dict(zip(ordered, palette))
 
 
-def one_label(df) -> None:
-    labels = sorted(set(df["label"]))
-    if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
-
-
 def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
     """The page's one chart of every model: each configuration against eager float32 as a speedup (×) per
     model (and batch size, when several), one bar per configuration with its race figure's 95% interval
     (results/race.py), on an axis from 0 with a line at 1× (as fast as eager) and one at the margin
     `worthwhile`; bars whose interval includes 1× are lighter and hatched."""
-    one_label(df)
+    tables.one_label(df)
     table = tables.improvement_table(df)
     if table["speedup"].notna().sum() == 0:
         return empty_figure(f"no compiled cell with a speedup: {NO_DATA}")
     several = table["batch_size"].nunique() > 1
     keys = list(dict.fromkeys(zip(table["model"], table["batch_size"])))
-    names = [tables.model_label(m) + (f" · batch {b}" if several else "") for m, b in keys]
+    names = [display_name(m) + (f" · batch {b}" if several else "") for m, b in keys]
     modes = tables.ordered_configurations(table["configuration"])
     colour = colours(df["configuration"])
     series = []
@@ -78,7 +73,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
     """One panel per model: latency (ms) against batch size, eager vs the configuration `mode`."""
     if mode == BASELINE:
         raise ValueError(f"mode: {mode!r} is not allowed; allowed: a configuration of the run other than eager")
-    one_label(df)
+    tables.one_label(df)
     colour = colours(df["configuration"])
     cells = tables.latency_cells(df, stat)
     cells = cells[cells["configuration"].isin([BASELINE, mode]) & cells["latency_ms"].notna()]
@@ -97,7 +92,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
         ax.set_ylim(bottom=0)  # from zero: a 5% gap does not fill the panel
-        ax.set(title=tables.model_label(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
+        ax.set(title=display_name(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(models):]:
         fig.delaxes(ax)
@@ -111,7 +106,7 @@ def _ok_compiled(df):
 
 def compile_time_chart(df) -> Figure:
     """Compile time (first compiled call, s) per model, one panel per configuration, one bar per batch size."""
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
@@ -125,7 +120,7 @@ def compile_time_chart(df) -> Figure:
         series = [Bars(str(b), of_mode[of_mode["batch_size"] == b].set_index("model")
                         .reindex(models)["compile_s"].to_numpy(float), color, [""] * len(models))
                   for b, color in zip(batches, colors)]
-        grouped_barh(ax, [tables.model_label(m) for m in models], series)
+        grouped_barh(ax, [display_name(m) for m in models], series)
         ax.set(title=f"compile time, {mode}", xlabel="first compiled call: trace + codegen + run (s)")
         legend(ax, series, "batch size", fontsize=8)
     return fig
@@ -135,12 +130,12 @@ def compile_cache_chart(df) -> Figure:
     """Compile time with an empty compiler cache (cold) against the same compile with the cache that
     the cold one filled (warm: the first process's second compile with cold_compile, else the later
     processes' compiles), per compiled cell that measured both."""
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     ok = ok[ok["compile_warm_s"].notna()]
     if ok.empty:
         return empty_figure("no cell measured a warm compile (a warm compile is a later round's: set repeats above 1)")
-    names = [f"{tables.model_label(m)} · {mode} · bs {b}" for m, mode, b in
+    names = [f"{display_name(m)} · {mode} · bs {b}" for m, mode, b in
              zip(ok["model"], ok["configuration"], ok["batch_size"])]
     cold, warm = sns.color_palette("colorblind", 5)[3:5]
     series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold, [""] * len(ok)),
@@ -159,7 +154,7 @@ def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
     another story than the verdict)."""
     from .verdict import Rules, verdicts
 
-    one_label(df)
+    tables.one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
@@ -172,7 +167,7 @@ def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
         of_mode = ok[ok["configuration"] == mode]
         scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=colour.get(mode), label=mode)
         for row in of_mode.itertuples():
-            scatter.annotate(f"{tables.model_label(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup),
+            scatter.annotate(f"{display_name(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup),
                              fontsize=7, xytext=(3, 3), textcoords="offset points")
     scatter.axhline(1, color="0.2", linewidth=0.8)
     scatter.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
@@ -192,7 +187,7 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
                 transform=ax.transAxes, fontsize=10)
         return
     calls = chosen["breakeven_calls"].to_numpy(float)
-    names = [f"{tables.model_label(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
+    names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
     grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]],
                                   [""] * len(chosen))])
     ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly

@@ -35,7 +35,7 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
     "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
     "eager_peak_mem_mb": "Eager peak memory (MiB; GPU: reserved)",
-    "compiled_peak_mem_mb": "Compiled peak memory (MiB; GPU: reserved)",  # CUDA-graph pools in it (tables.held_memory_mb)
+    "compiled_peak_mem_mb": "Compiled peak memory (MiB; GPU: reserved)",  # CUDA-graph pools in it (aggregate.held_memory_mb)
     "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
     "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
     "setting": "Setting"}

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 
+from ..config.registry import display_name
 from ..results.record import FUSED_KERNELS
-from .tables import model_label, sort_cells
+from .tables import sort_cells
 
 
 def _present(value) -> bool:
@@ -110,21 +111,21 @@ def explain_table(df):
     return sort_cells(frame)
 
 
-def top_ops_chart(row, width_in: float = 7.0):
+def top_ops_chart(row):
     """Horizontal bars: the operators with the most self time per call, eager against compiled (ms)."""
     import matplotlib.pyplot as plt
 
     eager = dict(row["eager_profile_top_ops"] or [])
     compiled = dict(row["profile_top_ops"] or [])
     names = list(dict.fromkeys([*compiled, *eager]))[:10]
-    fig, ax = plt.subplots(figsize=(width_in, 0.35 * len(names) + 1.2))
+    fig, ax = plt.subplots(figsize=(7.0, 0.35 * len(names) + 1.2))
     y = range(len(names))
     ax.barh([i + 0.2 for i in y], [eager.get(n, 0.0) for n in names], height=0.4, label="eager")
     ax.barh([i - 0.2 for i in y], [compiled.get(n, 0.0) for n in names], height=0.4, label=row["configuration"])
     ax.set_yticks(list(y), names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("self time per call (ms)")
-    ax.set_title(f"{model_label(row['model'])} · batch {row['batch_size']}: where the time goes", fontsize=10)
+    ax.set_title(f"{display_name(row['model'])} · batch {row['batch_size']}: where the time goes", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     plt.close(fig)

@@ -106,15 +106,12 @@ def _row_html(line: ProfileLine) -> str:
             f"<td>{state}</td></tr>")
 
 
-def load_rows(results: Path) -> list:
-    return read_results(results).rows if results.exists() else []
-
-
 def rows_or_refusal(results: Path) -> tuple[list, str]:
-    """load_rows, and "" or why the file was refused (ConfigError: too large, rows of several runs,
-    another format): one bad folder leaves the others listed."""
+    """The results file's rows (none when it is missing), and "" or why the file was refused
+    (ConfigError: too large, rows of several runs, another format): one bad folder leaves the others
+    listed."""
     try:
-        return load_rows(results), ""
+        return (read_results(results).rows if results.exists() else []), ""
     except ConfigError as err:
         return [], relative_text(str(err), results.parent)
 

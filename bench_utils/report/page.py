@@ -1,6 +1,6 @@
 """The top of a run's page, in the order a reader needs it: the header (run, machine, software, date,
 weights), the verdict table in words with its legend, the caveats that hold for every model, and
-links to the cells as CSV and to the method. Built from plain text (header.py, verdict.py); `_escape`
+links to the cells as CSV and to the method. Built from plain text (header.py, verdict.py); page_html.escape
 is where that text becomes HTML. No torch.
 """
 
@@ -13,19 +13,16 @@ import pandas as pd
 
 from .header import PageHeader, page_header
 from .verdict import Rules, legend, page_caveats, verdict_table
-from .page_html import escape
+from .page_html import escape  # the one place text becomes HTML
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
 CELLS_DICTIONARY = "cells-columns.csv"  # cells.csv's data dictionary: each column's unit and meaning
 METHOD_LINK = "../method.md"  # docs/method.md, copied next to reports/index.html by `report`
 
 
-_escape = escape  # page_html's: the one place text becomes HTML
-
-
 def header_html(header: PageHeader) -> str:
-    facts = " · ".join(f"<span>{_escape(fact)}</span>" for fact in header.facts[1:])
-    return (f'<header class="bench-header"><h1>{_escape(header.label)}: torch.compile against eager</h1>'
+    facts = " · ".join(f"<span>{escape(fact)}</span>" for fact in header.facts[1:])
+    return (f'<header class="bench-header"><h1>{escape(header.label)}: torch.compile against eager</h1>'
             f'<p class="bench-facts">{facts}</p></header>')
 
 
@@ -37,18 +34,18 @@ def verdict_html(df, studies: list[str] = (), rules: Rules = Rules()) -> str:
         body = "<p>No measured cells yet: no verdict.</p>"
     else:
         body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
-    notes = [f'<p class="bench-legend">{_escape(legend(rules))}</p>']
-    notes += [f'<p class="bench-caveat">⚠ {_escape(caveat)}</p>' for caveat in page_caveats(df)]
-    notes += [f"<p>{_escape(line)}</p>" for line in studies]
+    notes = [f'<p class="bench-legend">{escape(legend(rules))}</p>']
+    notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df)]
+    notes += [f"<p>{escape(line)}</p>" for line in studies]
     return "<h2>Should you compile?</h2>" + body + "".join(notes)
 
 
-def links_html(reproduce: str = "", csv_name: str = CELLS_CSV) -> str:
+def links_html(reproduce: str = "") -> str:
     """The cells as CSV with their dictionary, the method, and how to measure this page again."""
-    again = f' · Reproduce: <code>{_escape(reproduce)}</code>' if reproduce else ""
-    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{_escape(csv_name)}" download>'
-            f'{_escape(csv_name)}</a> (its columns: <a href="{_escape(CELLS_DICTIONARY)}" download>'
-            f'{_escape(CELLS_DICTIONARY)}</a>) · How it is measured and decided: <a href="{_escape(METHOD_LINK)}">'
+    again = f' · Reproduce: <code>{escape(reproduce)}</code>' if reproduce else ""
+    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{escape(CELLS_CSV)}" download>'
+            f'{escape(CELLS_CSV)}</a> (its columns: <a href="{escape(CELLS_DICTIONARY)}" download>'
+            f'{escape(CELLS_DICTIONARY)}</a>) · How it is measured and decided: <a href="{escape(METHOD_LINK)}">'
             f"method</a>{again}</p>")
 
 
@@ -77,4 +74,4 @@ def folded_figures(figures: list, summary: str, columns: int = 3) -> str:
         images.append(f'<img alt="" style="width:100%" src="data:image/png;base64,{data}">')
     grid = (f'<div style="display:grid;grid-template-columns:repeat({columns},1fr);gap:8px">'
             + "".join(images) + "</div>")
-    return f"<details><summary>{_escape(summary)}</summary>{grid}</details>"
+    return f"<details><summary>{escape(summary)}</summary>{grid}</details>"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..config.registry import display_name
 from .display import MISSING, cell_text
-from .tables import check_frame, model_label, ordered_models
+from .tables import check_frame, ordered_models
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
@@ -34,7 +35,7 @@ def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
     for model in ordered_models(run["model"]):
         rows = run[run["model"] == model]
         used, note = _joined(rows.get("weights", [])), _joined(rows.get("weights_note", []))
-        facts[f"weights: {model_label(model)}"] = used if note == MISSING else f"{used} ({note})"
+        facts[f"weights: {display_name(model)}"] = used if note == MISSING else f"{used} ({note})"
     return facts
 
 
@@ -49,7 +50,7 @@ def _weights_summary(run: pd.DataFrame) -> str:
         return "pretrained (hub checkpoints)"
     loaded = used["model"].nunique()
     return f"RANDOM weights, not pretrained, for {len(random_models)} of {loaded} loaded models: " \
-        + ", ".join(map(model_label, random_models))
+        + ", ".join(map(display_name, random_models))
 
 
 def run_facts(df) -> pd.DataFrame:

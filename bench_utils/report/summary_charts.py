@@ -7,6 +7,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from ..config.registry import display_name
 from . import tables
 from .grouped_bars import BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh, legend, status_notes
 
@@ -30,7 +31,7 @@ def cross_label_chart(df) -> Figure:
             series = [_speedup_bars(cell[cell["run"] == label], models, label, colors[label])
                       for label in labels]
             ax = axes[row, col]
-            grouped_barh(ax, [tables.model_label(m) for m in models], series)
+            grouped_barh(ax, [display_name(m) for m in models], series)
             ax.axvline(1, color="0.2", linewidth=0.8)
             ax.set(title=f"{mode}, batch size {batch}", xlabel="speedup over eager (×, 95% CI)")
     legend(axes[0, -1], series, "label", fontsize=8)
@@ -79,7 +80,7 @@ def reference_chart(beside) -> Figure:
             notes = published.drop_duplicates("model").set_index("model").reindex(models)["ref_status"]
             series.append(Bars(f"guide: {gpu}", _per_model(published, "ref_speedup", models), color,
                                 status_notes(notes)))
-        grouped_barh(ax, [tables.model_label(m) for m in models], series)
+        grouped_barh(ax, [display_name(m) for m in models], series)
         ax.axvline(1, color="0.2", linewidth=0.8)
         ax.set(title=f"batch size {batch}", xlabel="speedup over eager (×)")
     legend(axes[0, -1], series, "speedup", fontsize=8)

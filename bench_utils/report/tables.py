@@ -24,11 +24,6 @@ MODEL_INDEX_NAME = "Model"
 _REQUIRED = ("label", "model", "batch_size", "configuration", "status")
 
 
-def model_label(name: str) -> str:
-    """A model's one name on every page (registry.display_name); unknown names are shown as they are."""
-    return display_name(name)
-
-
 def ordered_models(names) -> list[str]:
     """Distinct short names in registry order, names unknown to the registry last (alphabetically)."""
     names = set(names)
@@ -49,6 +44,13 @@ def check_frame(df) -> None:
     absent = [c for c in _REQUIRED if c not in df.columns]
     if absent:
         raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with aggregate.to_dataframe")
+
+
+def one_label(df) -> None:
+    """ValueError unless `df` holds one run's rows (one label)."""
+    labels = sorted(set(df["label"]))
+    if len(labels) > 1:
+        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
 def _check_stat(stat: str) -> None:
@@ -74,9 +76,21 @@ def sort_cells(frame: pd.DataFrame) -> pd.DataFrame:
 def _cell_frame(df) -> pd.DataFrame:
     """The identifying columns shared by the long tables."""
     return pd.DataFrame({"label": df["label"], "model": df["model"],
-                         "task_model": df["model"].map(model_label),
+                         "task_model": df["model"].map(display_name),
                          "batch_size": df["batch_size"].astype(int), "configuration": df["configuration"],
                          "status": df["status"]}, index=df.index)
+
+
+def _compiled_cells(df) -> tuple:
+    """The compiled cells of `df` (checked), whether each ended ok, and a table of their identifying
+    columns with the eager and compiled medians (ms; NaN unless ok)."""
+    check_frame(df)
+    compiled = df[df["configuration"] != BASELINE]
+    ok = compiled["status"] == "ok"
+    table = _cell_frame(compiled)
+    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
+    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    return compiled, ok, table
 
 
 def latency_cells(df, stat: str = "median") -> pd.DataFrame:
@@ -92,29 +106,27 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     return sort_cells(cells)
 
 
-def latency_table(df, batch_size: int, stat: str = "mean", numeric: bool = False) -> pd.DataFrame:
+def latency_table(df, batch_size: int, stat: str = "mean") -> pd.DataFrame:
     """The guide's table for one batch size: Model x "eager (ms)", "<configuration> (ms)" ...
 
     Cells hold the latency to 3 significant figures, the status in capitals ("OOM") for failed cells
-    and "—" for cells never measured. numeric=True gives floats instead (NaN for both), for charts.
+    and "—" for cells never measured.
     `df` must hold one run (one label); the guide reported the mean, hence the default `stat`.
     """
     if type(batch_size) is not int or batch_size < 1:
         raise ValueError(f"batch_size: {batch_size!r} is not allowed; allowed: an integer >= 1")
     cells = latency_cells(df, stat)
-    labels = sorted(set(cells["label"]))
-    if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+    one_label(cells)
     at_batch = cells[cells["batch_size"] == batch_size].set_index(["model", "configuration"])
     if at_batch.index.duplicated().any():
         raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
     models = ordered_models(df["model"])
     modes = ordered_configurations(df["configuration"])
-    table = pd.DataFrame(index=pd.Index([model_label(m) for m in models]),
-                         columns=[f"{mode} (ms)" for mode in modes], dtype=float if numeric else object)
+    table = pd.DataFrame(index=pd.Index([display_name(m) for m in models]),
+                         columns=[f"{mode} (ms)" for mode in modes], dtype=object)
     for model in models:
         for mode in modes:
-            table.loc[model_label(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode, numeric)
+            table.loc[display_name(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode)
     return table
 
 
@@ -144,7 +156,7 @@ def guide_table(df, batch_size: int) -> pd.DataFrame:
     medians = latency_table(df, batch_size, stat="median")
     flagged = df[(df["batch_size"] == batch_size) & df["mean_outliers"].fillna(False).astype(bool)]
     for model, mode in zip(flagged["model"], flagged["configuration"]):
-        means.loc[model_label(model), f"{mode} (ms)"] += OUTLIER_MARK
+        means.loc[display_name(model), f"{mode} (ms)"] += OUTLIER_MARK
     table = pd.DataFrame({MODEL_INDEX_NAME: means.index})  # a column: no second header row for the index
     for column in means.columns:
         table[column.replace(" (ms)", ": mean (ms)")] = list(means[column])
@@ -152,14 +164,12 @@ def guide_table(df, batch_size: int) -> pd.DataFrame:
     return table
 
 
-def _table_cell(at_batch: pd.DataFrame, model: str, mode: str, numeric: bool):
+def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     if (model, mode) not in at_batch.index:
-        return math.nan if numeric else MISSING
+        return MISSING
     cell = at_batch.loc[(model, mode)]
     if cell["status"] != "ok":
-        return math.nan if numeric else str(cell["status"]).upper()
-    if numeric:
-        return float(cell["latency_ms"])
+        return str(cell["status"]).upper()
     return MISSING if pd.isna(cell["latency_ms"]) else number(cell["latency_ms"])
 
 
@@ -180,15 +190,10 @@ def improvement_table(df) -> pd.DataFrame:
     (p90 - p10) / median exceeds stats.NOISY_SPREAD, `disturbed` that the machine was busy or the
     processes disagreed (`disturbed_why`, in words). Failed cells keep their row (status) with NaN numbers.
     """
-    check_frame(df)
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
-    table = _cell_frame(compiled)
+    compiled, ok, table = _compiled_cells(df)
     # which machine and torch: the summary notebook filters a table of several runs by them
     table.insert(1, "hardware", compiled.get("hardware", ""))
     table.insert(2, "torch", compiled.get("torch", ""))
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table["improvement_pct"] = numeric_column(compiled, "improvement_pct").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
     for column in ("noisy", "disturbed"):
@@ -206,23 +211,11 @@ MAIN_COLUMNS = ["model", "batch_size", "configuration", "status", "eager_ms_medi
                 "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb", "compiled_peak_mem_mb"]
 
 
-def held_memory_mb(frame) -> pd.Series:
-    """MiB a cell held while timing, comparable across modes: on CUDA the reserved peak, CUDA-graph
-    pools included (a graph replay allocates nothing, its activations live in the graph's pool:
-    cudagraph_trees.py, CUDAGraphNode.run_graph; so the allocated peak, peak_mem_mb, flatters
-    reduce-overhead and max-autotune); on CPU the process's peak resident memory."""
-    reserved = numeric_column(frame, "peak_reserved_mb")
-    return reserved.where(reserved.notna(), numeric_column(frame, "peak_mem_mb"))
-
-
 def main_table(df) -> pd.DataFrame:
     """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
-    interval, throughput (images/s, from the medians) and peak memory (MiB, held_memory_mb). Failed
-    cells keep their row."""
-    check_frame(df)
-    df = df.assign(held_mb=held_memory_mb(df))
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
+    interval, throughput (images/s, from the medians) and peak memory (MiB, the record's held_mem_mb).
+    Failed cells keep their row."""
+    compiled, ok, table = _compiled_cells(df)
     eager = df[df["configuration"] == BASELINE].set_index(["label", "model", "batch_size"])
     keys = list(zip(compiled["label"], compiled["model"], compiled["batch_size"]))
 
@@ -230,17 +223,14 @@ def main_table(df) -> pd.DataFrame:
         values = numeric_column(eager, column)
         return [float(values.get(key, math.nan)) if not values.index.duplicated().any() else math.nan for key in keys]
 
-    table = _cell_frame(compiled)
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
     table["eager_ms_p90"] = pd.Series(eager_value("latency_ms_p90"), index=compiled.index).where(ok)
     table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
     images = table["batch_size"].astype(float)
     table["eager_images_per_s"] = images * 1000.0 / table["eager_ms_median"]
     table["compiled_images_per_s"] = images * 1000.0 / table["compiled_ms_median"]
-    table["eager_peak_mem_mb"] = pd.Series(eager_value("held_mb"), index=compiled.index)
-    table["compiled_peak_mem_mb"] = compiled["held_mb"].where(ok)
+    table["eager_peak_mem_mb"] = pd.Series(eager_value("held_mem_mb"), index=compiled.index)
+    table["compiled_peak_mem_mb"] = numeric_column(compiled, "held_mem_mb").where(ok)
     return sort_cells(table)[["label", "task_model"] + MAIN_COLUMNS]
 
 
@@ -276,15 +266,9 @@ def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]
 def compile_table(df) -> pd.DataFrame:
     """Per configuration but eager: compile time cold and warm, graph breaks, agreement with eager (the
     pay-back is the verdict's, for the configuration it recommends)."""
-    check_frame(df)
-    compiled = df[df["configuration"] != BASELINE]
-    ok = compiled["status"] == "ok"
-    table = _cell_frame(compiled)
-    table["compile_s"] = numeric_column(compiled, "compile_s").where(ok)
-    table["compile_warm_s"] = numeric_column(compiled, "compile_warm_s").where(ok)
-    table["fx_cache_hits"] = numeric_column(compiled, "fx_cache_hits").where(ok)
-    table["eager_ms_median"] = numeric_column(compiled, "eager_ms_median").where(ok)
-    table["compiled_ms_median"] = numeric_column(compiled, "latency_ms_median").where(ok)
+    compiled, ok, table = _compiled_cells(df)
+    for column in ("compile_s", "compile_warm_s", "fx_cache_hits"):
+        table[column] = numeric_column(compiled, column).where(ok)
     table["speedup"] = numeric_column(compiled, "race_speedup").where(ok)
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = numeric_column(compiled, column)
@@ -329,6 +313,6 @@ def missing_cells(df, expected_cells) -> pd.DataFrame:
     measured = set(zip(df["model"], df["batch_size"].astype(int), df["configuration"]))
     missing = [(m, int(b), mode) for m, b, mode in expected if (m, int(b), mode) not in measured]
     return pd.DataFrame({"model": [c[0] for c in missing],
-                         "task_model": [model_label(c[0]) for c in missing],
+                         "task_model": [display_name(c[0]) for c in missing],
                          "batch_size": pd.Series([c[1] for c in missing], dtype=int),
                          "configuration": [c[2] for c in missing]})

@@ -72,6 +72,15 @@ def kernels_outside_graphs(record: dict) -> float | None:
     return max(launches - replays, 0.0)
 
 
+def held_memory_mb(record: dict) -> float | None:
+    """MiB a cell held while timing, comparable across modes: on CUDA the reserved peak, CUDA-graph
+    pools included (a graph replay allocates nothing, its activations live in the graph's pool:
+    cudagraph_trees.py, CUDAGraphNode.run_graph; so the allocated peak, peak_mem_mb, flatters
+    reduce-overhead and max-autotune); on CPU the process's peak resident memory."""
+    reserved = record.get("peak_reserved_mb")
+    return reserved if reserved is not None else record.get("peak_mem_mb")
+
+
 def compile_notes(record: dict) -> list[str]:
     """Codes for what a compile mode did not do on an ok cell (its speed is then partly or wholly
     another mode's under this mode's label): "ran_eager" (no graph compiled; "bf16_capability" too when
@@ -137,6 +146,7 @@ def combine(rows: list) -> dict:
     record["noisy"] = bool(summary and summary.noisy)
     record["mean_outliers"] = bool(summary and summary.mean_outliers)
     record["kernels_outside_graphs"] = kernels_outside_graphs(record)
+    record["held_mem_mb"] = held_memory_mb(record)
     record["compile_notes"] = compile_notes(record)
     return record
 

@@ -23,7 +23,6 @@ from ..config.configurations import configuration
 
 COMPILE, USE, NO_GAIN, SLOWER, CANT_TELL, INACCURATE, NO_DATA = (
     "compile", "use", "no_gain", "slower", "cant_tell", "inaccurate", "no_data")
-WORTH_IT = (COMPILE, USE)
 
 
 @dataclass(frozen=True)

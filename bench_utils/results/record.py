@@ -159,6 +159,8 @@ RECORD = (
     Column("peak_reserved_mb", "largest", "MiB", "CUDA: max reserved while timing (CUDA-graph pools included)",
            device=CUDA),
     Column("cudagraph_pool_mb", "largest", "MiB", "CUDA: reserved in CUDA-graph pools after timing", device=CUDA),
+    Column("held_mem_mb", "computed", "MiB", "what the cell held while timing, comparable across modes: CUDA: "
+           "peak_reserved_mb (CUDA-graph pools included); CPU: peak_mem_mb"),
     # --- accuracy against eager ---
     Column("max_abs_diff", "largest", "", "largest absolute difference of the compiled output from eager's",
            "Largest difference"),
@@ -206,11 +208,5 @@ RECORD = (
     Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),
     Column("samples_s", "computed", "s", "every process's raw samples (with_samples only)"),
 )
-BY_NAME = {column.name: column for column in RECORD}
 COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataFrame's columns, in order
 
-
-def dictionary_rows(device: str) -> list[dict]:
-    """cells.csv's data dictionary for a run on `device`: name, unit and meaning of every column it has."""
-    return [{"column": c.name, "unit": c.unit, "meaning": c.meaning} for c in RECORD
-            if not c.internal and c.name != "samples_s" and (not c.device or c.device == device)]

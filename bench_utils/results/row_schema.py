@@ -114,7 +114,7 @@ _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
 def _field_problem(values: dict, types: dict) -> str:
     for name, value in values.items():
         if name not in types:
-            continue  # a field of a newer or older version: from_dict leaves it out
+            continue  # a field this version lacks: from_dict refuses the row (TypeError: a skipped line)
         what, ok = _FIELD_CHECKS.get(name) or _CHECKS[types[name]]
         if not ok(value):
             return f"{name}: {value!r:.60} is not {what}"

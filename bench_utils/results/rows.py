@@ -198,13 +198,19 @@ class BenchResult(Row):
         return (*self.cell, self.repeat)
 
 
-def cell_fields(cfg, model: str, batch_size: int, configuration: str, device: str, repeat: int = 0) -> dict:
-    """The identity and settings columns of a row for one process of a cell of `cfg` (a BenchConfig)."""
+def model_fields(cfg, model: str, device: str) -> dict:
+    """What every row of `cfg` (a BenchConfig) about `model` carries, a cell's or a study's: the run's
+    label, the model, the size, the device and the settings."""
     spec = cfg.spec(model)
     return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
-                batch_size=batch_size, configuration=configuration, repeat=repeat, fullgraph=cfg.fullgraph,
-                device=device, settings=cfg.settings_fingerprint(), warmup=cfg.warmup,
-                iterations=cfg.iterations, min_time_s=cfg.min_time_s)
+                device=device, settings=cfg.settings_fingerprint())
+
+
+def cell_fields(cfg, model: str, batch_size: int, configuration: str, device: str, repeat: int = 0) -> dict:
+    """The identity and settings columns of a row for one process of a cell of `cfg`."""
+    return model_fields(cfg, model, device) | dict(
+        batch_size=batch_size, configuration=configuration, repeat=repeat, fullgraph=cfg.fullgraph,
+        warmup=cfg.warmup, iterations=cfg.iterations, min_time_s=cfg.min_time_s)
 
 
 def cell_key(model: str, size: str, batch_size: int, configuration: str, fullgraph: bool) -> tuple:

@@ -1,13 +1,8 @@
 """The compile-time study (`compile_strategies`): one model compiled one way from an empty compiler
 cache, its first call timed (compile_s), then its steady-state latency and its agreement with eager.
-
-Strategies (all under torch.inference_mode(), batch cfg.batch_sizes[0], the first compiled configuration,
-dynamic cfg.compile_dynamic()):
-- "whole": torch.compile(model), as the sweep compiles; then its portable cache is saved
-  (torch.compiler.save_cache_artifacts) next to the results (artifacts_path) for "cache-artifacts";
-- "regional": each repeated block compiled on its own (`block.compile()`), the rest of the model eager;
-- "cache-artifacts": a fresh process loads what "whole" saved (torch.compiler.load_cache_artifacts)
-  into its empty cache, then compiles the whole model as "whole" does: a warm start elsewhere.
+The strategies (whole, regional, cache-artifacts): docs/method.md. All run under inference_mode at
+batch cfg.batch_sizes[0], with the first compiled configuration and cfg.compile_dynamic(); "whole"
+saves its artifacts next to the results (artifacts_path) for "cache-artifacts".
 
 Why `block.compile()` and not `torch.compiler.nested_compile_region`: the region marker acts only
 inside a whole-model torch.compile (the rest of the model is still traced and compiled, so the cut
@@ -51,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..config.bench_config import COMPILE_STRATEGIES
-from ..results.rows import Row, read_rows
+from ..results.rows import Row, model_fields, read_rows
 from ..results.stats import summarize
 from ..results.studies import Study
 
@@ -106,10 +101,8 @@ class CompileCostResult(Row):
 
 def _identity(cfg, model: str, strategy: str, device: str) -> dict:
     """A row's identity and settings: the profile's first batch size, its first compiled mode."""
-    spec = cfg.spec(model)
-    return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
-                batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy,
-                device=device, settings=cfg.settings_fingerprint())
+    return model_fields(cfg, model, device) | dict(
+        batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy)
 
 
 # --- the measurement, in a worker process ---
@@ -380,7 +373,8 @@ def _baseline_key(row: dict) -> tuple:
 def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
     """One row per (model, strategy), models in registry order, strategies in STRATEGIES order.
     `eager_ms`: (model, batch_size) -> the sweep's eager median ms (eager_medians)."""
-    from ..report.tables import model_label, numeric_column, ordered_models
+    from ..config.registry import display_name
+    from ..report.tables import numeric_column, ordered_models
 
     records = [{c: getattr(row, c) for c in _COPIED} for row in rows]
     for record in records:
@@ -391,7 +385,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
         record["compile_saving_s"] = baseline - record["compile_total_s"]
         record["compile_saving_pct"] = 100.0 * record["compile_saving_s"] / baseline if baseline > 0 else math.nan
         record["eager_ms_median"] = eager_ms.get((record["model"], record["batch_size"]), math.nan)
-        record["task_model"] = model_label(record["model"])
+        record["task_model"] = display_name(record["model"])
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
     for column in ("compile_s", "artifact_load_s", "latency_ms_median", "graph_count", "fx_cache_hits",
                    "fx_cache_misses", "artifact_bytes", "max_abs_diff"):
@@ -445,7 +439,8 @@ def compile_cost_chart(frame: pd.DataFrame):
     import seaborn as sns
 
     from ..report.grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, status_notes
-    from ..report.tables import model_label, ordered_models
+    from ..config.registry import display_name
+    from ..report.tables import ordered_models
 
     colors = dict(zip(STRATEGIES, sns.color_palette("colorblind", 8)[4:7]))
     if frame.empty or not np.isfinite(frame["compile_total_s"].to_numpy(float)).any():
@@ -461,7 +456,7 @@ def compile_cost_chart(frame: pd.DataFrame):
         speedups.append(cells["speedup"].to_numpy(float)[np.isfinite(values)])
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(models) * len(series))
     ax = axes[0, 0]
-    grouped_barh(ax, [model_label(m) for m in models], series)
+    grouped_barh(ax, [display_name(m) for m in models], series)
     for container, values in zip(ax.containers, speedups):  # one BarContainer per series, drawn bars only
         for patch, speedup in zip(container.patches, values):
             if math.isfinite(speedup):
@@ -505,17 +500,6 @@ SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): t
                 "the intervals; trust this study for compile times.")
 
 
-def compile_cost_verdict(frame: pd.DataFrame) -> str:
-    """Markdown, one line per model: what cuts compile time the most and what it costs in speed, then
-    SPEED_CAVEAT."""
-    from ..report.tables import ordered_models
-
-    if frame.empty:
-        return "No compile-time study rows: no verdict."
-    lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
-    return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
-
-
 class CompileCost(Study):
     name = "compile-cost"
     row = CompileCostResult
@@ -537,7 +521,14 @@ class CompileCost(Study):
         return compile_cost_frame(read_rows(self.path(results_path), CompileCostResult).rows, eager_medians(cells))
 
     def verdict(self, frame: pd.DataFrame) -> str:
-        return compile_cost_verdict(frame)
+        """Markdown, one line per model: what cuts compile time the most and what it costs in speed,
+        then SPEED_CAVEAT."""
+        from ..report.tables import ordered_models
+
+        if frame.empty:
+            return "No compile-time study rows: no verdict."
+        lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
+        return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
 
     def section(self, frame: pd.DataFrame) -> None:
         from IPython.display import display

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..results.aggregate import DISTURBED_PCT
-from ..results.rows import Row, read_rows
+from ..results.rows import Row, model_fields, read_rows
 from ..results.stats import breakeven_calls, summarize
 from ..results.studies import Study
 
@@ -216,14 +216,14 @@ def serving_table(frame: pd.DataFrame) -> pd.DataFrame:
     """For display: per model and setting, compiles, recompiles, compile time, both sequence totals,
     steady ms per batch size and the speedup over eager; failed settings show their status."""
     from ..report.display import MISSING, number
-    from ..report.tables import model_label
+    from ..config.registry import display_name
 
     if frame.empty:
         return pd.DataFrame()
     columns = {"compiles": "Graphs compiled", "recompiles": "Recompiles", "compile_total_s": "Compile total (s)",
                "sequence_s": "Cold sequence (s)", "steady_sequence_ms": "Steady sequence (ms)",
                **{f"steady_ms_bs{b}": f"Batch {b} (ms)" for b in batch_sizes(frame)}, "speedup": "Speedup (×)"}
-    table = pd.DataFrame({"Model": [model_label(m) for m in frame["model"]], "Setting": list(frame["setting"])})
+    table = pd.DataFrame({"Model": [display_name(m) for m in frame["model"]], "Setting": list(frame["setting"])})
     for column, title in columns.items():
         integer = column in ("compiles", "recompiles")
         table[title] = [number(v, integer=integer) if s == "ok" else s.upper()
@@ -268,7 +268,7 @@ def serving_chart(frame: pd.DataFrame, model: str):
     import seaborn as sns
 
     from ..report.grouped_bars import Bars, empty_figure, figure, grouped_barh, legend, status_notes
-    from ..report.tables import model_label
+    from ..config.registry import display_name
 
     rows = frame[frame["model"] == model] if not frame.empty else frame
     if rows.empty:
@@ -283,7 +283,7 @@ def serving_chart(frame: pd.DataFrame, model: str):
     axes[0, 1].set_xlabel("steady-state median latency (ms)")
     axes[0, 1].set_title("Steady state per batch size")
     legend(axes[0, 1], series, "setting")
-    fig.suptitle(f"Serving: {model_label(model)}")
+    fig.suptitle(f"Serving: {display_name(model)}")
     return fig
 
 
@@ -319,9 +319,9 @@ def _why(best: pd.Series, qualified: pd.DataFrame, rows: pd.DataFrame) -> str:
 
 def _model_verdict(rows: pd.DataFrame) -> str:
     from ..report.display import times
-    from ..report.tables import model_label
+    from ..config.registry import display_name
 
-    name = model_label(rows["model"].iloc[0])
+    name = display_name(rows["model"].iloc[0])
     failed = ", ".join(f"{s} {st.upper()}" for s, st in zip(rows["setting"], rows["status"]) if st != "ok")
     tail = f" Failed: {failed}." if failed else ""
     busy = rows["others_cpu_pct"].max()
@@ -350,11 +350,9 @@ class Serving(Study):
         return [(model, cfg.serving_batch_sizes[0], setting) for model in cfg.models for setting in SETTINGS]
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
-        spec = cfg.spec(model)
-        return dict(label=cfg.label, model=model, checkpoint=spec.published, task=spec.task, size=cfg.size,
-                    configuration="eager" if option == "eager" else cfg.compiled_configuration().name,
-                    setting=option, device=device, settings=cfg.settings_fingerprint(),
-                    sequence=list(cfg.serving_batch_sizes))
+        return model_fields(cfg, model, device) | dict(
+            configuration="eager" if option == "eager" else cfg.compiled_configuration().name, setting=option,
+            sequence=list(cfg.serving_batch_sizes))
 
     def measure(self, cfg, model: str, option: str, results_path: Path) -> ServingResult:
         from ..measure import environment

@@ -39,9 +39,6 @@ class CompileRange:
     point: float
     high: float
 
-    def scaled(self, factor: float) -> "CompileRange":
-        return CompileRange(self.low * factor, self.point * factor, self.high * factor)
-
 
 @lru_cache(maxsize=1)
 def compile_counts() -> dict:

@@ -1,12 +1,8 @@
 """The one sweep loop: every job of a profile (its cells in rounds, then its studies) measured through
 a launcher, each row appended the moment it exists. No torch here.
 
-The loop owns what a run needs whatever measures it: resume (rounds and study jobs whose rows the
-results files hold are not measured again), writing, progress, the adaptive extra rounds and the
-studies. A launcher (launchers/) only starts units of work (a round, a study job) and hands their rows
-back: the local one measures one unit at a time on this machine, the Ray one several at once on a
-cluster; both measure a round the same way (sweep/rounds.py), so a Ray run has the same paired design
-and the same extra rounds as a local one.
+The loop owns resume, writing, progress, the adaptive extra rounds and the studies; a launcher
+(launchers/) only starts units of work and hands their rows back (docs/architecture.md).
 
 Rounds are spread over the run (round r of every group of a chunk of `live_groups` groups before round
 r + 1), and a cell's interval is taken over its rounds (results/stats.py): the change of the machine's

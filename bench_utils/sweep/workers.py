@@ -228,11 +228,5 @@ class Worker:
         if self.process.is_alive():
             self.send("exit")
             self.process.join(EXIT_WAIT_S)
-        if self.process.is_alive():
-            self.kill()
-        else:  # its compile workers, if any outlived it
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        self.kill()  # if it is still there, and its compile workers if any outlived it
         self.conn.close()
