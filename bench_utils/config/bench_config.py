@@ -55,7 +55,7 @@ class BenchConfig:
     batch_sizes: tuple[int, ...] = parameter((1,), "images per forward pass (the guide: 1, 4, 16)", "list",
                                              item=int, low=1)
     configurations: tuple[str, ...] = parameter(
-        ("eager", "default", "max-autotune-no-cudagraphs+freezing", "eager+bf16-autocast",
+        ("eager", "default", "default+freezing", "max-autotune-no-cudagraphs+freezing", "eager+bf16-autocast",
          "default+bf16-autocast"),
         "eager (required: the float32 baseline) and the configurations raced against it: a mode with "
         "modifiers, e.g. default+freezing (docs/method.md)", "configurations")
