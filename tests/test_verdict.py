@@ -123,6 +123,22 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert "eager+bf16-autocast, eager+fp16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
 
 
+def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runner_up():
+    rows = race_rows("resnet", {"default+bf16-autocast": (2.0, 2.02, 1.98, 2.0, 2.01),
+                                "default": {"speedups": (1.05,), "spread": 0.01},
+                                "eager+bf16-autocast": {"speedups": (1.2,), "spread": 0.01}})
+    df = to_dataframe(rows).set_index("configuration")
+    assert list(df.loc[["default", "eager+bf16-autocast"], "race_outcome"]) == ["dropped", "dropped"]  # not chased
+    chosen = df.loc["default+bf16-autocast"]
+    assert chosen["runner_up"] == "eager+bf16-autocast"  # the faster of the two dropped
+    assert chosen["versus_runner_up"] == pytest.approx(2.0 / 1.2, rel=0.05)  # over round 0, the one both ran
+    row = verdict_of(rows).loc[("resnet", 1)]
+    assert row["runner_up"].startswith("eager in bfloat16 autocast: 1.2")
+    assert "the choice is faster (1.6" in row["runner_up"] and "in the first round, which dropped it" in row["runner_up"]
+    assert "eager+bf16-autocast" not in row["others"]  # said once, in its own column
+    assert "default: clearly slower in the first round" in row["others"]
+
+
 def test_the_figure_of_the_choice_is_lowered_for_the_round_that_chose_it():
     # round 0 (the selection round) flatters default+freezing: its figure over every round is lowered by
     # E_2 * s / n (the most a pick between two can lift it), the high end kept

@@ -109,6 +109,8 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
                 f"again with budget_min: {2 * rules.budget_min:g} (measured rounds are kept)")
     if reason == "busy":
         return f"the machine was busy while timing ({disturbance_words(row)}); run again on a quiet machine"
+    if width is None or not math.isfinite(width):  # one block pair: no spread to halve
+        return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
     return (f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; run again with target_halfwidth: "
             f"{width / 2:.2f}, or set worthwhile to the gain that matters to you")
 
@@ -122,6 +124,8 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     if pd.isna(low):
         return text
     ratio = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
+    if runner["race_outcome"] == "dropped":  # its figures are the first round's, the one both measured
+        ratio += ", in the first round, which dropped it"
     if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
         return f"{text}; within the margin of the choice ({ratio})"
     if low > 1.0:
@@ -139,8 +143,9 @@ def _others(rows: pd.DataFrame, rec) -> str:
     why = {"dropped": "clearly slower in the first round", "inaccurate": "changes the answer",
            "unsupported": None, "failed": None}
     by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
+    runner_up = rec.get("runner_up") if rec is not None else None
     for row in rows.itertuples():
-        if row.race_outcome in why:
+        if row.race_outcome in why and row.configuration != runner_up:  # the runner-up has a column of its own
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)
     parts += [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
@@ -194,8 +199,9 @@ def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 
-def _pick(rows: pd.DataFrame, outcome: str):
-    found = rows[rows["race_outcome"] == outcome]
+def _pick(rows: pd.DataFrame, column: str, value: str):
+    """The first row whose `column` is `value`, as a dict; None when none is."""
+    found = rows[rows[column] == value]
     return found.iloc[0].to_dict() if not found.empty else None
 
 
@@ -213,7 +219,8 @@ def _few_rounds_everywhere(df) -> bool:
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
                     few_apart: bool = True) -> dict:
-    rec, runner = _pick(rows, "recommended"), _pick(rows, "runner_up")
+    rec = _pick(rows, "race_outcome", "recommended")
+    runner = _pick(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
     ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
     decision = decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
     device = str(rows["device"].iloc[0]).upper()

@@ -15,9 +15,10 @@ same rounds (ABBA blocks, worker pairs). The race:
    from, E_k the expected largest of k standard normals, s the spread of one round's log speedup, S
    selection rounds among its n rounds: docs/method.md). With one candidate there is nothing to pick
    and nothing to correct. A dropped configuration's figure is its selection round's.
-3. The runner-up is the next contender by its figure; the recommendation's speedup over it is the
-   paired ratio of the two, round by round (both were timed against the same eager blocks), with the
-   same correction for the selection (the leader was the larger of the two in round 0).
+3. The runner-up is the next contender by its figure (when the selection round dropped every rival,
+   the fastest dropped one, which keeps its `dropped` code); the recommendation's speedup over it is
+   the paired ratio of the two over the rounds both measured (both were timed against the same eager
+   blocks), with the same correction for the selection (the leader was the larger of the two in round 0).
 """
 
 from __future__ import annotations
@@ -119,9 +120,13 @@ def race(records: list[dict]) -> Race:
         lead.estimate = lowered(lead.estimate, lead.selection_bias)
     others = [r for r in contenders if r["configuration"] != leader and entries[r["configuration"]].estimate is not None]
     result = Race(entries, leader)
+    if not others:  # every rival was dropped: the fastest of them is the one to beat, on the round they shared
+        others = [r for r in eligible if entries[r["configuration"]].outcome == DROPPED
+                  and entries[r["configuration"]].estimate is not None]
     if others:
         runner = max(others, key=lambda r: entries[r["configuration"]].estimate.speedup)
-        entries[runner["configuration"]].outcome = RUNNER_UP
+        if entries[runner["configuration"]].outcome == CONTENDER:  # a dropped one stays dropped: no rounds chase it
+            entries[runner["configuration"]].outcome = RUNNER_UP
         result.runner_up = runner["configuration"]
         # the leader was the largest of k in round 0, so their difference there is lifted by at most
         # E_k * k / (k - 1) standard errors of one configuration's own noise (s_d / sqrt 2)
