@@ -9,7 +9,7 @@ import pandas as pd
 
 import math
 
-from .display import MISSING, model_text, number, times
+from .display import MISSING, model_text, number, span, times
 from .header import page_header
 from .tables import ordered_models
 from .verdict import WORDS, Rules, verdicts
@@ -24,7 +24,7 @@ def run_headers(df) -> pd.DataFrame:
 def _speedup_text(row) -> str:
     if pd.isna(row["speedup"]):
         return MISSING
-    return f"{times(row['speedup'])} ({times(row['speedup_ci95_low'])} to {times(row['speedup_ci95_high'])})"
+    return f"{times(row['speedup'])} ({span(row['speedup_ci95_low'], row['speedup_ci95_high'])})"
 
 
 def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:
