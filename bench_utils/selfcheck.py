@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config.bench_config import BenchConfig
+from .config.configurations import configuration
 from .report.notes import compile_note_words
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
@@ -112,6 +113,11 @@ def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
+def _positive(value) -> bool:
+    """A measured number above 0 (None and NaN, a value the DataFrame left missing, are not)."""
+    return value is not None and value == value and value > 0
+
+
 def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
     """One check per cell of a selfcheck profile's DataFrame; `profiled`: the profile ran the profiler."""
     checks = []
@@ -126,12 +132,14 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
         problems = []
         if row["warmup_calls"] is None or row["warmup_steady"] is None:
             problems.append("no warm-up record")
-        if not row["peak_mem_mb"] or row["peak_mem_mb"] <= 0:
+        if not _positive(row["peak_mem_mb"]):
             problems.append("no peak memory")
         if row["configuration"] != "eager":
             if row["accuracy_ok"] is not True:
-                problems.append(f"output differs from eager by {row['max_abs_diff']:.3g} (beyond tolerance)")
-            if row["configuration"] != "eager" and not row["compile_s"]:
+                diff = row["max_abs_diff"]
+                problems.append(f"output differs from eager by {diff:.3g} (beyond tolerance)" if _positive(diff)
+                                else "no accuracy check against eager")
+            if configuration(row["configuration"]).compiled and not _positive(row["compile_s"]):
                 problems.append("no compile time")
             if not row["speedup"] > 0:
                 problems.append("no speedup")

@@ -53,6 +53,19 @@ def test_a_wrong_row_fails_its_check_with_the_reason():
     assert Check("x", "FAIL", "why").line() == "FAIL  x: why"
 
 
+def test_a_compile_time_or_peak_memory_the_dataframe_left_missing_fails_and_an_eager_autocast_needs_none():
+    from bench_utils.results.aggregate import to_dataframe
+
+    accurate = dict(max_abs_diff=1e-3, accuracy_ok=True, task_agreement=1.0)
+    rows = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default", 1.0, **(COMPILED_FIXTURE | {"compile_s": None})),
+            make_row("vit", 1, "eager+bf16-autocast", 1.5, **accurate)]
+    checks = row_checks(to_dataframe(rows), "cpu")  # a missing compile time is NaN in the DataFrame
+    assert [c.status for c in checks] == ["PASS", "FAIL", "PASS"], [c.reason for c in checks]
+    assert "no compile time" in checks[1].reason
+    no_peak = row_checks(to_dataframe([make_row("vit", 1, "eager", 2.0, peak_mem_mb=None)]), "cpu")[0]
+    assert no_peak.status == "FAIL" and "no peak memory" in no_peak.reason
+
+
 def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
     from bench_utils.selfcheck import profiles
 
