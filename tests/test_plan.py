@@ -36,7 +36,7 @@ def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blo
     cfg = BenchConfig(**GPU)  # 300 calls per process in 4 blocks of 75, 0.25 s each at least
     first = _round(cfg)
     # eager 9.325 ms, default 7.584 ms (the guide's A100 table); the workers prepare one after the other
-    # (jobs.prepares_one_at_a_time): two starts of 4 s, a cold default compile of ViT-B/16 (the mode
+    # (rounds.py): two starts of 4 s, a cold default compile of ViT-B/16 (the mode
     # table's ResNet-50 figure scaled by the operators each lowers: compile_estimate.py), two warm-ups
     # of max(10 calls, 2 blocks) 0.5 s
     cold, warm = VIT_COLD_S, VIT_WARM_S
@@ -58,7 +58,7 @@ def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blo
 
 
 def test_on_a_cpu_and_a_gpu_every_workers_preparation_counts():
-    # one at a time (runner: jobs.prepares_one_at_a_time): the starts and warm-ups of both workers add up
+    # one at a time (rounds.py): the starts and warm-ups of both workers add up
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "rounds_per_process": 1}))
     gpu = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
     alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.configurations), "cpu", {}, None)

@@ -89,7 +89,7 @@ def test_on_a_cpu_fresh_workers_prepare_one_at_a_time(monkeypatch, tmp_path):
 @pytest.mark.parametrize("device", ["cuda", "auto"])
 def test_on_a_gpu_too_no_two_workers_compile_or_warm_up_at_once(monkeypatch, tmp_path, device):
     # Inductor times kernels while it compiles: beside another worker's warm-up or graph recording it
-    # would pick them by disturbed timings, for every later process (jobs.prepares_one_at_a_time)
+    # would pick them by disturbed timings, for every later process (rounds._RoundRun.prepare)
     rows, events = fake_round(monkeypatch, tmp_path, {}, device=device)
     assert [what for _, what in events[:9]] == ["new deadline", "send cell", "receive"] * 3  # each waited for
     assert [mode for mode, what in events[:9] if what == "send cell"] == ["eager", "default", "max-autotune"]

@@ -75,19 +75,6 @@ def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) 
     return repeat - first_round >= cfg.rounds_per_process or (repeat == cfg.repeats - 1 and first_round < repeat)
 
 
-def prepares_one_at_a_time(cfg: BenchConfig) -> bool:
-    """Do a round's fresh workers prepare one after another rather than side by side? Yes, on every
-    device. On a CPU the workers share the cores the models run on, and a worker warming up beside
-    another's compile is starved (its OpenMP threads descheduled: three eager ResNet-50 calls took
-    5.5-6.4 s beside a warm compile, 0.1 s each alone), so its warm-up measures nothing and slows the
-    compile it waits on. On a GPU Inductor times kernels while it compiles (triton.autotune_pointwise,
-    on by default; max-autotune's GEMM/conv choices in the compiling process, autotune_in_subproc off:
-    torch/_inductor/config.py): beside another worker's warm-up or CUDA-graph recording those timings
-    are disturbed, and the kernels they pick go into the cache every later process reuses; two compile
-    pools at once also inflate compile_s."""
-    return True  # every device; kept as a rule of its own: rounds.py and plan.py read it
-
-
 def pair_start(cfg: BenchConfig, repeat: int) -> int:
     """The round in which the workers of round `repeat` of the first pass started."""
     first = None

@@ -3,7 +3,7 @@ runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
-workers, one at a time (jobs.prepares_one_at_a_time; start: fork and model load; compile: cold
+workers, one at a time (rounds.py; start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
 (rounds.py). Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
@@ -25,7 +25,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
-from .jobs import Round, done_keys, first_rounds, pair_start, prepares_one_at_a_time, read_cell_rows, round_pending
+from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
 
 START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
 # .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
@@ -147,10 +147,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
-    # one at a time every worker's preparation counts (side by side only the slowest worker's would)
-    counted = list(prepare.values()) if prepares_one_at_a_time(cfg) else [
-        max(prepare.values(), key=lambda parts: sum(parts.values()))]
-    for parts in counted:
+    for parts in prepare.values():  # fresh workers prepare one at a time (rounds.py): every one counts
         for part, seconds in parts.items():
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
     estimate.seconds["settle"] = handoffs * cfg.settle_s

@@ -4,7 +4,7 @@ the Ray one in an actor on the node it placed. No torch here.
 
 A round measures one model and batch size once per configuration: a worker per configuration (none
 ever runs another), prepared in the group's first round (built, compiled, warmed up: nothing is timed
-then; one at a time, jobs.prepares_one_at_a_time) and kept for `rounds_per_process` rounds
+then; one at a time, _RoundRun.prepare) and kept for `rounds_per_process` rounds
 (`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...; `turns`)
 with `settle_s` of quiet before each handoff, so each configuration's block i is timed moments from
 the others'. After `rounds_per_process` rounds, at the last round of the first pass
@@ -32,7 +32,7 @@ from pathlib import Path
 from ..config.bench_config import BenchConfig
 from ..measure.task import Block, Job, Task, log_path
 from ..results.rows import BenchResult, Row
-from .jobs import Round, failure_row, needs_fresh_workers, prepares_one_at_a_time
+from .jobs import Round, failure_row, needs_fresh_workers
 from .workers import Worker, WorkerLost
 
 
@@ -163,10 +163,20 @@ class _RoundRun:
         return self.answered(job, lambda: self.workers[job].ask(command, payload))
 
     def prepare(self, fresh: bool) -> list[Job]:
-        """Fresh workers build, compile and warm up, one at a time (jobs.prepares_one_at_a_time), kept
-        ones start a new round; nothing is timed. The jobs whose workers are ready to time."""
+        """Fresh workers build, compile and warm up one at a time, kept ones start a new round; nothing
+        is timed. The jobs whose workers are ready to time.
+
+        One at a time on every device. On a CPU the workers share the cores the models run on, and a
+        worker warming up beside another's compile is starved (its OpenMP threads descheduled: three
+        eager ResNet-50 calls took 5.5-6.4 s beside a warm compile, 0.1 s each alone), so its warm-up
+        measures nothing and slows the compile it waits on. On a GPU Inductor times kernels while it
+        compiles (triton.autotune_pointwise, on by default; max-autotune's GEMM/conv choices in the
+        compiling process, autotune_in_subproc off: torch/_inductor/config.py): beside another worker's
+        warm-up or CUDA-graph recording those timings are disturbed, and the kernels they pick go into
+        the cache every later process reuses; two compile pools at once also inflate compile_s.
+        plan.py counts every worker's preparation for this reason."""
         jobs = self.round.jobs
-        waves = [[job] for job in jobs] if fresh and prepares_one_at_a_time(self.cfg) else [jobs]
+        waves = [[job] for job in jobs] if fresh else [jobs]
         ready = set()
         for wave in waves:
             for job in wave:
