@@ -4,7 +4,7 @@
 Figures are built with ``matplotlib.figure.Figure``, not pyplot, so nothing is registered globally:
 a notebook shows exactly the figures it displays and tests leak none. Seaborn styles are applied
 inside context managers only. Input with no successful cell gives a figure that says so. Charts
-across labels are in ``summary_charts``; the bar drawing they share is in ``bars``.
+across labels are in ``summary_charts``; the bar drawing they share is in ``grouped_bars``.
 """
 
 from __future__ import annotations

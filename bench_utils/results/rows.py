@@ -1,5 +1,5 @@
-"""Results rows: the one row family (a cell's BenchResult, a study's rows in study_results.py), each a
-frozen row per measuring process with its key, and every results file read back in one place,
+"""Results rows: the one row family (a cell's BenchResult, a study's rows declared in its studies/
+module), each a frozen row per measuring process with its key, and every results file read back in one place,
 read_rows (writer.py appends rows; aggregate.py makes the DataFrame). No torch.
 """
 
