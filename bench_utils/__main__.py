@@ -11,7 +11,7 @@ from .config.bench_config import ConfigError
 from .config.parameters_file import config_from_dict, load_config
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
-from .measure.environment import check_device_available, fit_to_this_gpu
+from .measure.environment import ready_here
 from .messages import terminal_text, use_one_line_warnings
 from .paths import check_inductor_cache_dir
 
@@ -54,8 +54,7 @@ def _cmd_run(args) -> int:
             inside(default_results_path(cfg), reports_root())
     check_inductor_cache_dir()
     if not args.ray:  # on Ray the GPUs are on the workers, not here (an actor holds one group on its GPU)
-        check_device_available(configs)
-        configs = fitted_to_this_gpu(configs)
+        configs = ready_here(configs, "gpu")
     try:
         if args.ray:  # every profile at once, through the same loop (bench_utils/sweep/launchers/ray.py)
             from .sweep.launchers.ray import run_sweeps_on_ray
@@ -70,14 +69,6 @@ def _cmd_run(args) -> int:
     for summary in summaries:
         print(summary.line())
     return 0
-
-
-def fitted_to_this_gpu(configs: list) -> list:
-    """The configs with live_groups fit to this GPU's memory (config/gpus.py), each change said on stderr."""
-    configs, notes = fit_to_this_gpu(configs)
-    for note in notes:
-        print(f"[gpu] {note}", file=sys.stderr)
-    return configs
 
 
 def _cmd_plan(args) -> int:

@@ -65,15 +65,14 @@ def test_a_profile_keeps_fewer_groups_alive_on_a_small_gpu_and_never_more_than_i
 
 
 def test_run_and_report_fit_live_groups_to_the_gpu_they_find(monkeypatch, capsys):
-    import bench_utils.__main__ as cli
     from bench_utils.measure import environment
-    from bench_utils.report import build
 
     monkeypatch.setattr(environment, "gpu_facts", lambda: ("Tesla T4", 14.6, (7, 5)))
+    monkeypatch.setattr(environment, "check_device_available", lambda configs: None)  # as if torch saw the T4
     cuda, cpu = BenchConfig(label="T4", device="cuda"), BenchConfig(label="c", device="cpu")
-    assert [c.live_groups for c in cli.fitted_to_this_gpu([cuda, cpu])] == [1, 4]
-    assert [c.live_groups for c in build.fitted([cuda])] == [1]
+    assert [c.live_groups for c in environment.ready_here([cuda, cpu], "gpu")] == [1, 4]  # run's tag
+    assert [c.live_groups for c in environment.ready_here([cuda], "report")] == [1]
     assert capsys.readouterr().err.splitlines() == ["[gpu] T4: live_groups 4 -> 1 on a 15 GB GPU (docs/gpu.md)",
                                                     "[report] T4: live_groups 4 -> 1 on a 15 GB GPU (docs/gpu.md)"]
     monkeypatch.setattr(environment, "gpu_facts", lambda: None)  # no GPU: as asked
-    assert cli.fitted_to_this_gpu([cuda]) == [cuda]
+    assert environment.ready_here([cuda], "gpu") == [cuda]

@@ -8,6 +8,7 @@ import importlib.metadata
 import os
 import platform
 import socket
+import sys
 from pathlib import Path
 
 from ..config.validation import ConfigError
@@ -99,6 +100,16 @@ def fit_to_this_gpu(configs: list) -> tuple[list, list[str]]:
         return list(configs), []
     fitted = [fit_to_gpu(cfg, facts[1]) for cfg in configs]
     return [cfg for cfg, _ in fitted], [note for _, note in fitted if note]
+
+
+def ready_here(configs: list, tag: str) -> list:
+    """Before measuring here: a CUDA profile's GPU usable (check_device_available), and `configs` with
+    live_groups fit to its memory, each change said on stderr after `[tag]`."""
+    check_device_available(configs)
+    configs, notes = fit_to_this_gpu(configs)
+    for note in notes:
+        print(f"[{tag}] {note}", file=sys.stderr)
+    return configs
 
 
 def precision_settings() -> dict:
