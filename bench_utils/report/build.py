@@ -22,7 +22,7 @@ from ..config.bench_config import BenchConfig, ConfigError
 from ..config.parameters_file import load_config
 from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
-from ..measure.environment import check_device_available
+from ..measure.environment import ready_here
 from ..messages import terminal_text
 from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
 from .index_page import write_profile_state
@@ -149,6 +149,18 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
         shutil.rmtree(private, ignore_errors=True)
 
 
+def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_timeout_s: int, title: str,
+           stub_label: str, also: dict | None = None) -> str:
+    """`notebook` executed into `executed` and exported as `page` (titled `title`); a stub page naming
+    `stub_label` and why where no executed notebook came out. Returns execute's error line ("" when ok)."""
+    error = execute(notebook, executed, parameters, step_timeout_s, also)
+    if executed.exists():
+        export_html(executed, page, title)
+    else:
+        write_stub(page, stub_label, error)
+    return error
+
+
 def write_stub(page: Path, label: str, reason: str) -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
     reason = relative_text(reason, page.parent)
@@ -249,11 +261,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool 
                        "params_file": shown_path(params)}
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
-        error = execute(notebook, executed, parameters, step_timeout_s)
-        if executed.exists():
-            export_html(executed, page, page_title(results, cfg.label))
-        else:
-            write_stub(page, cfg.label, error)
+        error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label)
     write_profile_state(results.parent, cfg, params.name, error)
     return ProfileOutcome(params, cfg, page, results, error)
 
@@ -297,12 +305,9 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     notebook = repo_root() / "notebooks" / "summary.ipynb"
     paths = [str(path) for path in sorted(out_dir.resolve().glob("*/results.jsonl"))]
     executed = out_dir.resolve() / "summary.ipynb"
-    error = execute(notebook, executed, {"results_paths": paths, "reports_dir": str(out_dir.resolve())}, step_timeout_s)
     page = out_dir / "summary.html"
-    if executed.exists():
-        export_html(executed, page, "Summary: torch.compile against eager, every run")
-    else:
-        write_stub(page, "Summary", error)
+    error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
+                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary")
     return page, error
 
 
@@ -353,12 +358,9 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
                   "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
     # the compared files' folders, wherever they are, are shown by their names on the page
     shown = {path.resolve().parent: path.resolve().parent.name for path in (before, after)}
-    error = execute(notebook, executed, parameters, step_timeout_s, also=shown)
     page = out_dir / "compare.html"
-    if executed.exists():
-        export_html(executed, page, f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}")
-    else:
-        write_stub(page, "Compare", error)
+    title = f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}"
+    error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown)
     print(terminal_text(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}"))
     return 1 if error else 0
 
@@ -367,16 +369,6 @@ def relabelled(cfg: BenchConfig, label: str | None) -> BenchConfig:
     import dataclasses
 
     return cfg if label is None else dataclasses.replace(cfg, label=label)
-
-
-def fitted(configs: list[BenchConfig]) -> list[BenchConfig]:
-    """live_groups fit to this GPU's memory (config/gpus.py), each change said on stderr."""
-    from ..measure.environment import fit_to_this_gpu
-
-    configs, notes = fit_to_this_gpu(configs)
-    for note in notes:
-        print(f"[report] {note}", file=sys.stderr)
-    return configs
 
 
 def check_duration(configs: list[BenchConfig], profiles: list[Path], out_dir: Path, allow_long: bool) -> None:
@@ -415,8 +407,7 @@ def main(args) -> int:
     check_outputs(out_dir, configs)
     if not args.report_only:
         check_inductor_cache_dir()
-        check_device_available(configs)
-        configs = fitted(configs)
+        configs = ready_here(configs, "report")
         check_duration(configs, profiles, out_dir, getattr(args, "allow_long", False))
     for cfg, path in zip(configs, profiles):
         if args.report_only:
