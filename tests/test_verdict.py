@@ -139,6 +139,20 @@ def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runne
     assert "default: clearly slower in the first round" in row["others"]
 
 
+def test_a_dropped_configuration_s_one_round_interval_is_as_wide_as_the_leader_s_rounds_spread():
+    from scipy.stats import t
+
+    leader = (2.0, 2.2, 1.8, 2.1, 1.9)
+    rows = race_rows("vit", {"default+bf16-autocast": leader, "default": {"speedups": (1.05,), "spread": 0.01}})
+    dropped = to_dataframe(rows).set_index("configuration").loc["default"]
+    assert dropped["race_outcome"] == "dropped" and dropped["race_rounds"] == 1
+    half = t.ppf(0.975, 4) * np.log(leader).std(ddof=1)  # another stretch moves one round by that much
+    assert dropped["race_speedup"] == pytest.approx(1.05, rel=1e-3)
+    assert (dropped["race_ci95_low"], dropped["race_ci95_high"]) == pytest.approx(
+        (1.05 * math.exp(-half), 1.05 * math.exp(half)), rel=2e-3)
+    assert dropped["speedup_ci95_high"] < dropped["race_ci95_high"]  # its own round's block pairs: narrower
+
+
 def test_the_figure_of_the_choice_is_lowered_for_the_round_that_chose_it():
     # round 0 (the selection round) flatters default+freezing: its figure over every round is lowered by
     # E_2 * s / n (the most a pick between two can lift it), the high end kept

@@ -14,7 +14,8 @@ same rounds (ABBA blocks, worker pairs). The race:
    selection round can have lifted them, E_k * s * sqrt(S) / n on the log scale (k candidates picked
    from, E_k the expected largest of k standard normals, s the spread of one round's log speedup, S
    selection rounds among its n rounds: docs/method.md). With one candidate there is nothing to pick
-   and nothing to correct. A dropped configuration's figure is its selection round's.
+   and nothing to correct. A dropped configuration's figure is its selection round's, its interval at
+   least as wide as the leader's rounds spread (one round's block pairs see only their own stretch).
 3. The runner-up is the next contender by its figure (when the selection round dropped every rival,
    the fastest dropped one, which keeps its `dropped` code); the recommendation's speedup over it is
    the paired ratio of the two over the rounds both measured (both were timed against the same eager
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..config.configurations import BASELINE
 from .stats import (SpeedupEstimate, expected_maximum, lowered, relative_halfwidth, round_log_speedup,
-                    speedup_over_rounds)
+                    speedup_over_rounds, widened_to_rounds)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have
@@ -113,6 +114,13 @@ def race(records: list[dict]) -> Race:
         entries[record["configuration"]].rounds = rounds
     lead = entries[leader]
     lead.outcome = RECOMMENDED
+    # a dropped configuration's figure rests on the selection round: its interval at least as wide as one
+    # round of the leader moves from round to round (re-runs held one-round intervals' figures far less often)
+    leader_logs = [round_log_speedup(pairs) for pairs in _round_logs(lead.record, lead.rounds) if pairs.size]
+    leader_sd = float(np.std(leader_logs, ddof=1)) if len(leader_logs) >= 2 else 0.0
+    for entry in entries.values():
+        if entry.outcome == DROPPED and entry.estimate is not None and len(entry.rounds) == 1:
+            entry.estimate = widened_to_rounds(entry.estimate, leader_sd, len(leader_logs))
     curse = expected_maximum(len(first))  # 0 with one candidate: nothing was picked
     if lead.estimate is not None and curse:
         lead.selection_bias = curse * _round_spread(_round_logs(lead.record, lead.rounds)) * _selection_weight(

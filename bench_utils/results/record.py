@@ -110,7 +110,8 @@ RECORD = (
     Column("race_round_ids", "computed", meaning="those rounds", internal=True),
     Column("race_speedup", "computed", "×", "the speedup over those rounds (the recommended "
            "configuration's lowered by race_selection_bias)", "Speedup (×)"),
-    Column("race_ci95_low", "computed", "×", "its 95% interval, low end", "95% low (×)"),
+    Column("race_ci95_low", "computed", "×", "its 95% interval, low end (a dropped configuration's at least as "
+           "wide as the leader's rounds spread)", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
     Column("race_selection_bias", "computed", "fraction", "how far the recommended figure and its low end were "

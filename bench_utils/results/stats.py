@@ -364,6 +364,21 @@ def lowered(estimate: SpeedupEstimate, log_bias: float) -> SpeedupEstimate:
                            estimate.between_process)
 
 
+def widened_to_rounds(estimate: SpeedupEstimate, round_sd: float, rounds: int) -> SpeedupEstimate:
+    """A one-round figure's interval made at least as wide as one round's own spread: +- t(rounds - 1)
+    * `round_sd` on the log scale, `round_sd` the standard deviation of one round's log speedup over
+    `rounds` rounds of the same group (another stretch of the machine moves a round's figure by that
+    much; one round's block pairs see only their own stretch). Unchanged without two rounds to go by."""
+    from scipy.stats import t
+
+    if rounds < 2 or not round_sd > 0:
+        return estimate
+    half = float(t.ppf(0.975, rounds - 1)) * round_sd
+    point = math.log(estimate.speedup)
+    low, high = min(estimate.ci95_low, math.exp(point - half)), max(estimate.ci95_high, math.exp(point + half))
+    return SpeedupEstimate(estimate.speedup, low, high, estimate.between_process)
+
+
 def relative_halfwidth(estimate: SpeedupEstimate) -> float:
     """Half the interval's width on the log scale, as a fraction: sqrt(high / low) - 1 (0.08 = +-8%)."""
     if not (estimate.ci95_low > 0 and math.isfinite(estimate.ci95_high)):
