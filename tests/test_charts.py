@@ -69,6 +69,14 @@ def test_compile_time_and_breakeven_charts(df):
     assert sorted(p.get_width() for p in fig.axes[0].patches) == [2.0, 2.5]
     fig = charts.breakeven_chart(df)
     assert len(fig.axes) == 2
+    # every compiled cell is a point; only each model's recommendation is named (names overlapped where
+    # configurations tied)
+    from bench_utils.report.verdict import verdicts
+
+    named = [t.get_text() for t in fig.axes[0].texts]
+    assert len(named) == verdicts(df)["configuration"].notna().sum() > 0
+    assert all(text.endswith(": recommended") for text in named)
+    assert sum(len(c.get_offsets()) for c in fig.axes[0].collections) == len(charts._ok_compiled(df))
     payoff = fig.axes[1]
     # only where the verdict is to compile (vit at batch 1, 1.25x); vit at batch 2 is slower: no bar, no
     # "never" beside a verdict that says so in words

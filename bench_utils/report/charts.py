@@ -158,26 +158,45 @@ def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
-    chosen = verdicts(df, Rules(worthwhile=worthwhile))
-    chosen = chosen[chosen["verdict"] == "compile"]
+    answers = verdicts(df, Rules(worthwhile=worthwhile))
+    chosen = answers[answers["verdict"] == "compile"]
     fig, axes = figure(13, max(3.5, 1.2 + BAR_SLOT_IN * max(len(chosen), len(ok) // 2)), 1, 2)
     scatter, payoff = axes[0]
     colour = colours(df["configuration"])
-    for mode in tables.ordered_configurations(ok["configuration"]):
-        of_mode = ok[ok["configuration"] == mode]
-        scatter.scatter(of_mode["compile_s"], of_mode["speedup"], color=colour.get(mode), label=mode)
-        for row in of_mode.itertuples():
-            scatter.annotate(f"{display_name(row.model)} · batch {row.batch_size}", (row.compile_s, row.speedup),
-                             fontsize=7, xytext=(3, 3), textcoords="offset points")
-    scatter.axhline(1, color="0.2", linewidth=0.8)
-    scatter.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
-    scatter.set_ylim(bottom=0)
-    if ok["compile_s"].max() > 20 * ok["compile_s"].min():
-        scatter.set_xscale("log")
-    scatter.set(xlabel="cold compile time (s)", ylabel="speedup over eager (×)", title="Speedup vs compile time")
-    scatter.legend(title="configuration", fontsize=8)
+    _speedup_against_compile(scatter, ok, answers, colour, worthwhile)
     _payoff_bars(payoff, chosen, colour)
     return fig
+
+
+MODEL_MARKERS = "osD^vP*Xh<>p"  # one marker per model of a page (colour: the configuration)
+
+
+def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -> None:
+    """Every compiled cell as a point, coloured by configuration and shaped by model; only each model's
+    recommended configuration is named (every point named overlapped where configurations tie)."""
+    from matplotlib.lines import Line2D
+
+    marker = dict(zip(tables.ordered_models(ok["model"]), MODEL_MARKERS * 4))
+    for (mode, model), cells in ok.groupby(["configuration", "model"], sort=False):
+        ax.scatter(cells["compile_s"], cells["speedup"], color=colour.get(mode), marker=marker[model])
+    picked = ok.merge(answers[["model", "batch_size", "configuration"]], on=["model", "batch_size", "configuration"])
+    middle = (ok["compile_s"].min() + ok["compile_s"].max()) / 2
+    for row in picked.itertuples():
+        right = row.compile_s > middle  # its name to the left: it stays inside the panel
+        ax.annotate(f"{display_name(row.model)} · batch {row.batch_size}: recommended", (row.compile_s, row.speedup),
+                    fontsize=7, xytext=(-4 if right else 4, 4), textcoords="offset points",
+                    ha="right" if right else "left")
+    ax.axhline(1, color="0.2", linewidth=0.8)
+    ax.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
+    ax.set_ylim(bottom=0)
+    if ok["compile_s"].max() > 20 * ok["compile_s"].min():
+        ax.set_xscale("log")
+    ax.set(xlabel="cold compile time (s)", ylabel="speedup over eager (×)", title="Speedup vs compile time")
+    handles = [Line2D([], [], color=colour.get(mode), marker="o", linestyle="", label=mode)
+               for mode in tables.ordered_configurations(ok["configuration"])]
+    handles += [Line2D([], [], color="0.3", marker=marker[model], linestyle="", label=display_name(model))
+                for model in marker]
+    ax.legend(handles=handles, fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.18))  # off the points
 
 
 def _payoff_bars(ax, chosen, colour: dict) -> None:
