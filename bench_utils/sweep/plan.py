@@ -241,8 +241,13 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     spread = f" ({_duration(low)} to {_duration(high)} with GPU compile times as ranges)" if high > low else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
-    lines.append(f"  estimated {'at least ' if lower else ''}{_duration(total)}{spread}{race}"
-                 + (" (per-call latencies unknown for some cells: their timing counted at min_time_s)" if lower else ""))
+    lines.append(f"  estimated {_duration(total)}{spread}{race}"
+                 + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
+                    if lower else ""))
+    if cfg.device == "cpu" and any(configuration(name).compiled for name in cfg.configurations):
+        lines.append(f"  compile times: the results file's where it measured them, else {CPU_COMPILE_S[0]:g} s cold and "
+                     f"{CPU_COMPILE_S[1]:g} s warm a full-size model (measured on this project's 2-core EPYC: "
+                     "another CPU compiles sooner or later)")
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
