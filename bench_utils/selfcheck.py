@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -118,6 +119,10 @@ def _positive(value) -> bool:
     return value is not None and value == value and value > 0
 
 
+def _finite(value) -> bool:
+    return value is not None and math.isfinite(value)
+
+
 def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
     """One check per cell of a selfcheck profile's DataFrame; `profiled`: the profile ran the profiler."""
     checks = []
@@ -137,8 +142,9 @@ def row_checks(df, device: str, profiled: bool = False) -> list[Check]:
         if row["configuration"] != "eager":
             if row["accuracy_ok"] is not True:
                 diff = row["max_abs_diff"]
-                problems.append(f"output differs from eager by {diff:.3g} (beyond tolerance)" if _positive(diff)
-                                else "no accuracy check against eager")
+                problems.append(f"output differs from eager by {diff:.3g} (beyond tolerance)" if _finite(diff) else
+                                # NaN outputs, or no check: the DataFrame holds both as NaN
+                                "output not within tolerance of eager (no finite difference measured)")
             if configuration(row["configuration"]).compiled and not _positive(row["compile_s"]):
                 problems.append("no compile time")
             if not row["speedup"] > 0:

@@ -118,6 +118,24 @@ def test_compare_with_reference_one_gpu():
     assert pd.isna(out.iloc[0].ref_speedup) and pd.isna(out.iloc[0].gpu)  # not published
 
 
+def test_our_figure_beside_the_guide_is_the_race_figure_the_pages_show():
+    # default recommended over default+freezing, its round 0 the luckier: the race lowers its figure for
+    # the pick (results/race.py), and the guide comparison shows that lowered figure, as every table does
+    env = {"device_name": "NVIDIA H100", "torch": "2.5.1"}
+    common = dict(model="vit", batch_size=1, label="H100", size="full", device="cuda", env=env)
+    rows = []
+    for r, (plain, frozen) in enumerate(((1.8, 1.4), (1.5, 1.45), (1.5, 1.45), (1.5, 1.45), (1.5, 1.45))):
+        rows += [make_row(configuration="eager", ms=EAGER_MS, repeat=r, **common),
+                 make_row(configuration="default", ms=EAGER_MS / plain, repeat=r, **common),
+                 make_row(configuration="default+freezing", ms=EAGER_MS / frozen, repeat=r, **common)]
+    df = to_dataframe(rows)
+    chosen = df[df["configuration"] == "default"].iloc[0]
+    assert chosen["race_outcome"] == "recommended" and chosen["race_speedup"] < chosen["speedup"]
+    vit = compare_with_reference(df).query("gpu == 'A100'").iloc[0]
+    assert (vit.speedup, vit.speedup_ci95_low, vit.speedup_ci95_high) == pytest.approx(
+        (chosen["race_speedup"], chosen["race_ci95_low"], chosen["race_ci95_high"]))
+
+
 def test_compare_with_reference_all_gpus():
     df = to_dataframe([*ours("detr", 16, "default", 1.2), *ours("beit", 1, "default", 1.3)])
     out = compare_with_reference(df)

@@ -140,7 +140,7 @@ def _others(rows: pd.DataFrame, rec) -> str:
     if rec is not None and rec["configuration"] != "default" and not default.empty and \
             not pd.isna(default.iloc[0]["race_speedup"]):
         parts.append(f"plain torch.compile (default mode) {_interval(default.iloc[0])}")
-    why = {"dropped": "clearly slower in the first round", "inaccurate": "changes the answer",
+    why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
            "unsupported": None, "failed": None}
     by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     runner_up = rec.get("runner_up") if rec is not None else None

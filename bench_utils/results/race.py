@@ -15,7 +15,8 @@ same rounds (ABBA blocks, worker pairs). The race:
    from, E_k the expected largest of k standard normals, s the spread of one round's log speedup, S
    selection rounds among its n rounds: docs/method.md). With one candidate there is nothing to pick
    and nothing to correct. A dropped configuration's figure is its selection round's, its interval at
-   least as wide as the leader's rounds spread (one round's block pairs see only their own stretch).
+   least as wide as one of the leader's rounds moves (stats.round_halfwidth; one round's block pairs
+   see only their own stretch).
 3. The runner-up is the next contender by its figure (when the selection round dropped every rival,
    the fastest dropped one, which keeps its `dropped` code); the recommendation's speedup over it is
    the paired ratio of the two over the rounds both measured (both were timed against the same eager
@@ -30,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config.configurations import BASELINE
-from .stats import (SpeedupEstimate, expected_maximum, lowered, relative_halfwidth, round_log_speedup,
-                    speedup_over_rounds, widened_to_rounds)
+from .stats import (SpeedupEstimate, expected_maximum, lowered, relative_halfwidth, round_clusters,
+                    round_halfwidth, round_log_speedup, speedup_over_rounds, widened)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have
@@ -116,11 +117,10 @@ def race(records: list[dict]) -> Race:
     lead.outcome = RECOMMENDED
     # a dropped configuration's figure rests on the selection round: its interval at least as wide as one
     # round of the leader moves from round to round (re-runs held one-round intervals' figures far less often)
-    leader_logs = [round_log_speedup(pairs) for pairs in _round_logs(lead.record, lead.rounds) if pairs.size]
-    leader_sd = float(np.std(leader_logs, ddof=1)) if len(leader_logs) >= 2 else 0.0
+    one_round = _one_round_halfwidth(lead.record, lead.rounds)
     for entry in entries.values():
         if entry.outcome == DROPPED and entry.estimate is not None and len(entry.rounds) == 1:
-            entry.estimate = widened_to_rounds(entry.estimate, leader_sd, len(leader_logs))
+            entry.estimate = widened(entry.estimate, one_round)
     curse = expected_maximum(len(first))  # 0 with one candidate: nothing was picked
     if lead.estimate is not None and curse:
         lead.selection_bias = curse * _round_spread(_round_logs(lead.record, lead.rounds)) * _selection_weight(
@@ -140,7 +140,17 @@ def race(records: list[dict]) -> Race:
         # E_k * k / (k - 1) standard errors of one configuration's own noise (s_d / sqrt 2)
         result.versus = _versus(lead.record, runner, lead.rounds,
                                 curse * len(first) / max(len(first) - 1, 1) / math.sqrt(2.0), selection)
+        if result.versus is not None and entries[runner["configuration"]].outcome == DROPPED:
+            result.versus = widened(result.versus, one_round)  # over round 0 alone, as wide as a round moves
     return result
+
+
+def _one_round_halfwidth(record: dict, rounds: list[int]) -> float:
+    """How far one round of `record` moves around its mean, log scale (stats.round_halfwidth over the
+    rounds of `rounds` it paired, clustered by worker pair)."""
+    kept = [i for i, r in enumerate(record["round_ids"]) if r in rounds]
+    logs, labels = round_clusters([record["round_pairs"][i] for i in kept], [record["round_workers"][i] for i in kept])
+    return round_halfwidth(logs, labels)
 
 
 def _round_logs(record: dict, rounds: list[int]) -> list[np.ndarray]:

@@ -104,14 +104,15 @@ RECORD = (
     Column("round_process", "computed", meaning="round -> the round its processes started in", internal=True),
     # --- the race between a group's configurations (results/race.py) ---
     Column("race_outcome", "computed", meaning="recommended, runner_up, contender, dropped (clearly slower in the "
-           "selection round), inaccurate, unsupported or failed; empty for eager"),
+           "selection round; a dropped runner-up keeps it: the recommended row's runner_up names it), inaccurate, "
+           "unsupported or failed; empty for eager"),
     Column("race_rounds", "computed", "rounds", "the rounds of the race figure (every round; a dropped "
            "configuration's: its selection round)"),
     Column("race_round_ids", "computed", meaning="those rounds", internal=True),
     Column("race_speedup", "computed", "×", "the speedup over those rounds (the recommended "
            "configuration's lowered by race_selection_bias)", "Speedup (×)"),
     Column("race_ci95_low", "computed", "×", "its 95% interval, low end (a dropped configuration's at least as "
-           "wide as the leader's rounds spread)", "95% low (×)"),
+           "wide as one of the leader's rounds moves)", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
     Column("race_selection_bias", "computed", "fraction", "how far the recommended figure and its low end were "

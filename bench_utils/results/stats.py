@@ -364,19 +364,29 @@ def lowered(estimate: SpeedupEstimate, log_bias: float) -> SpeedupEstimate:
                            estimate.between_process)
 
 
-def widened_to_rounds(estimate: SpeedupEstimate, round_sd: float, rounds: int) -> SpeedupEstimate:
-    """A one-round figure's interval made at least as wide as one round's own spread: +- t(rounds - 1)
-    * `round_sd` on the log scale, `round_sd` the standard deviation of one round's log speedup over
-    `rounds` rounds of the same group (another stretch of the machine moves a round's figure by that
-    much; one round's block pairs see only their own stretch). Unchanged without two rounds to go by."""
+def round_halfwidth(round_logs, clusters) -> float:
+    """The 95% half-width, log scale, of ONE round's log speedup around its group's mean, from rounds of
+    that group (their worker pairs `clusters`): t * their standard deviation, t's degrees of freedom the
+    effective rounds' as in log_halfwidth (n / deff - 1, at least clusters - 1, at most n - 1). 0 below
+    two rounds (no spread to go by)."""
     from scipy.stats import t
 
-    if rounds < 2 or not round_sd > 0:
+    logs = np.asarray(round_logs, dtype=float)
+    if logs.size < 2:
+        return 0.0
+    deff = design_effect(logs, clusters)
+    dof = min(logs.size - 1.0, max(logs.size / deff - 1.0, len(set(clusters)) - 1.0, 1.0))
+    return float(t.ppf(0.975, dof)) * float(logs.std(ddof=1))
+
+
+def widened(estimate: SpeedupEstimate, log_half: float) -> SpeedupEstimate:
+    """`estimate` with its interval at least +- `log_half` (log scale) around its point: a one-round
+    figure's, whose block pairs see only their own stretch of the machine, as wide as a round moves."""
+    if not log_half > 0 or not math.isfinite(log_half):
         return estimate
-    half = float(t.ppf(0.975, rounds - 1)) * round_sd
     point = math.log(estimate.speedup)
-    low, high = min(estimate.ci95_low, math.exp(point - half)), max(estimate.ci95_high, math.exp(point + half))
-    return SpeedupEstimate(estimate.speedup, low, high, estimate.between_process)
+    return SpeedupEstimate(estimate.speedup, min(estimate.ci95_low, math.exp(point - log_half)),
+                           max(estimate.ci95_high, math.exp(point + log_half)), estimate.between_process)
 
 
 def relative_halfwidth(estimate: SpeedupEstimate) -> float:
