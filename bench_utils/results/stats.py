@@ -95,15 +95,6 @@ def summarize(samples_s) -> LatencySummary:
     )
 
 
-def _log_t_interval(logs: np.ndarray) -> tuple[float, float, float]:
-    """Mean of `logs` and its 95% t-interval, all exponentiated back."""
-    from scipy.stats import t
-
-    mean = float(logs.mean())
-    half = float(t.ppf(0.975, logs.size - 1) * logs.std(ddof=1) / math.sqrt(logs.size))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def process_medians_ms(samples_per_process) -> np.ndarray:
     runs = [np.asarray(run, dtype=float) for run in samples_per_process]
     if not runs or any(run.ndim != 1 or run.size < 1 for run in runs):
@@ -122,9 +113,10 @@ def summarize_runs(samples_per_process) -> LatencySummary:
     pooled = summarize([v for run in samples_per_process for v in run])
     if medians.size == 1:
         return pooled
-    median, low, high = _log_t_interval(np.log(medians))
-    return LatencySummary(pooled.n, pooled.mean_ms, median, pooled.p10_ms, pooled.p90_ms, pooled.std_ms,
-                          low, high, int(medians.size), float(medians.max() / medians.min() - 1.0))
+    geomean = _t_interval(np.log(medians), between_process=True)  # its `speedup`: the geometric mean, ms
+    return LatencySummary(pooled.n, pooled.mean_ms, geomean.speedup, pooled.p10_ms, pooled.p90_ms, pooled.std_ms,
+                          geomean.ci95_low, geomean.ci95_high, int(medians.size),
+                          float(medians.max() / medians.min() - 1.0))
 
 
 @dataclass(frozen=True)
