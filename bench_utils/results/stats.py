@@ -317,7 +317,7 @@ def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEsti
     return _t_interval(logs, between_process=clusters > 1, deff=design_effect(logs, labels), clusters=clusters)
 
 
-def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int]:
+def outlying_rounds(round_logs: np.ndarray) -> list[int]:
     """Indices of rounds whose speedup lies outside the 99% prediction interval of the other rounds
     (leave one out): a stretch whose ratio disagrees more than the rounds' spread explains."""
     from scipy.stats import t
@@ -328,7 +328,7 @@ def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int
     out = []
     for i in range(logs.size):
         others = np.delete(logs, i)
-        limit = float(t.ppf(quantile, others.size - 1)) * others.std(ddof=1) * math.sqrt(1 + 1 / others.size)
+        limit = float(t.ppf(0.995, others.size - 1)) * others.std(ddof=1) * math.sqrt(1 + 1 / others.size)
         if abs(logs[i] - others.mean()) > limit:
             out.append(i)
     return out
