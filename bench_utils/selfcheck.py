@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import tempfile
 import time
@@ -223,22 +222,13 @@ def reuse_checks(rows: list) -> list[Check]:
                    f"workers) hits {warm}")]
 
 
-@contextlib.contextmanager
 def own_caches(folder: Path):
     """Inductor and Triton caches of the selfcheck's own, empty: round 2's warm compile can only come
     from round 0's merge (both variables set: the merge's Triton path is the one a user's
     TRITON_CACHE_DIR takes)."""
-    names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-    before = {name: os.environ.get(name) for name in names}
-    os.environ.update({name: str(folder / name.split("_")[0].lower()) for name in names})
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    from .measure.compiler_cache import cache_variables
+
+    return cache_variables(str(folder / "torchinductor"), str(folder / "triton"))
 
 
 def oom_check(device: str, folder: Path) -> Check:
