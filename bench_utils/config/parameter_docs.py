@@ -28,13 +28,16 @@ def notebook_parameters(notebook: str) -> tuple[Parameter, ...]:
     raise ValueError(f"notebook: {notebook!r} is not allowed; allowed: benchmark, summary")
 
 
+def _literal(value, word) -> str:
+    """A default written out: lists for tuples, each item as `word` spells it."""
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_literal(v, word) for v in value) + "]"
+    return word(value)
+
+
 def python_literal(value) -> str:
     """A default as the notebook writes it: lists for tuples, double-quoted text."""
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(python_literal(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
+    return _literal(value, lambda v: json.dumps(v) if isinstance(v, str) else repr(v))
 
 
 def _comment(p: Parameter) -> str:
@@ -58,17 +61,11 @@ def parameters_cell(notebook: str) -> str:
     return "\n".join(lines)
 
 
-def _yaml_literal(value) -> str:
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(_yaml_literal(v) for v in value) + "]"
-    return yaml_word(value)
-
-
 def readme_table() -> str:
     """The README's parameter table (markdown): name, default, unit, allowed values, what it sets."""
     rows = ["| parameter | default | unit | allowed | what it sets |", "|---|---|---|---|---|"]
     for p in parameters(BenchConfig):
-        rows.append(f"| `{p.name}` | `{_yaml_literal(p.default)}` | {p.unit} | {p.allowed_text()} | {p.help} |")
+        rows.append(f"| `{p.name}` | `{_literal(p.default, yaml_word)}` | {p.unit} | {p.allowed_text()} | {p.help} |")
     return "\n".join([README_START, *rows, README_END])
 
 
