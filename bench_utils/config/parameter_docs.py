@@ -69,11 +69,14 @@ def readme_table() -> str:
     return "\n".join([README_START, *rows, README_END])
 
 
+def _tagged_cell(nb: dict) -> dict:
+    """A notebook's (its JSON's) cell tagged `parameters`."""
+    return next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+
+
 def cell_source(notebook_path: Path) -> str:
     """The committed source of a notebook's cell tagged `parameters`."""
-    nb = json.loads(Path(notebook_path).read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-    return "".join(cell["source"])
+    return "".join(_tagged_cell(json.loads(Path(notebook_path).read_text()))["source"])
 
 
 def readme_section(readme_path: Path) -> str:
@@ -88,8 +91,7 @@ def write_all(repo: Path) -> None:
     for file_name, notebook in NOTEBOOKS.items():
         path = repo / "notebooks" / file_name
         nb = json.loads(path.read_text())
-        cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-        cell["source"] = parameters_cell(notebook).splitlines(keepends=True)
+        _tagged_cell(nb)["source"] = parameters_cell(notebook).splitlines(keepends=True)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     readme = repo / "README.md"
     text = readme.read_text()
