@@ -22,12 +22,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median_high
 
 from .config.bench_config import BenchConfig
 from .config.configurations import configuration
@@ -102,16 +102,12 @@ def clock_check(device: str) -> Check:
         call = lambda: time.sleep(0.005)  # noqa: E731
     for _ in range(CLOCK_WARMUP_CALLS):  # the first calls load the kernel and wake idle GPU clocks
         time_once(call, device)
-    expected_s = _median([time_once(call, device) for _ in range(CLOCK_CALLS)])  # host clock, synchronized
-    median = _median(time_calls(call, device, CLOCK_CALLS, 0.0))
+    expected_s = median_high([time_once(call, device) for _ in range(CLOCK_CALLS)])  # host clock, synchronized
+    median = median_high(time_calls(call, device, CLOCK_CALLS, 0.0))  # on CUDA maybe more calls: an even count
     how = "CUDA events, synchronized before reading" if device == "cuda" else "perf_counter"
     return _check("clock", abs(median / expected_s - 1) < 0.25,
                   f"{how}: median sample {median * 1000:.2f} ms vs {expected_s * 1000:.2f} ms, the median of "
                   f"{CLOCK_CALLS} synchronized calls timed on the host after {CLOCK_WARMUP_CALLS} warm-up calls")
-
-
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def _positive(value) -> bool:
@@ -229,22 +225,13 @@ def reuse_checks(rows: list) -> list[Check]:
                    f"workers) hits {warm}")]
 
 
-@contextlib.contextmanager
 def own_caches(folder: Path):
     """Inductor and Triton caches of the selfcheck's own, empty: round 2's warm compile can only come
     from round 0's merge (both variables set: the merge's Triton path is the one a user's
     TRITON_CACHE_DIR takes)."""
-    names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-    before = {name: os.environ.get(name) for name in names}
-    os.environ.update({name: str(folder / name.split("_")[0].lower()) for name in names})
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    from .measure.compiler_cache import cache_variables
+
+    return cache_variables(str(folder / "torchinductor"), str(folder / "triton"))
 
 
 def oom_check(device: str, folder: Path) -> Check:

@@ -28,13 +28,16 @@ def notebook_parameters(notebook: str) -> tuple[Parameter, ...]:
     raise ValueError(f"notebook: {notebook!r} is not allowed; allowed: benchmark, summary")
 
 
+def _literal(value, word) -> str:
+    """A default written out: lists for tuples, each item as `word` spells it."""
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_literal(v, word) for v in value) + "]"
+    return word(value)
+
+
 def python_literal(value) -> str:
     """A default as the notebook writes it: lists for tuples, double-quoted text."""
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(python_literal(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
+    return _literal(value, lambda v: json.dumps(v) if isinstance(v, str) else repr(v))
 
 
 def _comment(p: Parameter) -> str:
@@ -58,25 +61,22 @@ def parameters_cell(notebook: str) -> str:
     return "\n".join(lines)
 
 
-def _yaml_literal(value) -> str:
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(_yaml_literal(v) for v in value) + "]"
-    return yaml_word(value)
-
-
 def readme_table() -> str:
     """The README's parameter table (markdown): name, default, unit, allowed values, what it sets."""
     rows = ["| parameter | default | unit | allowed | what it sets |", "|---|---|---|---|---|"]
     for p in parameters(BenchConfig):
-        rows.append(f"| `{p.name}` | `{_yaml_literal(p.default)}` | {p.unit} | {p.allowed_text()} | {p.help} |")
+        rows.append(f"| `{p.name}` | `{_literal(p.default, yaml_word)}` | {p.unit} | {p.allowed_text()} | {p.help} |")
     return "\n".join([README_START, *rows, README_END])
+
+
+def _tagged_cell(nb: dict) -> dict:
+    """A notebook's (its JSON's) cell tagged `parameters`."""
+    return next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
 
 
 def cell_source(notebook_path: Path) -> str:
     """The committed source of a notebook's cell tagged `parameters`."""
-    nb = json.loads(Path(notebook_path).read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-    return "".join(cell["source"])
+    return "".join(_tagged_cell(json.loads(Path(notebook_path).read_text()))["source"])
 
 
 def readme_section(readme_path: Path) -> str:
@@ -91,8 +91,7 @@ def write_all(repo: Path) -> None:
     for file_name, notebook in NOTEBOOKS.items():
         path = repo / "notebooks" / file_name
         nb = json.loads(path.read_text())
-        cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-        cell["source"] = parameters_cell(notebook).splitlines(keepends=True)
+        _tagged_cell(nb)["source"] = parameters_cell(notebook).splitlines(keepends=True)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     readme = repo / "README.md"
     text = readme.read_text()

@@ -73,6 +73,26 @@ def merge_cold(folder: Path, inductor_dir: Path, triton_dir: str | None) -> None
         merge_into(device, Path(triton_dir))
 
 
+def _set_variables(values: dict) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@contextlib.contextmanager
+def cache_variables(inductor: str, triton: str | None):
+    """TORCHINDUCTOR_CACHE_DIR = `inductor` and TRITON_CACHE_DIR = `triton` (None: unset) for the block;
+    afterwards both as they were (which also drops a TRITON_CACHE_DIR Inductor set inside)."""
+    before = {name: os.environ.get(name) for name in CACHE_VARIABLES}
+    _set_variables(dict(zip(CACHE_VARIABLES, (inductor, triton))))
+    try:
+        yield
+    finally:
+        _set_variables(before)
+
+
 @contextlib.contextmanager
 def compiler_cache(empty: bool, under: str | None = None):
     """With `empty`, point Inductor and Triton at a new empty folder (in `under`, a folder the runner
@@ -87,15 +107,9 @@ def compiler_cache(empty: bool, under: str | None = None):
 
     before = {name: os.environ.get(name) for name in CACHE_VARIABLES}
     with tempfile.TemporaryDirectory(prefix="inductor-cold-", dir=under) as folder:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder  # read by Inductor on every cache access
-        os.environ.pop("TRITON_CACHE_DIR", None)
         try:
-            yield
+            with cache_variables(folder, None):  # Inductor reads its variable on every cache access
+                yield
         finally:
-            for name, value in before.items():  # also drops the TRITON_CACHE_DIR Inductor set inside
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
             merge_cold(Path(folder), Path(before["TORCHINDUCTOR_CACHE_DIR"] or default_cache_dir()),
                        before["TRITON_CACHE_DIR"])

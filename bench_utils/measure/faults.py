@@ -70,11 +70,9 @@ def maybe_inject(stage: str, kind: str | None) -> None:
         print("injected fault: hang (sleeping until the runner's timeout kills this process)", flush=True)
         while True:  # the runner's timeout must end this
             time.sleep(60)
-    if kind == "segfault":
+    if kind in ("segfault", "segfault-at-exit"):  # the same signal, at another stage (STAGES)
         os.kill(os.getpid(), signal.SIGSEGV)
     if kind == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
-    if kind == "segfault-at-exit":
-        os.kill(os.getpid(), signal.SIGSEGV)
 
 

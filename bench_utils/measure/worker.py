@@ -36,6 +36,7 @@ import transformers
 
 from ..config.registry import MODELS
 from ..files import open_fresh
+from .compiler_cache import cache_variables
 from .host_memory import keep_freed_memory
 from .task import Task
 
@@ -96,9 +97,8 @@ def _study_row(task: Task):
     from ..results.studies import study
 
     _use(task)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = task.cache_dir  # read by Inductor on every cache access
-    os.environ.pop("TRITON_CACHE_DIR", None)  # Triton's cache then lives under the empty one too
-    return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
+    with cache_variables(task.cache_dir, None):  # Triton's cache then lives under the empty one too
+        return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
 
 
 def serve(conn, log_path: str) -> None:

@@ -4,7 +4,7 @@ speedup is not significant. Figures are ``matplotlib.figure.Figure``, never pypl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import seaborn as sns
@@ -24,7 +24,7 @@ class Bars:
     name: str
     values: np.ndarray
     color: object  # one color, or a list with one color per value
-    notes: list  # text drawn where there is no bar ("" for none), e.g. "OOM"
+    notes: list = field(default_factory=list)  # text drawn where there is no bar ("" for none), e.g. "OOM"
     xerr: np.ndarray | None = None  # shape (2, n): distance to the CI's low and high ends
     faint: np.ndarray | None = None  # bool per bar: lighter and hatched
 
@@ -60,8 +60,8 @@ def grouped_barh(ax, categories: list[str], series: list[Bars]) -> None:
             has_ci = drawn & np.isfinite(bars.xerr).all(axis=0)
             ax.errorbar(bars.values[has_ci], positions[has_ci], xerr=bars.xerr[:, has_ci], fmt="none",
                         ecolor="0.2", capsize=2, linewidth=1)
-        for y, note in zip(positions[~drawn], np.asarray(bars.notes, dtype=object)[~drawn]):
-            if note:
+        for y, note, bar in zip(positions, bars.notes, drawn):  # no notes given: none drawn
+            if note and not bar:
                 # x in axes fraction: stays visible on log axes and beside negative bars
                 ax.text(0.01, y, note, va="center", ha="left", fontsize=8, color=FAILED_COLOR,
                         transform=ax.get_yaxis_transform())

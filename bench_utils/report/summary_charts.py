@@ -73,7 +73,7 @@ def reference_chart(beside) -> Figure:
     for ax, batch in zip(axes.flat, batches):
         at = beside[beside["batch_size"] == batch]
         series = [Bars(f"ours: {label}, {mode}", _per_model(at[(at["label"] == label) & (at["mode"] == mode)],
-                                                             "speedup", models), color, [""] * len(models))
+                                                             "speedup", models), color)
                   for (label, mode), color in zip(runs, colors)]
         for gpu, color in zip(gpus, colors[len(runs):]):
             published = at[(at["gpu"] == gpu) & (at["mode"] == "default")]

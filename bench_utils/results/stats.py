@@ -95,15 +95,6 @@ def summarize(samples_s) -> LatencySummary:
     )
 
 
-def _log_t_interval(logs: np.ndarray) -> tuple[float, float, float]:
-    """Mean of `logs` and its 95% t-interval, all exponentiated back."""
-    from scipy.stats import t
-
-    mean = float(logs.mean())
-    half = float(t.ppf(0.975, logs.size - 1) * logs.std(ddof=1) / math.sqrt(logs.size))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def process_medians_ms(samples_per_process) -> np.ndarray:
     runs = [np.asarray(run, dtype=float) for run in samples_per_process]
     if not runs or any(run.ndim != 1 or run.size < 1 for run in runs):
@@ -122,9 +113,10 @@ def summarize_runs(samples_per_process) -> LatencySummary:
     pooled = summarize([v for run in samples_per_process for v in run])
     if medians.size == 1:
         return pooled
-    median, low, high = _log_t_interval(np.log(medians))
-    return LatencySummary(pooled.n, pooled.mean_ms, median, pooled.p10_ms, pooled.p90_ms, pooled.std_ms,
-                          low, high, int(medians.size), float(medians.max() / medians.min() - 1.0))
+    geomean = _t_interval(np.log(medians), between_process=True)  # its `speedup`: the geometric mean, ms
+    return LatencySummary(pooled.n, pooled.mean_ms, geomean.speedup, pooled.p10_ms, pooled.p90_ms, pooled.std_ms,
+                          geomean.ci95_low, geomean.ci95_high, int(medians.size),
+                          float(medians.max() / medians.min() - 1.0))
 
 
 @dataclass(frozen=True)
@@ -325,7 +317,7 @@ def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEsti
     return _t_interval(logs, between_process=clusters > 1, deff=design_effect(logs, labels), clusters=clusters)
 
 
-def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int]:
+def outlying_rounds(round_logs: np.ndarray) -> list[int]:
     """Indices of rounds whose speedup lies outside the 99% prediction interval of the other rounds
     (leave one out): a stretch whose ratio disagrees more than the rounds' spread explains."""
     from scipy.stats import t
@@ -336,7 +328,7 @@ def outlying_rounds(round_logs: np.ndarray, quantile: float = 0.995) -> list[int
     out = []
     for i in range(logs.size):
         others = np.delete(logs, i)
-        limit = float(t.ppf(quantile, others.size - 1)) * others.std(ddof=1) * math.sqrt(1 + 1 / others.size)
+        limit = float(t.ppf(0.995, others.size - 1)) * others.std(ddof=1) * math.sqrt(1 + 1 / others.size)
         if abs(logs[i] - others.mean()) > limit:
             out.append(i)
     return out

@@ -54,12 +54,11 @@ def seconds_spent(rows: list, running: list[float] = (), now: float | None = Non
     the part of [their start (`running`: epoch seconds), `now`] no row covers. A second invocation of a
     finished sweep reads the same clock the first one stopped on, so it adds nothing (the budget is the
     profile's, not the invocation's). Rows without a start time count as rounds one after another."""
-    spans, loose = [], {}
+    spans, loose = [], []
     for row in rows:
         start = _epoch(row.started_at)
         if start is None:
-            key = (row.model, row.batch_size, row.repeat)
-            loose[key] = max(loose.get(key, 0.0), row.duration_s or 0.0)
+            loose.append(row)
         else:
             spans.append((start, start + (row.duration_s or 0.0)))
     if running:
@@ -70,7 +69,7 @@ def seconds_spent(rows: list, running: list[float] = (), now: float | None = Non
         if stop > end:
             total += stop - max(start, end)
             end = stop
-    return total + sum(loose.values())
+    return total + sum(round_durations(loose).values())
 
 
 def _epoch(stamp: str) -> float | None:

@@ -100,7 +100,8 @@ class Sessions:
         if session is not None:
             self._end(session)
 
-    def close_all(self) -> None:
+    def close_all(self) -> list:
+        """End every group's workers; the rows they gave exit codes to (take_ended_rows)."""
         try:
             for group in list(self.live):
                 self.close(group)
@@ -108,6 +109,7 @@ class Sessions:
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
+        return self.take_ended_rows()
 
     def _end(self, session: Session) -> None:
         for mode in session.workers:
@@ -241,6 +243,15 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
         return [dataclasses.replace(row, exit_code=session.workers[row.configuration].exit_code) for row in measured]
     session.last_rows = measured
     return measured
+
+
+def measure_unit(cfg: BenchConfig, unit, results_path: Path, sessions: Sessions, keep: bool,
+                 round_runner=run_round) -> list:
+    """A launcher's unit measured on this machine: a round in `sessions` (by `round_runner`, run_round
+    or a test's stand-in), or a study job in a worker of its own; its rows."""
+    if isinstance(unit, Round):
+        return round_runner(cfg, unit, results_path, sessions, keep)
+    return [run_study(cfg, unit, results_path)]
 
 
 def _with_profile(row: BenchResult, worker: Worker) -> BenchResult:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...config.bench_config import BenchConfig
-from ..jobs import Round
-from ..rounds import Sessions, run_round, run_study
+from ..rounds import Sessions, measure_unit, run_round
 
 
 class LocalLauncher:
@@ -25,13 +24,10 @@ class LocalLauncher:
 
     def finished(self) -> list[tuple]:
         (unit, keep), self.started = self.started, None
-        if isinstance(unit, Round):
-            return [(unit, self.round_runner(self.cfg, unit, self.results_path, self.sessions, keep))]
-        return [(unit, [run_study(self.cfg, unit, self.results_path)])]
+        return [(unit, measure_unit(self.cfg, unit, self.results_path, self.sessions, keep, self.round_runner))]
 
     def take_ended_rows(self) -> list:
         return self.sessions.take_ended_rows()
 
     def close(self) -> list:
-        self.sessions.close_all()
-        return self.sessions.take_ended_rows()
+        return self.sessions.close_all()

@@ -29,7 +29,7 @@ from ...config.bench_config import BenchConfig, ConfigError
 from ...measure.environment import host_id
 from ..jobs import Round, failure_row, read_cell_rows
 from ..loop import SweepSummary, default_results_path, run_sweep, unit_group
-from ..rounds import Sessions, run_round, run_study
+from ..rounds import Sessions, measure_unit, run_round
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
 RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connection before ray.init
@@ -126,15 +126,11 @@ class GroupActor:
 
     def measure(self, unit, keep: bool) -> tuple[list, list]:
         """(the unit's rows, earlier rows given exit codes of workers that ended meanwhile)."""
-        if isinstance(unit, Round):
-            rows = self.round_runner(self.cfg, unit, self.results_path, self.sessions, keep)
-        else:
-            rows = [run_study(self.cfg, unit, self.results_path)]
+        rows = measure_unit(self.cfg, unit, self.results_path, self.sessions, keep, self.round_runner)
         return self._where(rows), self._where(self.sessions.take_ended_rows())
 
     def close(self) -> list:
-        self.sessions.close_all()
-        return self._where(self.sessions.take_ended_rows())
+        return self._where(self.sessions.close_all())
 
     @staticmethod
     def _where(rows: list) -> list:
