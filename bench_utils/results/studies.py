@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .rows import Row
+from .rows import Row, read_rows
 
 # name -> the module whose STUDY it is; the name is the kind of the study's jobs (sweep/jobs.py)
 REGISTRY = {
@@ -58,6 +58,10 @@ class Study:
 
     def path(self, results_path: str | Path) -> Path:
         return Path(results_path).with_name(self.file_name)
+
+    def read(self, results_path: str | Path) -> list[Row]:
+        """The study's rows in its file next to `results_path` (none when it has no file yet)."""
+        return read_rows(self.path(results_path), self.row).rows
 
 
 def study(name: str) -> Study:

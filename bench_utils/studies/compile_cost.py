@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..config.bench_config import COMPILE_STRATEGIES
-from ..results.rows import Row, model_fields, read_rows
+from ..results.rows import Row, model_fields
 from ..results.stats import summarize
 from ..results.studies import Study
 
@@ -518,7 +518,7 @@ class CompileCost(Study):
         return measure_compile_cost(cfg, model, option, results_path)
 
     def frame(self, results_path: Path, cells) -> pd.DataFrame:
-        return compile_cost_frame(read_rows(self.path(results_path), CompileCostResult).rows, eager_medians(cells))
+        return compile_cost_frame(self.read(results_path), eager_medians(cells))
 
     def verdict(self, frame: pd.DataFrame) -> str:
         """Markdown, one line per model: what cuts compile time the most and what it costs in speed,

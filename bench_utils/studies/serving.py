@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..results.aggregate import DISTURBED_PCT
-from ..results.rows import Row, model_fields, read_rows
+from ..results.rows import Row, model_fields
 from ..results.stats import breakeven_calls, summarize
 from ..results.studies import Study
 
@@ -367,7 +367,7 @@ class Serving(Study):
                             lambda fields: _measure(cfg, model, option, device, fields))
 
     def frame(self, results_path: Path, cells) -> pd.DataFrame:
-        return serving_frame(read_rows(self.path(results_path), ServingResult).rows)
+        return serving_frame(self.read(results_path))
 
     def verdict(self, frame: pd.DataFrame) -> str:
         """One line per model: which setting to use for variable batch sizes, and why. Per model, over
