@@ -28,6 +28,8 @@ class Study:
     name = ""  # its REGISTRY key
     row: type[Row] = Row  # its row type (rows.Row family: a frozen dataclass with a key)
     file_name = ""  # its results file, next to the sweep's results.jsonl
+    option_name = "option"  # what a job's option is to it, as its messages name it ("setting", "strategy")
+    options: tuple[str, ...] = ()  # the options its measure knows
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         """(model, batch size, option) of every process the profile `cfg` asks of it, in run order;
@@ -55,6 +57,11 @@ class Study:
     def section(self, frame) -> None:
         """Display the study's part of the page (heading, tables, charts) in a notebook."""
         raise NotImplementedError
+
+    def check_option(self, option: str) -> None:
+        """ValueError naming the allowed options unless `option` is one of them."""
+        if option not in self.options:
+            raise ValueError(f"{self.option_name}: {option!r} is not allowed; allowed: {', '.join(self.options)}")
 
     def path(self, results_path: str | Path) -> Path:
         return Path(results_path).with_name(self.file_name)

@@ -332,8 +332,7 @@ def measure_compile_cost(cfg, model_name: str, strategy: str, results_path: str 
     device = environment.resolve_device(cfg.device)
 
     def work(fields: dict) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy: {strategy!r} is not allowed; allowed: {', '.join(STRATEGIES)}")
+        STUDY.check_option(strategy)  # in the work: a bad strategy is an error row
         _measure(cfg, model_name, strategy, Path(results_path), device, fields)
 
     return measured_row(CompileCostResult, _identity(cfg, model_name, strategy, device), device, work)
@@ -504,6 +503,7 @@ class CompileCost(Study):
     name = "compile-cost"
     row = CompileCostResult
     file_name = "compile_cost.jsonl"
+    option_name, options = "strategy", STRATEGIES
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         if not cfg.compile_strategies:

@@ -343,6 +343,7 @@ class Serving(Study):
     name = "serving"
     row = ServingResult
     file_name = "serving.jsonl"
+    option_name, options = "setting", SETTINGS
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         if not cfg.serving_batch_sizes:
@@ -358,8 +359,7 @@ class Serving(Study):
         from ..measure import environment
         from ..measure.cell import measured_row
 
-        if option not in SETTINGS:
-            raise ValueError(f"setting: {option!r} is not allowed; allowed: {', '.join(SETTINGS)}")
+        self.check_option(option)
         if not cfg.serving_batch_sizes:
             raise ValueError("cfg.serving_batch_sizes: [] is not allowed; allowed: a sequence of batch sizes")
         device = environment.resolve_device(cfg.device)
