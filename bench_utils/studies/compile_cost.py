@@ -48,7 +48,7 @@ import pandas as pd
 from ..config.bench_config import COMPILE_STRATEGIES
 from ..results.rows import Row, model_fields
 from ..results.stats import summarize
-from ..results.studies import Study
+from .base import BaseStudy
 
 STRATEGIES = ("whole", *COMPILE_STRATEGIES)  # "whole" first: it leaves the artifacts cache-artifacts loads
 COMPILE_CACHE_DIR = "compile-cache"  # portable cache artifacts, next to the results
@@ -97,12 +97,6 @@ class CompileCostResult(Row):
     @property
     def key(self) -> tuple:
         return (self.model, self.size, self.batch_size, self.configuration, self.strategy)
-
-
-def _identity(cfg, model: str, strategy: str, device: str) -> dict:
-    """A row's identity and settings: the profile's first batch size, its first compiled mode."""
-    return model_fields(cfg, model, device) | dict(
-        batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy)
 
 
 # --- the measurement, in a worker process ---
@@ -323,20 +317,6 @@ def _measure(cfg, model_name: str, strategy: str, results_path: Path, device: st
         _steady_state(call, reference, cfg, device, fields)
 
 
-def measure_compile_cost(cfg, model_name: str, strategy: str, results_path: str | Path) -> CompileCostResult:
-    """One process of the study; never raises for a failure of the study itself (it becomes the row's
-    status). `results_path`: the sweep's results.jsonl (the artifacts sit beside it)."""
-    from ..measure import environment
-    from ..measure.cell import measured_row
-
-    device = environment.resolve_device(cfg.device)
-
-    def work(fields: dict) -> None:
-        STUDY.check_option(strategy)  # in the work: a bad strategy is an error row
-        _measure(cfg, model_name, strategy, Path(results_path), device, fields)
-
-    return measured_row(CompileCostResult, _identity(cfg, model_name, strategy, device), device, work)
-
 # --- the page ---
 
 COLUMNS = ["label", "model", "task_model", "size", "batch_size", "configuration", "strategy", "status", "error",
@@ -472,38 +452,18 @@ def _speed(row) -> str:
     return f"×{row.speedup:.2f} vs eager" if math.isfinite(row.speedup) else f"{row.latency_ms_median:.2f} ms"
 
 
-def _model_line(cells: pd.DataFrame) -> str:
-    name = cells["task_model"].iloc[0]
-    whole = cells[cells["strategy"] == "whole"]
-    if whole.empty or not math.isfinite(whole["compile_total_s"].iloc[0]):
-        state = whole["status"].iloc[0] if not whole.empty else "not measured"
-        return f"**{name}**: no whole-model compile to compare with ({state})"
-    base = whole.iloc[0]
-    others = cells[(cells["strategy"] != "whole") & np.isfinite(cells["compile_total_s"].to_numpy(float))]
-    asides = [f"{r.strategy}: " + (f"not applicable ({r.note.split(':')[0]})" if r.status == "ok" else r.status)
-              for r in cells.itertuples() if r.strategy != "whole" and not math.isfinite(r.compile_total_s)]
-    if others.empty or others["compile_total_s"].min() >= base.compile_total_s:
-        line = (f"**{name}**: nothing cut compile time below whole-model compile ({base.compile_total_s:.1f} s, "
-                f"{_speed(base)})")
-    else:
-        best = others.loc[others["compile_total_s"].idxmin()]
-        line = (f"**{name}**: {best.strategy} cuts compile time the most, {base.compile_total_s:.1f} s → "
-                f"{best.compile_total_s:.1f} s (−{best.compile_saving_pct:.0f}%), at {_speed(best)} "
-                f"(whole: {_speed(base)})")
-        if best.accuracy_ok is False:
-            asides.insert(0, "its output differs from eager beyond tolerance")
-    return line + "".join(f"; {aside}" for aside in asides)
-
-
 SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): the sweep's cells above carry "
                 "the intervals; trust this study for compile times.")
 
 
-class CompileCost(Study):
+class CompileCost(BaseStudy):
     name = "compile-cost"
     row = CompileCostResult
     file_name = "compile_cost.jsonl"
     option_name, options = "strategy", STRATEGIES
+    no_rows = "No compile-time study rows: no verdict."
+    verdict_note = SPEED_CAVEAT
+    heading = "Cutting compile time: regional compilation and portable caches"
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         if not cfg.compile_strategies:
@@ -512,34 +472,45 @@ class CompileCost(Study):
                 for strategy in ("whole", *cfg.compile_strategies)]
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
-        return _identity(cfg, model, option, device)
+        """A row's identity and settings: the profile's first batch size, its first compiled mode."""
+        return model_fields(cfg, model, device) | dict(
+            batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=option)
 
-    def measure(self, cfg, model: str, option: str, results_path: Path) -> CompileCostResult:
-        return measure_compile_cost(cfg, model, option, results_path)
+    def work(self, cfg, model: str, option: str, results_path, device: str, fields: dict) -> None:
+        """`results_path`: the sweep's results.jsonl (the artifacts sit beside it). A strategy is checked
+        here, not before: an unknown one is an error row."""
+        self.check_option(option)
+        _measure(cfg, model, option, Path(results_path), device, fields)
 
     def frame(self, results_path: Path, cells) -> pd.DataFrame:
         return compile_cost_frame(self.read(results_path), eager_medians(cells))
 
-    def verdict(self, frame: pd.DataFrame) -> str:
-        """Markdown, one line per model: what cuts compile time the most and what it costs in speed,
-        then SPEED_CAVEAT."""
-        from ..report.tables import ordered_models
+    def model_verdict(self, cells: pd.DataFrame) -> str:
+        """What cuts compile time the most and what it costs in speed (the verdict ends with SPEED_CAVEAT)."""
+        name = cells["task_model"].iloc[0]
+        whole = cells[cells["strategy"] == "whole"]
+        if whole.empty or not math.isfinite(whole["compile_total_s"].iloc[0]):
+            state = whole["status"].iloc[0] if not whole.empty else "not measured"
+            return f"**{name}**: no whole-model compile to compare with ({state})"
+        base = whole.iloc[0]
+        others = cells[(cells["strategy"] != "whole") & np.isfinite(cells["compile_total_s"].to_numpy(float))]
+        asides = [f"{r.strategy}: " + (f"not applicable ({r.note.split(':')[0]})" if r.status == "ok" else r.status)
+                  for r in cells.itertuples() if r.strategy != "whole" and not math.isfinite(r.compile_total_s)]
+        if others.empty or others["compile_total_s"].min() >= base.compile_total_s:
+            line = (f"**{name}**: nothing cut compile time below whole-model compile ({base.compile_total_s:.1f} s, "
+                    f"{_speed(base)})")
+        else:
+            best = others.loc[others["compile_total_s"].idxmin()]
+            line = (f"**{name}**: {best.strategy} cuts compile time the most, {base.compile_total_s:.1f} s → "
+                    f"{best.compile_total_s:.1f} s (−{best.compile_saving_pct:.0f}%), at {_speed(best)} "
+                    f"(whole: {_speed(base)})")
+            if best.accuracy_ok is False:
+                asides.insert(0, "its output differs from eager beyond tolerance")
+        return line + "".join(f"; {aside}" for aside in asides)
 
-        if frame.empty:
-            return "No compile-time study rows: no verdict."
-        lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
-        return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
-
-    def section(self, frame: pd.DataFrame) -> None:
-        from IPython.display import display
-
-        from ..report.page_html import Markdown
-
-        if frame.empty:
-            return
-        display(Markdown("## Cutting compile time: regional compilation and portable caches"))
-        display(compile_cost_table(frame))
-        display(compile_cost_chart(frame))
+    def shown(self, frame: pd.DataFrame):
+        yield compile_cost_table(frame)
+        yield compile_cost_chart(frame)
 
 
 STUDY = CompileCost()
