@@ -353,7 +353,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
     """One row per (model, strategy), models in registry order, strategies in STRATEGIES order.
     `eager_ms`: (model, batch_size) -> the sweep's eager median ms (eager_medians)."""
     from ..config.registry import display_name
-    from ..report.tables import numeric_column, ordered_models
+    from ..report.tables import numeric_column, sort_rows
 
     records = [{c: getattr(row, c) for c in _COPIED} for row in rows]
     for record in records:
@@ -370,11 +370,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
                    "fx_cache_misses", "artifact_bytes", "max_abs_diff"):
         frame[column] = numeric_column(frame, column).where(frame["status"] == "ok")
     frame["speedup"] = frame["eager_ms_median"] / frame["latency_ms_median"]
-    model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
-    strategy_rank = {name: i for i, name in enumerate(STRATEGIES)}
-    order = frame.assign(_m=frame["model"].map(model_rank), _s=frame["strategy"].map(strategy_rank))
-    order = order.sort_values(["_m", "batch_size", "_s"], kind="stable")
-    return order.drop(columns=["_m", "_s"]).reset_index(drop=True)
+    return sort_rows(frame, ["model", "batch_size", "strategy"], {"strategy": STRATEGIES})
 
 
 def _outcome(row) -> str:

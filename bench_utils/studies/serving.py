@@ -190,7 +190,7 @@ def serving_frame(rows) -> pd.DataFrame:
     steady_ms_bs<N> per batch size, each one's speedup over the eager setting of the same model
     (speedup, speedup_bs<N>) and payback_passes (passes of the sequence that pay the compile time
     back). Failed rows keep their status with NaN numbers. Models in registry order, then SETTINGS."""
-    from ..report.tables import ordered_models
+    from ..report.tables import sort_rows
 
     frame = pd.DataFrame.from_records([_record(row) for row in rows])
     if frame.empty:
@@ -206,10 +206,7 @@ def serving_frame(rows) -> pd.DataFrame:
         breakeven_calls(c, e, s) if setting != "eager" and not np.isnan([c, e, s]).any() else math.nan
         for c, e, s, setting in zip(frame["compile_total_s"], baseline("steady_sequence_ms"),
                                     frame["steady_sequence_ms"], frame["setting"])]
-    order = {model: i for i, model in enumerate(ordered_models(frame["model"]))}
-    frame = frame.sort_values(["model", "setting"], key=lambda column: column.map(
-        order if column.name == "model" else {s: i for i, s in enumerate(SETTINGS)}))
-    return frame.reset_index(drop=True)
+    return sort_rows(frame, ["model", "setting"], {"setting": SETTINGS})
 
 
 def serving_table(frame: pd.DataFrame) -> pd.DataFrame:
