@@ -46,11 +46,11 @@ def check_frame(df) -> None:
         raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with aggregate.to_dataframe")
 
 
-def one_label(df) -> None:
-    """ValueError unless `df` holds one run's rows (one label)."""
+def one_label(df, name: str = "df") -> None:
+    """ValueError unless `df` (the argument `name`) holds one run's rows (one label)."""
     labels = sorted(set(df["label"]))
     if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+        raise ValueError(f"{name}: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
 def _check_stat(stat: str) -> None:

@@ -330,9 +330,9 @@ NOT_APPLICABLE = "N/A"
 def eager_medians(sweep_frame) -> dict[tuple[str, int], float]:
     """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (aggregate.to_dataframe)
     of one run; cells that did not end ok are left out."""
-    labels = set(sweep_frame["label"])
-    if len(labels) > 1:
-        raise ValueError(f"sweep_frame: holds several labels ({', '.join(sorted(labels))}); pass one run's rows")
+    from ..report.tables import one_label
+
+    one_label(sweep_frame, "sweep_frame")
     eager = sweep_frame[(sweep_frame["configuration"] == "eager") & (sweep_frame["status"] == "ok")]
     return {(row.model, int(row.batch_size)): float(row.latency_ms_median) for row in eager.itertuples()
             if math.isfinite(row.latency_ms_median)}
