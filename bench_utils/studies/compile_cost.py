@@ -380,8 +380,11 @@ def _outcome(row) -> str:
     return "" if row.applicable else NOT_APPLICABLE
 
 
-def _text(value: float, fmt: str, missing: str) -> str:
-    return missing if value is None or not math.isfinite(value) else format(value, fmt)
+def _text(value: float, integer: bool = False) -> str:
+    """`value` as a page writes a number (report/display.number: 3 significant figures); "" when missing."""
+    from ..report.display import number
+
+    return "" if value is None or not math.isfinite(value) else number(value, integer=integer)
 
 
 def _saving(row) -> str:
@@ -394,17 +397,20 @@ def _saving(row) -> str:
 
 def compile_cost_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The study to show: per model and strategy, time to first answer, its saving, steady speed."""
+    from ..report.display import number
+
     rows = list(frame.itertuples())
     return pd.DataFrame({
         "Model": frame["task_model"], "strategy": frame["strategy"],
-        "compile (s)": [_text(r.compile_total_s, ".1f", _outcome(r)) for r in rows],
+        # compile seconds to 0.1 s, as in "compile vs whole" and the verdict
+        "compile (s)": [f"{r.compile_total_s:.1f}" if math.isfinite(r.compile_total_s) else _outcome(r) for r in rows],
         "compile vs whole": [_saving(r) for r in rows],
-        "latency (ms)": [_text(r.latency_ms_median, ".2f", "") for r in rows],
-        "speedup vs eager": [_text(r.speedup, ".2f", "") for r in rows],
-        "graphs": [_text(r.graph_count, ".0f", "") for r in rows],
-        "FX cache hits/misses": [f"{r.fx_cache_hits:.0f}/{r.fx_cache_misses:.0f}" if math.isfinite(r.fx_cache_hits)
-                                 else "" for r in rows],
-        "artifacts (MB)": [_text(r.artifact_bytes / 1e6, ".2f", "") for r in rows],
+        "latency (ms)": [_text(r.latency_ms_median) for r in rows],
+        "speedup vs eager": [_text(r.speedup) for r in rows],
+        "graphs": [_text(r.graph_count, integer=True) for r in rows],
+        "FX cache hits/misses": [f"{number(r.fx_cache_hits, integer=True)}/{number(r.fx_cache_misses, integer=True)}"
+                                 if math.isfinite(r.fx_cache_hits) else "" for r in rows],
+        "artifacts (MB)": [_text(r.artifact_bytes / 1e6) for r in rows],
         "note": [r.error if r.status != "ok" else r.note for r in rows]})
 
 
@@ -435,7 +441,7 @@ def compile_cost_chart(frame: pd.DataFrame):
     for container, values in zip(ax.containers, speedups):  # one BarContainer per series, drawn bars only
         for patch, speedup in zip(container.patches, values):
             if math.isfinite(speedup):
-                ax.text(patch.get_width(), patch.get_y() + patch.get_height() / 2, f" ×{speedup:.2f}",
+                ax.text(patch.get_width(), patch.get_y() + patch.get_height() / 2, f" ×{_text(speedup)}",
                         va="center", ha="left", fontsize=8)
     ax.margins(x=0.15)  # room for the speedup labels
     ax.set_xlabel("time to first compiled answer, s (cache-artifacts: loading them included)")
@@ -445,7 +451,9 @@ def compile_cost_chart(frame: pd.DataFrame):
 
 
 def _speed(row) -> str:
-    return f"×{row.speedup:.2f} vs eager" if math.isfinite(row.speedup) else f"{row.latency_ms_median:.2f} ms"
+    from ..report.display import number
+
+    return f"×{number(row.speedup)} vs eager" if math.isfinite(row.speedup) else f"{number(row.latency_ms_median)} ms"
 
 
 SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): the sweep's cells above carry "
