@@ -38,6 +38,12 @@ def ordered_configurations(names) -> list[str]:
     return sorted(set(names), key=rank)
 
 
+def first_row(rows: pd.DataFrame, column: str, value) -> dict | None:
+    """The first row whose `column` is `value`, as a dict; None when none is."""
+    found = rows[rows[column] == value]
+    return found.iloc[0].to_dict() if not found.empty else None
+
+
 def check_frame(df) -> None:
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected the DataFrame of aggregate.to_dataframe, got {type(df).__name__}")

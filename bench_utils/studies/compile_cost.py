@@ -453,7 +453,9 @@ def compile_cost_chart(frame: pd.DataFrame):
 def _speed(row) -> str:
     from ..report.display import number
 
-    return f"×{number(row.speedup)} vs eager" if math.isfinite(row.speedup) else f"{number(row.latency_ms_median)} ms"
+    if math.isfinite(row["speedup"]):
+        return f"×{number(row['speedup'])} vs eager"
+    return f"{number(row['latency_ms_median'])} ms"
 
 
 SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): the sweep's cells above carry "
@@ -491,21 +493,22 @@ class CompileCost(BaseStudy):
 
     def model_verdict(self, cells: pd.DataFrame) -> str:
         """What cuts compile time the most and what it costs in speed (the verdict ends with SPEED_CAVEAT)."""
+        from ..report.tables import first_row
+
         name = cells["task_model"].iloc[0]
-        whole = cells[cells["strategy"] == "whole"]
-        if whole.empty or not math.isfinite(whole["compile_total_s"].iloc[0]):
-            state = whole["status"].iloc[0] if not whole.empty else "not measured"
+        base = first_row(cells, "strategy", "whole")
+        if base is None or not math.isfinite(base["compile_total_s"]):
+            state = base["status"] if base is not None else "not measured"
             return f"**{name}**: no whole-model compile to compare with ({state})"
-        base = whole.iloc[0]
         others = cells[(cells["strategy"] != "whole") & np.isfinite(cells["compile_total_s"].to_numpy(float))]
         asides = [f"{r.strategy}: " + (f"not applicable ({r.note.split(':')[0]})" if r.status == "ok" else r.status)
                   for r in cells.itertuples() if r.strategy != "whole" and not math.isfinite(r.compile_total_s)]
-        if others.empty or others["compile_total_s"].min() >= base.compile_total_s:
-            line = (f"**{name}**: nothing cut compile time below whole-model compile ({base.compile_total_s:.1f} s, "
+        if others.empty or others["compile_total_s"].min() >= base["compile_total_s"]:
+            line = (f"**{name}**: nothing cut compile time below whole-model compile ({base['compile_total_s']:.1f} s, "
                     f"{_speed(base)})")
         else:
             best = others.loc[others["compile_total_s"].idxmin()]
-            line = (f"**{name}**: {best.strategy} cuts compile time the most, {base.compile_total_s:.1f} s → "
+            line = (f"**{name}**: {best.strategy} cuts compile time the most, {base['compile_total_s']:.1f} s → "
                     f"{best.compile_total_s:.1f} s (−{best.compile_saving_pct:.0f}%), at {_speed(best)} "
                     f"(whole: {_speed(base)})")
             if best.accuracy_ok is False:
