@@ -23,7 +23,8 @@ REGISTRY = {
 
 
 class Study:
-    """What every study declares; a study module holds one subclass instance as STUDY."""
+    """What every study declares; a study module holds one subclass instance as STUDY (through
+    studies/base.BaseStudy, which writes measure, verdict and section once over a study's hooks)."""
 
     name = ""  # its REGISTRY key
     row: type[Row] = Row  # its row type (rows.Row family: a frozen dataclass with a key)
