@@ -212,7 +212,7 @@ def serving_frame(rows) -> pd.DataFrame:
 def serving_table(frame: pd.DataFrame) -> pd.DataFrame:
     """For display: per model and setting, compiles, recompiles, compile time, both sequence totals,
     steady ms per batch size and the speedup over eager; failed settings show their status."""
-    from ..report.display import MISSING, number
+    from ..report.display import number
     from ..config.registry import display_name
 
     if frame.empty:
