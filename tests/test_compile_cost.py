@@ -6,7 +6,7 @@ from transformers import ResNetConfig, ResNetForImageClassification
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.registry import get_spec
-from bench_utils.studies.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks, measure_compile_cost
+from bench_utils.studies.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks
 from bench_utils.measure.models import load_model
 from bench_utils.results.rows import read_rows
 from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult, artifacts_path
@@ -45,7 +45,7 @@ def test_resnet_blocks_are_the_layers_of_stages_with_two_alike():
 
 def test_regional_without_repeated_blocks_is_not_applicable(tmp_path):
     cfg = BenchConfig(models=("resnet",), compile_strategies=("regional",), **FAST)
-    row = measure_compile_cost(cfg, "resnet", "regional", tmp_path / "results.jsonl")
+    row = COMPILE_COST.measure(cfg, "resnet", "regional", tmp_path / "results.jsonl")
     assert (row.status, row.applicable, row.note) == ("ok", False, NO_BLOCKS)
     assert row.compile_s is None and row.samples_s == [] and row.latency_ms_median is None
     assert row.weights == "random" and row.env["torch"]
@@ -53,11 +53,11 @@ def test_regional_without_repeated_blocks_is_not_applicable(tmp_path):
 
 def test_cache_artifacts_before_whole_and_unknown_strategy_are_error_rows(tmp_path):
     cfg = BenchConfig(models=("vit",), **FAST)
-    missing = measure_compile_cost(cfg, "vit", "cache-artifacts", tmp_path / "results.jsonl")
+    missing = COMPILE_COST.measure(cfg, "vit", "cache-artifacts", tmp_path / "results.jsonl")
     assert missing.status == "error" and "run whole first" in missing.error
     assert str(artifacts_path(tmp_path / "results.jsonl", "vit", 1)) in missing.error
     assert missing.compile_s is None and missing.strategy == "cache-artifacts" and missing.duration_s > 0
-    unknown = measure_compile_cost(cfg, "vit", "partial", tmp_path / "results.jsonl")
+    unknown = COMPILE_COST.measure(cfg, "vit", "partial", tmp_path / "results.jsonl")
     assert unknown.status == "error" and unknown.error.startswith("ValueError: strategy: 'partial'")
 
 

@@ -11,7 +11,7 @@ import math
 
 from .display import MISSING, model_text, number, span, times
 from .header import page_header
-from .tables import ordered_models
+from .tables import first_row, ordered_models
 from .verdict import WORDS, Rules, verdicts
 
 
@@ -63,8 +63,8 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     records = []
     for row in verdicts(df, rules).itertuples():
         cells = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
-        default = cells[cells["configuration"] == "default"]
-        plain = default.iloc[0]["race_speedup"] if len(default) else math.nan
+        default = first_row(cells, "configuration", "default")
+        plain = default["race_speedup"] if default is not None else math.nan
         records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
                         "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
                         else MISSING, "Its speedup (×)": row.speedup, "Plain torch.compile (×)": plain,

@@ -38,6 +38,12 @@ def ordered_configurations(names) -> list[str]:
     return sorted(set(names), key=rank)
 
 
+def first_row(rows: pd.DataFrame, column: str, value) -> dict | None:
+    """The first row whose `column` is `value`, as a dict; None when none is."""
+    found = rows[rows[column] == value]
+    return found.iloc[0].to_dict() if not found.empty else None
+
+
 def check_frame(df) -> None:
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected the DataFrame of aggregate.to_dataframe, got {type(df).__name__}")
@@ -46,11 +52,11 @@ def check_frame(df) -> None:
         raise ValueError(f"df: missing column(s) {', '.join(absent)}; build it with aggregate.to_dataframe")
 
 
-def one_label(df) -> None:
-    """ValueError unless `df` holds one run's rows (one label)."""
+def one_label(df, name: str = "df") -> None:
+    """ValueError unless `df` (the argument `name`) holds one run's rows (one label)."""
     labels = sorted(set(df["label"]))
     if len(labels) > 1:
-        raise ValueError(f"df: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
+        raise ValueError(f"{name}: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
 def _check_stat(stat: str) -> None:
@@ -65,12 +71,20 @@ def numeric_column(df, column: str) -> pd.Series:
     return pd.to_numeric(df[column], errors="coerce").astype(float)
 
 
+def sort_rows(frame: pd.DataFrame, by: list[str], orders: dict | None = None) -> pd.DataFrame:
+    """`frame` sorted stably by the columns `by` in turn, index reset: "model" in registry order
+    (ordered_models), a column of `orders` by each value's place in its sequence (a value not in it
+    last), any other column by its values."""
+    ranks = {column: {value: i for i, value in enumerate(order)}
+             for column, order in ({"model": ordered_models(frame["model"])} | (orders or {})).items()}
+    ranked = frame.sort_values(by, kind="stable", key=lambda c: c.map(ranks[c.name]) if c.name in ranks else c)
+    return ranked.reset_index(drop=True)
+
+
 def sort_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
-    rank = {name: i for i, name in enumerate(ordered_configurations(frame["configuration"]))}
-    keys = frame.assign(_model=frame["model"].map(model_rank), _mode=frame["configuration"].map(rank))
-    keys = keys.sort_values(["label", "_model", "batch_size", "_mode"], kind="stable")
-    return keys.drop(columns=["_model", "_mode"]).reset_index(drop=True)
+    """Cells by label, model, batch size, then configuration (ordered_configurations)."""
+    return sort_rows(frame, ["label", "model", "batch_size", "configuration"],
+                     {"configuration": ordered_configurations(frame["configuration"])})
 
 
 def _cell_frame(df) -> pd.DataFrame:

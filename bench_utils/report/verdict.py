@@ -25,7 +25,7 @@ from .display import MISSING, model_text, number, plus_minus, rounded, span, tim
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_words, outcome_words
-from .tables import check_frame, ordered_models
+from .tables import check_frame, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
            "speedup_ci95_low", "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
@@ -136,10 +136,10 @@ def _runner_up(rec, runner, rules: Rules) -> str:
 def _others(rows: pd.DataFrame, rec) -> str:
     """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
     parts = []
-    default = rows[rows["configuration"] == "default"]
-    if rec is not None and rec["configuration"] != "default" and not default.empty and \
-            not pd.isna(default.iloc[0]["race_speedup"]):
-        parts.append(f"plain torch.compile (default mode) {_interval(default.iloc[0])}")
+    default = first_row(rows, "configuration", "default")
+    if rec is not None and rec["configuration"] != "default" and default is not None and \
+            not pd.isna(default["race_speedup"]):
+        parts.append(f"plain torch.compile (default mode) {_interval(default)}")
     why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
            "unsupported": None, "failed": None}
     by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
@@ -199,12 +199,6 @@ def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 
-def _pick(rows: pd.DataFrame, column: str, value: str):
-    """The first row whose `column` is `value`, as a dict; None when none is."""
-    found = rows[rows[column] == value]
-    return found.iloc[0].to_dict() if not found.empty else None
-
-
 def _rounds(rec) -> int:
     rounds = rec.get("race_rounds")
     return int(rounds) if rounds is not None and not pd.isna(rounds) else 0
@@ -219,8 +213,8 @@ def _few_rounds_everywhere(df) -> bool:
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
                     few_apart: bool = True) -> dict:
-    rec = _pick(rows, "race_outcome", "recommended")
-    runner = _pick(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
+    rec = first_row(rows, "race_outcome", "recommended")
+    runner = first_row(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
     ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
     decision = decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
     device = str(rows["device"].iloc[0]).upper()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .rows import Row
+from .rows import Row, read_rows
 
 # name -> the module whose STUDY it is; the name is the kind of the study's jobs (sweep/jobs.py)
 REGISTRY = {
@@ -23,11 +23,14 @@ REGISTRY = {
 
 
 class Study:
-    """What every study declares; a study module holds one subclass instance as STUDY."""
+    """What every study declares; a study module holds one subclass instance as STUDY (through
+    studies/base.BaseStudy, which writes measure, verdict and section once over a study's hooks)."""
 
     name = ""  # its REGISTRY key
     row: type[Row] = Row  # its row type (rows.Row family: a frozen dataclass with a key)
     file_name = ""  # its results file, next to the sweep's results.jsonl
+    option_name = "option"  # what a job's option is to it, as its messages name it ("setting", "strategy")
+    options: tuple[str, ...] = ()  # the options its measure knows
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         """(model, batch size, option) of every process the profile `cfg` asks of it, in run order;
@@ -56,8 +59,17 @@ class Study:
         """Display the study's part of the page (heading, tables, charts) in a notebook."""
         raise NotImplementedError
 
+    def check_option(self, option: str) -> None:
+        """ValueError naming the allowed options unless `option` is one of them."""
+        if option not in self.options:
+            raise ValueError(f"{self.option_name}: {option!r} is not allowed; allowed: {', '.join(self.options)}")
+
     def path(self, results_path: str | Path) -> Path:
         return Path(results_path).with_name(self.file_name)
+
+    def read(self, results_path: str | Path) -> list[Row]:
+        """The study's rows in its file next to `results_path` (none when it has no file yet)."""
+        return read_rows(self.path(results_path), self.row).rows
 
 
 def study(name: str) -> Study:

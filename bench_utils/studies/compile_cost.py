@@ -46,9 +46,9 @@ import numpy as np
 import pandas as pd
 
 from ..config.bench_config import COMPILE_STRATEGIES
-from ..results.rows import Row, model_fields, read_rows
+from ..results.rows import Row, model_fields
 from ..results.stats import summarize
-from ..results.studies import Study
+from .base import BaseStudy
 
 STRATEGIES = ("whole", *COMPILE_STRATEGIES)  # "whole" first: it leaves the artifacts cache-artifacts loads
 COMPILE_CACHE_DIR = "compile-cache"  # portable cache artifacts, next to the results
@@ -97,12 +97,6 @@ class CompileCostResult(Row):
     @property
     def key(self) -> tuple:
         return (self.model, self.size, self.batch_size, self.configuration, self.strategy)
-
-
-def _identity(cfg, model: str, strategy: str, device: str) -> dict:
-    """A row's identity and settings: the profile's first batch size, its first compiled mode."""
-    return model_fields(cfg, model, device) | dict(
-        batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=strategy)
 
 
 # --- the measurement, in a worker process ---
@@ -323,21 +317,6 @@ def _measure(cfg, model_name: str, strategy: str, results_path: Path, device: st
         _steady_state(call, reference, cfg, device, fields)
 
 
-def measure_compile_cost(cfg, model_name: str, strategy: str, results_path: str | Path) -> CompileCostResult:
-    """One process of the study; never raises for a failure of the study itself (it becomes the row's
-    status). `results_path`: the sweep's results.jsonl (the artifacts sit beside it)."""
-    from ..measure import environment
-    from ..measure.cell import measured_row
-
-    device = environment.resolve_device(cfg.device)
-
-    def work(fields: dict) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy: {strategy!r} is not allowed; allowed: {', '.join(STRATEGIES)}")
-        _measure(cfg, model_name, strategy, Path(results_path), device, fields)
-
-    return measured_row(CompileCostResult, _identity(cfg, model_name, strategy, device), device, work)
-
 # --- the page ---
 
 COLUMNS = ["label", "model", "task_model", "size", "batch_size", "configuration", "strategy", "status", "error",
@@ -351,9 +330,9 @@ NOT_APPLICABLE = "N/A"
 def eager_medians(sweep_frame) -> dict[tuple[str, int], float]:
     """(model, batch_size) -> the eager cell's median ms, from the sweep's DataFrame (aggregate.to_dataframe)
     of one run; cells that did not end ok are left out."""
-    labels = set(sweep_frame["label"])
-    if len(labels) > 1:
-        raise ValueError(f"sweep_frame: holds several labels ({', '.join(sorted(labels))}); pass one run's rows")
+    from ..report.tables import one_label
+
+    one_label(sweep_frame, "sweep_frame")
     eager = sweep_frame[(sweep_frame["configuration"] == "eager") & (sweep_frame["status"] == "ok")]
     return {(row.model, int(row.batch_size)): float(row.latency_ms_median) for row in eager.itertuples()
             if math.isfinite(row.latency_ms_median)}
@@ -374,7 +353,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
     """One row per (model, strategy), models in registry order, strategies in STRATEGIES order.
     `eager_ms`: (model, batch_size) -> the sweep's eager median ms (eager_medians)."""
     from ..config.registry import display_name
-    from ..report.tables import numeric_column, ordered_models
+    from ..report.tables import numeric_column, sort_rows
 
     records = [{c: getattr(row, c) for c in _COPIED} for row in rows]
     for record in records:
@@ -391,11 +370,7 @@ def compile_cost_frame(rows, eager_ms: dict) -> pd.DataFrame:
                    "fx_cache_misses", "artifact_bytes", "max_abs_diff"):
         frame[column] = numeric_column(frame, column).where(frame["status"] == "ok")
     frame["speedup"] = frame["eager_ms_median"] / frame["latency_ms_median"]
-    model_rank = {name: i for i, name in enumerate(ordered_models(frame["model"]))}
-    strategy_rank = {name: i for i, name in enumerate(STRATEGIES)}
-    order = frame.assign(_m=frame["model"].map(model_rank), _s=frame["strategy"].map(strategy_rank))
-    order = order.sort_values(["_m", "batch_size", "_s"], kind="stable")
-    return order.drop(columns=["_m", "_s"]).reset_index(drop=True)
+    return sort_rows(frame, ["model", "batch_size", "strategy"], {"strategy": STRATEGIES})
 
 
 def _outcome(row) -> str:
@@ -405,8 +380,11 @@ def _outcome(row) -> str:
     return "" if row.applicable else NOT_APPLICABLE
 
 
-def _text(value: float, fmt: str, missing: str) -> str:
-    return missing if value is None or not math.isfinite(value) else format(value, fmt)
+def _text(value: float, integer: bool = False) -> str:
+    """`value` as a page writes a number (report/display.number: 3 significant figures); "" when missing."""
+    from ..report.display import number
+
+    return "" if value is None or not math.isfinite(value) else number(value, integer=integer)
 
 
 def _saving(row) -> str:
@@ -419,17 +397,20 @@ def _saving(row) -> str:
 
 def compile_cost_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The study to show: per model and strategy, time to first answer, its saving, steady speed."""
+    from ..report.display import number
+
     rows = list(frame.itertuples())
     return pd.DataFrame({
         "Model": frame["task_model"], "strategy": frame["strategy"],
-        "compile (s)": [_text(r.compile_total_s, ".1f", _outcome(r)) for r in rows],
+        # compile seconds to 0.1 s, as in "compile vs whole" and the verdict
+        "compile (s)": [f"{r.compile_total_s:.1f}" if math.isfinite(r.compile_total_s) else _outcome(r) for r in rows],
         "compile vs whole": [_saving(r) for r in rows],
-        "latency (ms)": [_text(r.latency_ms_median, ".2f", "") for r in rows],
-        "speedup vs eager": [_text(r.speedup, ".2f", "") for r in rows],
-        "graphs": [_text(r.graph_count, ".0f", "") for r in rows],
-        "FX cache hits/misses": [f"{r.fx_cache_hits:.0f}/{r.fx_cache_misses:.0f}" if math.isfinite(r.fx_cache_hits)
-                                 else "" for r in rows],
-        "artifacts (MB)": [_text(r.artifact_bytes / 1e6, ".2f", "") for r in rows],
+        "latency (ms)": [_text(r.latency_ms_median) for r in rows],
+        "speedup vs eager": [_text(r.speedup) for r in rows],
+        "graphs": [_text(r.graph_count, integer=True) for r in rows],
+        "FX cache hits/misses": [f"{number(r.fx_cache_hits, integer=True)}/{number(r.fx_cache_misses, integer=True)}"
+                                 if math.isfinite(r.fx_cache_hits) else "" for r in rows],
+        "artifacts (MB)": [_text(r.artifact_bytes / 1e6) for r in rows],
         "note": [r.error if r.status != "ok" else r.note for r in rows]})
 
 
@@ -460,7 +441,7 @@ def compile_cost_chart(frame: pd.DataFrame):
     for container, values in zip(ax.containers, speedups):  # one BarContainer per series, drawn bars only
         for patch, speedup in zip(container.patches, values):
             if math.isfinite(speedup):
-                ax.text(patch.get_width(), patch.get_y() + patch.get_height() / 2, f" ×{speedup:.2f}",
+                ax.text(patch.get_width(), patch.get_y() + patch.get_height() / 2, f" ×{_text(speedup)}",
                         va="center", ha="left", fontsize=8)
     ax.margins(x=0.15)  # room for the speedup labels
     ax.set_xlabel("time to first compiled answer, s (cache-artifacts: loading them included)")
@@ -470,40 +451,25 @@ def compile_cost_chart(frame: pd.DataFrame):
 
 
 def _speed(row) -> str:
-    return f"×{row.speedup:.2f} vs eager" if math.isfinite(row.speedup) else f"{row.latency_ms_median:.2f} ms"
+    from ..report.display import number
 
-
-def _model_line(cells: pd.DataFrame) -> str:
-    name = cells["task_model"].iloc[0]
-    whole = cells[cells["strategy"] == "whole"]
-    if whole.empty or not math.isfinite(whole["compile_total_s"].iloc[0]):
-        state = whole["status"].iloc[0] if not whole.empty else "not measured"
-        return f"**{name}**: no whole-model compile to compare with ({state})"
-    base = whole.iloc[0]
-    others = cells[(cells["strategy"] != "whole") & np.isfinite(cells["compile_total_s"].to_numpy(float))]
-    asides = [f"{r.strategy}: " + (f"not applicable ({r.note.split(':')[0]})" if r.status == "ok" else r.status)
-              for r in cells.itertuples() if r.strategy != "whole" and not math.isfinite(r.compile_total_s)]
-    if others.empty or others["compile_total_s"].min() >= base.compile_total_s:
-        line = (f"**{name}**: nothing cut compile time below whole-model compile ({base.compile_total_s:.1f} s, "
-                f"{_speed(base)})")
-    else:
-        best = others.loc[others["compile_total_s"].idxmin()]
-        line = (f"**{name}**: {best.strategy} cuts compile time the most, {base.compile_total_s:.1f} s → "
-                f"{best.compile_total_s:.1f} s (−{best.compile_saving_pct:.0f}%), at {_speed(best)} "
-                f"(whole: {_speed(base)})")
-        if best.accuracy_ok is False:
-            asides.insert(0, "its output differs from eager beyond tolerance")
-    return line + "".join(f"; {aside}" for aside in asides)
+    if math.isfinite(row["speedup"]):
+        return f"×{number(row['speedup'])} vs eager"
+    return f"{number(row['latency_ms_median'])} ms"
 
 
 SPEED_CAVEAT = ("Speeds here come from one process per strategy (no interval): the sweep's cells above carry "
                 "the intervals; trust this study for compile times.")
 
 
-class CompileCost(Study):
+class CompileCost(BaseStudy):
     name = "compile-cost"
     row = CompileCostResult
     file_name = "compile_cost.jsonl"
+    option_name, options = "strategy", STRATEGIES
+    no_rows = "No compile-time study rows: no verdict."
+    verdict_note = SPEED_CAVEAT
+    heading = "Cutting compile time: regional compilation and portable caches"
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         if not cfg.compile_strategies:
@@ -512,34 +478,46 @@ class CompileCost(Study):
                 for strategy in ("whole", *cfg.compile_strategies)]
 
     def identity(self, cfg, model: str, option: str, device: str) -> dict:
-        return _identity(cfg, model, option, device)
+        """A row's identity and settings: the profile's first batch size, its first compiled mode."""
+        return model_fields(cfg, model, device) | dict(
+            batch_size=cfg.batch_sizes[0], configuration=cfg.compiled_configuration().name, strategy=option)
 
-    def measure(self, cfg, model: str, option: str, results_path: Path) -> CompileCostResult:
-        return measure_compile_cost(cfg, model, option, results_path)
+    def work(self, cfg, model: str, option: str, results_path, device: str, fields: dict) -> None:
+        """`results_path`: the sweep's results.jsonl (the artifacts sit beside it). A strategy is checked
+        here, not before: an unknown one is an error row."""
+        self.check_option(option)
+        _measure(cfg, model, option, Path(results_path), device, fields)
 
     def frame(self, results_path: Path, cells) -> pd.DataFrame:
-        return compile_cost_frame(read_rows(self.path(results_path), CompileCostResult).rows, eager_medians(cells))
+        return compile_cost_frame(self.read(results_path), eager_medians(cells))
 
-    def verdict(self, frame: pd.DataFrame) -> str:
-        """Markdown, one line per model: what cuts compile time the most and what it costs in speed,
-        then SPEED_CAVEAT."""
-        from ..report.tables import ordered_models
+    def model_verdict(self, cells: pd.DataFrame) -> str:
+        """What cuts compile time the most and what it costs in speed (the verdict ends with SPEED_CAVEAT)."""
+        from ..report.tables import first_row
 
-        if frame.empty:
-            return "No compile-time study rows: no verdict."
-        lines = [f"- {_model_line(frame[frame['model'] == model])}" for model in ordered_models(frame["model"])]
-        return "\n".join(lines) + "\n\n" + SPEED_CAVEAT
+        name = cells["task_model"].iloc[0]
+        base = first_row(cells, "strategy", "whole")
+        if base is None or not math.isfinite(base["compile_total_s"]):
+            state = base["status"] if base is not None else "not measured"
+            return f"**{name}**: no whole-model compile to compare with ({state})"
+        others = cells[(cells["strategy"] != "whole") & np.isfinite(cells["compile_total_s"].to_numpy(float))]
+        asides = [f"{r.strategy}: " + (f"not applicable ({r.note.split(':')[0]})" if r.status == "ok" else r.status)
+                  for r in cells.itertuples() if r.strategy != "whole" and not math.isfinite(r.compile_total_s)]
+        if others.empty or others["compile_total_s"].min() >= base["compile_total_s"]:
+            line = (f"**{name}**: nothing cut compile time below whole-model compile ({base['compile_total_s']:.1f} s, "
+                    f"{_speed(base)})")
+        else:
+            best = others.loc[others["compile_total_s"].idxmin()]
+            line = (f"**{name}**: {best.strategy} cuts compile time the most, {base['compile_total_s']:.1f} s → "
+                    f"{best.compile_total_s:.1f} s (−{best.compile_saving_pct:.0f}%), at {_speed(best)} "
+                    f"(whole: {_speed(base)})")
+            if best.accuracy_ok is False:
+                asides.insert(0, "its output differs from eager beyond tolerance")
+        return line + "".join(f"; {aside}" for aside in asides)
 
-    def section(self, frame: pd.DataFrame) -> None:
-        from IPython.display import display
-
-        from ..report.page_html import Markdown
-
-        if frame.empty:
-            return
-        display(Markdown("## Cutting compile time: regional compilation and portable caches"))
-        display(compile_cost_table(frame))
-        display(compile_cost_chart(frame))
+    def shown(self, frame: pd.DataFrame):
+        yield compile_cost_table(frame)
+        yield compile_cost_chart(frame)
 
 
 STUDY = CompileCost()

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from ..results.aggregate import DISTURBED_PCT
-from ..results.rows import Row, model_fields, read_rows
+from ..results.rows import Row, model_fields
 from ..results.stats import breakeven_calls, summarize
-from ..results.studies import Study
+from .base import BaseStudy
 
 SETTINGS = ("eager", "static", "dynamic", "auto")  # eager, then torch.compile(dynamic=False/True/None)
 DYNAMIC_ARGUMENT = {"static": False, "dynamic": True, "auto": None}
@@ -190,7 +190,7 @@ def serving_frame(rows) -> pd.DataFrame:
     steady_ms_bs<N> per batch size, each one's speedup over the eager setting of the same model
     (speedup, speedup_bs<N>) and payback_passes (passes of the sequence that pay the compile time
     back). Failed rows keep their status with NaN numbers. Models in registry order, then SETTINGS."""
-    from ..report.tables import ordered_models
+    from ..report.tables import sort_rows
 
     frame = pd.DataFrame.from_records([_record(row) for row in rows])
     if frame.empty:
@@ -206,16 +206,13 @@ def serving_frame(rows) -> pd.DataFrame:
         breakeven_calls(c, e, s) if setting != "eager" and not np.isnan([c, e, s]).any() else math.nan
         for c, e, s, setting in zip(frame["compile_total_s"], baseline("steady_sequence_ms"),
                                     frame["steady_sequence_ms"], frame["setting"])]
-    order = {model: i for i, model in enumerate(ordered_models(frame["model"]))}
-    frame = frame.sort_values(["model", "setting"], key=lambda column: column.map(
-        order if column.name == "model" else {s: i for i, s in enumerate(SETTINGS)}))
-    return frame.reset_index(drop=True)
+    return sort_rows(frame, ["model", "setting"], {"setting": SETTINGS})
 
 
 def serving_table(frame: pd.DataFrame) -> pd.DataFrame:
     """For display: per model and setting, compiles, recompiles, compile time, both sequence totals,
     steady ms per batch size and the speedup over eager; failed settings show their status."""
-    from ..report.display import MISSING, number
+    from ..report.display import number
     from ..config.registry import display_name
 
     if frame.empty:
@@ -317,32 +314,13 @@ def _why(best: pd.Series, qualified: pd.DataFrame, rows: pd.DataFrame) -> str:
     return text
 
 
-def _model_verdict(rows: pd.DataFrame) -> str:
-    from ..report.display import times
-    from ..config.registry import display_name
-
-    name = display_name(rows["model"].iloc[0])
-    failed = ", ".join(f"{s} {st.upper()}" for s, st in zip(rows["setting"], rows["status"]) if st != "ok")
-    tail = f" Failed: {failed}." if failed else ""
-    busy = rows["others_cpu_pct"].max()
-    if busy > DISTURBED_PCT:  # one process per setting: a busy moment is not averaged away
-        tail += f" Caveat: other programs used up to {busy:.0f}% of the CPU while timing; measure again on a quiet machine."
-    if rows[(rows["setting"] == "eager") & (rows["status"] == "ok")].empty:
-        return f"**{name}: no verdict**: no eager baseline to compare with.{tail}"
-    best, qualified = _choose(rows)
-    if best is None:
-        compiled = rows[(rows["setting"] != "eager") & rows["speedup"].notna()]
-        top = compiled.loc[compiled["speedup"].idxmax()] if not compiled.empty else None
-        why = f" (best: {top['setting']} {times(top['speedup'])})" if top is not None else ""
-        return (f"**{name}: use eager**: no compiled setting serves the sequence at least "
-                f"{MIN_GAIN:.0%} faster once warm without hitting the recompile limit{why}.{tail}")
-    return f"**{name}: use {best['setting']}**: {_why(best, qualified, rows)}{tail}"
-
-
-class Serving(Study):
+class Serving(BaseStudy):
     name = "serving"
     row = ServingResult
     file_name = "serving.jsonl"
+    option_name, options = "setting", SETTINGS
+    no_rows = "No serving rows yet: no verdict."
+    heading = "Variable batch sizes: dynamic shapes"
 
     def jobs(self, cfg) -> list[tuple[str, int, str]]:
         if not cfg.serving_batch_sizes:
@@ -355,45 +333,49 @@ class Serving(Study):
             sequence=list(cfg.serving_batch_sizes))
 
     def measure(self, cfg, model: str, option: str, results_path: Path) -> ServingResult:
-        from ..measure import environment
-        from ..measure.cell import measured_row
-
-        if option not in SETTINGS:
-            raise ValueError(f"setting: {option!r} is not allowed; allowed: {', '.join(SETTINGS)}")
+        self.check_option(option)
         if not cfg.serving_batch_sizes:
             raise ValueError("cfg.serving_batch_sizes: [] is not allowed; allowed: a sequence of batch sizes")
-        device = environment.resolve_device(cfg.device)
-        return measured_row(ServingResult, self.identity(cfg, model, option, device), device,
-                            lambda fields: _measure(cfg, model, option, device, fields))
+        return super().measure(cfg, model, option, results_path)
+
+    def work(self, cfg, model: str, option: str, results_path, device: str, fields: dict) -> None:
+        _measure(cfg, model, option, device, fields)
 
     def frame(self, results_path: Path, cells) -> pd.DataFrame:
-        return serving_frame(read_rows(self.path(results_path), ServingResult).rows)
+        return serving_frame(self.read(results_path))
 
-    def verdict(self, frame: pd.DataFrame) -> str:
-        """One line per model: which setting to use for variable batch sizes, and why. Per model, over
-        its settings that ran: (1) a compiled setting qualifies when, once warm, it serves the sequence
-        at least MIN_GAIN faster than eager and did not hit dynamo's recompile limit (past it new sizes
-        run eagerly: no answer for a server with many sizes); (2) a server runs long, so of the
-        qualified settings those within MIN_GAIN of the fastest are equally good; (3) of those, the
-        lowest cold sequence (compiles included) wins; (4) none qualifies: "use eager"."""
-        from ..report.tables import ordered_models
+    def model_verdict(self, rows: pd.DataFrame) -> str:
+        """Which setting to use for variable batch sizes, and why. Over the model's settings that ran:
+        (1) a compiled setting qualifies when, once warm, it serves the sequence at least MIN_GAIN faster
+        than eager and did not hit dynamo's recompile limit (past it new sizes run eagerly: no answer for a
+        server with many sizes); (2) a server runs long, so of the qualified settings those within MIN_GAIN
+        of the fastest are equally good; (3) of those, the lowest cold sequence (compiles included) wins;
+        (4) none qualifies: "use eager"."""
+        from ..report.display import times
+        from ..config.registry import display_name
 
-        if frame.empty:
-            return "No serving rows yet: no verdict."
-        return "\n".join(f"- {_model_verdict(frame[frame['model'] == model])}"
-                         for model in ordered_models(frame["model"]))
+        name = display_name(rows["model"].iloc[0])
+        failed = ", ".join(f"{s} {st.upper()}" for s, st in zip(rows["setting"], rows["status"]) if st != "ok")
+        tail = f" Failed: {failed}." if failed else ""
+        busy = rows["others_cpu_pct"].max()
+        if busy > DISTURBED_PCT:  # one process per setting: a busy moment is not averaged away
+            tail += (f" Caveat: other programs used up to {busy:.0f}% of the CPU while timing; measure again on a "
+                     "quiet machine.")
+        if rows[(rows["setting"] == "eager") & (rows["status"] == "ok")].empty:
+            return f"**{name}: no verdict**: no eager baseline to compare with.{tail}"
+        best, qualified = _choose(rows)
+        if best is None:
+            compiled = rows[(rows["setting"] != "eager") & rows["speedup"].notna()]
+            top = compiled.loc[compiled["speedup"].idxmax()] if not compiled.empty else None
+            why = f" (best: {top['setting']} {times(top['speedup'])})" if top is not None else ""
+            return (f"**{name}: use eager**: no compiled setting serves the sequence at least "
+                    f"{MIN_GAIN:.0%} faster once warm without hitting the recompile limit{why}.{tail}")
+        return f"**{name}: use {best['setting']}**: {_why(best, qualified, rows)}{tail}"
 
-    def section(self, frame: pd.DataFrame) -> None:
-        from IPython.display import display
-
-        from ..report.page_html import Markdown
-
-        if frame.empty:
-            return
-        display(Markdown("## Variable batch sizes: dynamic shapes"))
-        display(serving_table(frame))
+    def shown(self, frame: pd.DataFrame):
+        yield serving_table(frame)
         for model in frame["model"].unique():
-            display(serving_chart(frame, model))
+            yield serving_chart(frame, model)
 
 
 STUDY = Serving()

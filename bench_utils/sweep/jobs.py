@@ -17,7 +17,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
 from ..measure.task import CELL, Job
 from ..results.race import SELECTION_ROUNDS
-from ..results.rows import BenchResult, Row, cell_fields, read_results, read_rows, run_key
+from ..results.rows import BenchResult, Row, cell_fields, read_results, run_key
 from ..results.studies import study, studies
 
 
@@ -142,7 +142,7 @@ def pending_study_jobs(cfg: BenchConfig, results_path: Path, retry_failed: bool 
     """The study jobs of `cfg` whose rows (of these settings) its study files do not hold yet."""
     done = set()
     for each in studies():
-        done |= {(each.name, row.key) for row in read_rows(each.path(results_path), each.row).rows
+        done |= {(each.name, row.key) for row in each.read(results_path)
                  if row.settings == cfg.settings_fingerprint() and (row.status == "ok" or not retry_failed)}
     return [job for job in study_jobs(cfg) if (job.kind, _key(cfg, job)) not in done]
 
