@@ -22,6 +22,15 @@ def test_arithmetic_of_two_snapshots():
     assert between(None, after) is None and between(after, after, cores=2) is None
 
 
+def test_shares_that_coarse_jiffies_round_past_either_end_stay_within_0_and_100():
+    # a 0.5 s block on 2 cores (1 s capacity) where /proc/stat's 10 ms jiffies lagged: 1.06 s busy, none ours
+    # (106% was read once, and the row schema refused the whole row: its cell was measured again)
+    before = Snapshot(wall_s=0.0, busy_s=10.0, steal_s=1.0, own_s=5.0)
+    load = between(before, Snapshot(wall_s=0.5, busy_s=11.06, steal_s=2.2, own_s=5.0), cores=2)
+    assert (load.others_cpu_pct, load.steal_pct) == (100.0, 100.0)
+    assert between(before, Snapshot(wall_s=0.5, busy_s=10.0, steal_s=1.0, own_s=5.02), cores=2).others_cpu_pct == 0.0
+
+
 def test_a_busy_neighbour_is_seen_and_our_own_work_is_not():
     def spin(seconds):
         end = time.perf_counter() + seconds

@@ -62,5 +62,10 @@ def between(before: Snapshot | None, after: Snapshot | None, cores: int | None =
         return None
     others_s = (after.busy_s - before.busy_s) - (after.own_s - before.own_s)
     steal_s = after.steal_s - before.steal_s
-    # jiffies are coarse (10 ms): clamp the small negative values rounding can give
-    return Load(max(0.0, others_s / capacity_s * 100.0), max(0.0, steal_s / capacity_s * 100.0))
+    # jiffies are coarse (10 ms) and /proc/stat lags the clock that spans the interval: over a short
+    # block the shares can round past either end (106% was read once); a share is within 0 .. 100
+    return Load(_share(others_s, capacity_s), _share(steal_s, capacity_s))
+
+
+def _share(seconds: float, capacity_s: float) -> float:
+    return min(100.0, max(0.0, seconds / capacity_s * 100.0))
