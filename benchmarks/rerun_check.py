@@ -103,7 +103,7 @@ def _recommended(path: Path) -> dict:
 
     from bench_utils.results.aggregate import cells
     from bench_utils.results.rows import read_results
-    from bench_utils.results.stats import design_effect, round_clusters
+    from bench_utils.results.stats import design_effect, effective_dof, round_clusters
 
     out = {}
     for record in cells(read_results(path).rows):
@@ -112,7 +112,7 @@ def _recommended(path: Path) -> dict:
         kept = [i for i, r in enumerate(record["round_ids"]) if r in record["race_round_ids"]]
         logs, labels = round_clusters([record["round_pairs"][i] for i in kept], [record["round_workers"][i] for i in kept])
         deff = design_effect(logs, labels)
-        dof = min(logs.size - 1.0, max(logs.size / deff - 1.0, len(set(labels)) - 1.0, 1.0))
+        dof = effective_dof(logs.size, deff, len(set(labels)))
         out[(record["model"], record["batch_size"], record["configuration"])] = (
             float(np.log(record["race_speedup"])), float(logs.std(ddof=1) * math.sqrt(deff / logs.size)), dof)
     return out

@@ -117,7 +117,8 @@ def race(records: list[dict]) -> Race:
     lead.outcome = RECOMMENDED
     # a dropped configuration's figure rests on the selection round: its interval at least as wide as one
     # round of the leader moves from round to round (re-runs held one-round intervals' figures far less often)
-    one_round = _one_round_halfwidth(lead.record, lead.rounds)
+    dropped = any(entry.outcome == DROPPED for entry in entries.values())  # the sweep re-races after every round
+    one_round = _one_round_halfwidth(lead.record, lead.rounds) if dropped else 0.0
     for entry in entries.values():
         if entry.outcome == DROPPED and entry.estimate is not None and len(entry.rounds) == 1:
             entry.estimate = widened(entry.estimate, one_round)

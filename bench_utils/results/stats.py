@@ -224,8 +224,13 @@ def log_halfwidth(sd: float, n: int, deff: float = 1.0, clusters: int = 0) -> fl
     freedom are those of n / deff rounds (at least clusters - 1, at most n - 1)."""
     from scipy.stats import t
 
-    dof = min(n - 1.0, max(n / deff - 1.0, clusters - 1.0, 1.0))
-    return float(t.ppf(0.975, dof)) * sd * math.sqrt(deff / n)
+    return float(t.ppf(0.975, effective_dof(n, deff, clusters))) * sd * math.sqrt(deff / n)
+
+
+def effective_dof(n: int, deff: float, clusters: int) -> float:
+    """The degrees of freedom of `n` rounds in `clusters` worker pairs with design effect `deff`: those
+    of n / deff rounds, at least clusters - 1, at most n - 1 (and at least 1)."""
+    return min(n - 1.0, max(n / deff - 1.0, clusters - 1.0, 1.0))
 
 
 def intraclass_correlation(logs: np.ndarray, clusters) -> float | None:
@@ -366,8 +371,7 @@ def round_halfwidth(round_logs, clusters) -> float:
     logs = np.asarray(round_logs, dtype=float)
     if logs.size < 2:
         return 0.0
-    deff = design_effect(logs, clusters)
-    dof = min(logs.size - 1.0, max(logs.size / deff - 1.0, len(set(clusters)) - 1.0, 1.0))
+    dof = effective_dof(logs.size, design_effect(logs, clusters), len(set(clusters)))
     return float(t.ppf(0.975, dof)) * float(logs.std(ddof=1))
 
 
