@@ -144,6 +144,18 @@ def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runne
     assert "default: dropped after the first round, slower than the choice there" in row["others"]
 
 
+def test_a_dropped_runner_up_within_a_round_s_spread_is_not_called_slower_for_sure():
+    # round 0's block pairs put the choice clearly ahead (1.5 against 1.2); its rounds move by +-13%, so the
+    # ratio over the dropped one, widened to that, crosses 1: the page says what round 0 decided, not more
+    rows = race_rows("vit", {"default+bf16-autocast": {"speedups": (1.5, 1.3, 1.7, 1.35, 1.65), "spread": 0.001},
+                             "eager+bf16-autocast": {"speedups": (1.2,), "spread": 0.001}})
+    rec = to_dataframe(rows).set_index("configuration").loc["default+bf16-autocast"]
+    assert rec["runner_up"] == "eager+bf16-autocast" and rec["versus_ci95_low"] < 1.0 < rec["versus_ci95_high"]
+    row = verdict_of(rows).loc[("vit", 1)]
+    assert "dropped after the first round, where the choice was ahead by 1.2" in row["runner_up"]
+    assert row["runner_up"].endswith(": not sure across rounds") and "can't tell which" not in row["runner_up"]
+
+
 def test_a_dropped_configuration_s_one_round_interval_is_as_wide_as_the_leader_s_rounds_spread():
     from scipy.stats import t
 

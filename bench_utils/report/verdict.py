@@ -116,21 +116,24 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
 
 
 def _runner_up(rec, runner, rules: Rules) -> str:
-    """The runner-up and how the choice compares with it, paired round by round."""
+    """The runner-up and how the choice compares with it, paired round by round (a dropped runner-up:
+    over the first round, the one both measured, its interval as wide as a round moves)."""
     if rec is None or runner is None:
         return MISSING
     text = f"{configuration(runner['configuration']).words}: {_interval(runner)}"
     low, high = rec["versus_ci95_low"], rec["versus_ci95_high"]
     if pd.isna(low):
         return text
-    ratio = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
-    if runner["race_outcome"] == "dropped":  # its figures are the first round's, the one both measured
-        ratio += ", in the first round, which dropped it"
+    gap = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
+    dropped = runner["race_outcome"] == "dropped"
+    where = ", in the first round, which dropped it" if dropped else ""
     if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
-        return f"{text}; within the margin of the choice ({ratio})"
+        return f"{text}; within the margin of the choice ({gap}{where})"
     if low > 1.0:
-        return f"{text}; the choice is faster ({ratio})"
-    return f"{text}; can't tell which of the two is faster ({ratio})"
+        return f"{text}; the choice is faster ({gap}{where})"
+    if dropped:  # the round's own block pairs dropped it, but a round moves by more than the gap
+        return f"{text}; dropped after the first round, where the choice was ahead by {gap}: not sure across rounds"
+    return f"{text}; can't tell which of the two is faster ({gap})"
 
 
 def _others(rows: pd.DataFrame, rec) -> str:
