@@ -1,26 +1,11 @@
 """The race between a model's configurations: which one to recommend, and its figure with the luck
 that picked it taken out. Numbers and codes only (report/ says them). No torch.
 
-Per cell group (model, batch size), every configuration is measured against eager float32 in the
-same rounds (ABBA blocks, worker pairs). The race:
-1. Round 0 is the selection round. A configuration that did not run (`unsupported` here, `failed`) or
-   whose output left its tolerance against eager float32 (`inaccurate`) is out. Of the others the
-   leader is the one with the highest round-0 speedup; a configuration whose round-0 interval lies
-   entirely below the leader's is `dropped` (clearly slower). The rest are the contenders: the sweep
-   measures only them (and eager) in later rounds.
-2. The leader is the recommendation. Every contender's figure (speedup and interval against eager) is
-   over all its rounds; the leader's carries a stated correction for the winner's curse (the best of
-   several noisy estimates overstates its own): its point and low end are lowered by the most the
-   selection round can have lifted them, E_k * s * sqrt(S) / n on the log scale (k candidates picked
-   from, E_k the expected largest of k standard normals, s the spread of one round's log speedup, S
-   selection rounds among its n rounds: docs/method.md). With one candidate there is nothing to pick
-   and nothing to correct. A dropped configuration's figure is its selection round's, its interval at
-   least as wide as one of the leader's rounds moves (stats.round_halfwidth; one round's block pairs
-   see only their own stretch).
-3. The runner-up is the next contender by its figure (when the selection round dropped every rival,
-   the fastest dropped one, which keeps its `dropped` code); the recommendation's speedup over it is
-   the paired ratio of the two over the rounds both measured (both were timed against the same eager
-   blocks), with the same correction for the selection (the leader was the larger of the two in round 0).
+Per cell group (model, batch size): round 0 selects the leader and drops the clearly slower; the
+leader's figure over all its rounds is lowered by the most the pick can have lifted it, E_k * s * sqrt(S)
+/ n on the log scale; a dropped configuration keeps its selection round's figure, at least as wide as
+one of the leader's rounds moves; the runner-up is compared with the leader round by round. Why and
+how: docs/method.md, "The race".
 """
 
 from __future__ import annotations
@@ -67,14 +52,17 @@ class Race:
         return [name for name, e in self.entries.items() if e.outcome in (RECOMMENDED, RUNNER_UP, CONTENDER)]
 
 
-def _subset(record: dict, rounds: list[int]) -> SpeedupEstimate | None:
-    """The speedup over `rounds` of a cell's paired rounds (aggregate.py keeps each round's block-pair
-    log ratios and worker pair); None when none of them was paired."""
+def _paired(record: dict, rounds: list[int]) -> tuple[list, list]:
+    """The block-pair log ratios and the worker pair of each of `rounds` the cell paired (aggregate.py
+    keeps them per round)."""
     kept = [i for i, r in enumerate(record.get("round_ids") or []) if r in rounds]
-    if not kept:
-        return None
-    pairs, workers = record["round_pairs"], record["round_workers"]
-    return speedup_over_rounds([pairs[i] for i in kept], [workers[i] for i in kept])
+    return [record["round_pairs"][i] for i in kept], [record["round_workers"][i] for i in kept]
+
+
+def _subset(record: dict, rounds: list[int]) -> SpeedupEstimate | None:
+    """The speedup over `rounds` of a cell's paired rounds; None when none of them was paired."""
+    pairs, workers = _paired(record, rounds)
+    return speedup_over_rounds(pairs, workers) if pairs else None
 
 
 def _eligible(record: dict) -> str:
@@ -93,26 +81,25 @@ def race(records: list[dict]) -> Race:
     included or not)."""
     candidates = [r for r in records if r["configuration"] != BASELINE and r.get("round_ids") is not None]
     entries = {r["configuration"]: Entry(r, _eligible(r) or CONTENDER) for r in candidates}
-    eligible = [r for r in candidates if entries[r["configuration"]].outcome == CONTENDER]
+    eligible = {name: entry for name, entry in entries.items() if entry.outcome == CONTENDER}
     if not eligible:
         return Race(entries)
     selection = list(range(SELECTION_ROUNDS))
-    first = {r["configuration"]: _subset(r, selection) for r in eligible}
+    first = {name: _subset(entry.record, selection) for name, entry in eligible.items()}
     first = {name: est for name, est in first.items() if est is not None}
     if not first:  # no selection round paired (rows resumed oddly): the best over every round leads
-        first = {r["configuration"]: _subset(r, r["round_ids"]) for r in eligible}
-        selection = sorted({i for r in eligible for i in r["round_ids"]})
+        first = {name: _subset(entry.record, entry.record["round_ids"]) for name, entry in eligible.items()}
+        selection = sorted({i for entry in eligible.values() for i in entry.record["round_ids"]})
     leader = max(first, key=lambda name: first[name].speedup)
     for name, estimate in first.items():
         if name != leader and estimate.ci95_high < first[leader].ci95_low:
             entries[name].outcome = DROPPED
-    contenders = [r for r in eligible if entries[r["configuration"]].outcome == CONTENDER]
-    for record in eligible:
-        rounds = list(record["round_ids"])
-        if entries[record["configuration"]].outcome == DROPPED:
-            rounds = [r for r in rounds if r < SELECTION_ROUNDS] or rounds
-        entries[record["configuration"]].estimate = _subset(record, rounds)
-        entries[record["configuration"]].rounds = rounds
+    contenders = [name for name, entry in eligible.items() if entry.outcome == CONTENDER and name != leader]
+    for entry in eligible.values():
+        entry.rounds = list(entry.record["round_ids"])
+        if entry.outcome == DROPPED:
+            entry.rounds = [r for r in entry.rounds if r < SELECTION_ROUNDS] or entry.rounds
+        entry.estimate = _subset(entry.record, entry.rounds)
     lead = entries[leader]
     lead.outcome = RECOMMENDED
     # a dropped configuration's figure rests on the selection round: its interval at least as wide as one
@@ -127,21 +114,20 @@ def race(records: list[dict]) -> Race:
         lead.selection_bias = curse * _round_spread(_round_logs(lead.record, lead.rounds)) * _selection_weight(
             lead.rounds, selection)
         lead.estimate = lowered(lead.estimate, lead.selection_bias)
-    others = [r for r in contenders if r["configuration"] != leader and entries[r["configuration"]].estimate is not None]
+    others = [name for name in contenders if entries[name].estimate is not None]
     result = Race(entries, leader)
     if not others:  # every rival was dropped: the fastest of them is the one to beat, on the round they shared
-        others = [r for r in eligible if entries[r["configuration"]].outcome == DROPPED
-                  and entries[r["configuration"]].estimate is not None]
+        others = [name for name, entry in eligible.items() if entry.outcome == DROPPED and entry.estimate is not None]
     if others:
-        runner = max(others, key=lambda r: entries[r["configuration"]].estimate.speedup)
-        if entries[runner["configuration"]].outcome == CONTENDER:  # a dropped one stays dropped: no rounds chase it
-            entries[runner["configuration"]].outcome = RUNNER_UP
-        result.runner_up = runner["configuration"]
+        result.runner_up = max(others, key=lambda name: entries[name].estimate.speedup)
+        runner = entries[result.runner_up]
+        if runner.outcome == CONTENDER:  # a dropped one stays dropped: no rounds chase it
+            runner.outcome = RUNNER_UP
         # the leader was the largest of k in round 0, so their difference there is lifted by at most
         # E_k * k / (k - 1) standard errors of one configuration's own noise (s_d / sqrt 2)
-        result.versus = _versus(lead.record, runner, lead.rounds,
+        result.versus = _versus(lead.record, runner.record, lead.rounds,
                                 curse * len(first) / max(len(first) - 1, 1) / math.sqrt(2.0), selection)
-        if result.versus is not None and entries[runner["configuration"]].outcome == DROPPED:
+        if result.versus is not None and runner.outcome == DROPPED:
             result.versus = widened(result.versus, one_round)  # over round 0 alone, as wide as a round moves
     return result
 
@@ -149,14 +135,12 @@ def race(records: list[dict]) -> Race:
 def _one_round_halfwidth(record: dict, rounds: list[int]) -> float:
     """How far one round of `record` moves around its mean, log scale (stats.round_halfwidth over the
     rounds of `rounds` it paired, clustered by worker pair)."""
-    kept = [i for i, r in enumerate(record["round_ids"]) if r in rounds]
-    logs, labels = round_clusters([record["round_pairs"][i] for i in kept], [record["round_workers"][i] for i in kept])
-    return round_halfwidth(logs, labels)
+    return round_halfwidth(*round_clusters(*_paired(record, rounds)))
 
 
 def _round_logs(record: dict, rounds: list[int]) -> list[np.ndarray]:
     """The block-pair log ratios of each of `rounds` the record paired."""
-    return [np.asarray(p, dtype=float) for r, p in zip(record["round_ids"], record["round_pairs"]) if r in rounds]
+    return [np.asarray(pairs, dtype=float) for pairs in _paired(record, rounds)[0]]
 
 
 def _round_spread(rounds: list[np.ndarray]) -> float:
@@ -176,8 +160,8 @@ def _selection_weight(rounds: list[int], picked_on: list[int]) -> float:
     return math.sqrt(chosen) / len(rounds) if rounds else 0.0
 
 
-def _versus(leader: dict, other: dict, rounds: list[int], curse: float = 0.0,
-            picked_on: list[int] = ()) -> SpeedupEstimate | None:
+def _versus(leader: dict, other: dict, rounds: list[int], curse: float,
+            picked_on: list[int]) -> SpeedupEstimate | None:
     """The leader's speedup over `other`: per round, the difference of their block pairs' log ratios
     against the same eager blocks (the eager time cancels), over `rounds` both measured; lowered by
     `curse` standard deviations of one round's difference, weighted as the selection rounds are."""
