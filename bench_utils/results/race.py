@@ -117,7 +117,8 @@ def race(records: list[dict]) -> Race:
     others = [name for name in contenders if entries[name].estimate is not None]
     result = Race(entries, leader)
     if not others:  # every rival was dropped: the fastest of them is the one to beat, on the round they shared
-        others = [name for name, entry in eligible.items() if entry.outcome == DROPPED and entry.estimate is not None]
+        others = [name for name, entry in eligible.items()
+                  if entry.outcome == DROPPED and entry.estimate is not None]
     if others:
         result.runner_up = max(others, key=lambda name: entries[name].estimate.speedup)
         runner = entries[result.runner_up]
