@@ -182,7 +182,8 @@ def _pair(record: dict, eager: dict | None) -> dict:
     if record is eager or not common:
         return fields
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
-    pairs = worker_pairs(eager, record, common)
+    # per round, the workers that measured it (eager's, compiled's first round): the design effect's clusters
+    pairs = [(eager["round_process"][r], record["round_process"][r]) for r in common]
     logs, labels = round_clusters(rounds, pairs)
     estimate = speedup_over_rounds(rounds, pairs)
     fields |= {"round_ids": common, "round_pairs": rounds}
@@ -192,12 +193,6 @@ def _pair(record: dict, eager: dict | None) -> dict:
         "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"]),
         "paired_rounds": len(common), "outlying_rounds": [common[i] for i in outlying_rounds(logs)],
         "round_logs": list(logs), "round_workers": labels}
-
-
-def worker_pairs(eager: dict, record: dict, rounds: list[int]) -> list:
-    """Per round, the pair of workers that measured it, (eager's, compiled's) first round: the design
-    effect's clusters (stats.design_effect)."""
-    return [(eager["round_process"][r], record["round_process"][r]) for r in rounds]
 
 
 def _disturbance(record: dict, eager: dict | None) -> dict:
@@ -223,7 +218,6 @@ def cells(rows) -> list[dict]:
         baseline = eager.get(_baseline_key(record))
         record |= _pair(record, baseline)
         record |= _disturbance(record, baseline)
-    for record in records:
         record |= NO_RACE
     for race in races(records).values():
         for entry in race.entries.values():
@@ -231,8 +225,9 @@ def cells(rows) -> list[dict]:
     return records
 
 
-NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan, "race_ci95_low": math.nan,
-           "race_ci95_high": math.nan, "race_halfwidth": math.nan, "race_selection_bias": math.nan, "runner_up": "", "versus_runner_up": math.nan,
+NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan,
+           "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
+           "race_selection_bias": math.nan, "runner_up": "", "versus_runner_up": math.nan,
            "versus_ci95_low": math.nan, "versus_ci95_high": math.nan}  # eager's, and before any race
 
 
@@ -240,12 +235,12 @@ def _race_fields(entry, race) -> dict:
     """A configuration's outcome in its group's race, its figure (the leader's corrected for its
     selection, race.py), and on the leader's row the comparison with the runner-up."""
     estimate = entry.estimate
-    fields = {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds), "race_round_ids": list(entry.rounds),
-              "race_speedup": estimate.speedup if estimate else math.nan,
-              "race_ci95_low": estimate.ci95_low if estimate else math.nan,
-              "race_ci95_high": estimate.ci95_high if estimate else math.nan,
-              "race_halfwidth": relative_halfwidth(estimate) if estimate else math.nan,
-              "race_selection_bias": math.expm1(entry.selection_bias) if estimate else math.nan}
+    fields = NO_RACE | {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds),
+                        "race_round_ids": list(entry.rounds)}
+    if estimate:
+        fields |= {"race_speedup": estimate.speedup, "race_ci95_low": estimate.ci95_low,
+                   "race_ci95_high": estimate.ci95_high, "race_halfwidth": relative_halfwidth(estimate),
+                   "race_selection_bias": math.expm1(entry.selection_bias)}
     if entry.outcome == "recommended" and race.versus is not None:
         fields |= {"runner_up": race.runner_up, "versus_runner_up": race.versus.speedup,
                    "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high}
