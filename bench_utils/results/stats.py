@@ -208,20 +208,16 @@ def paired_log_ratios(baseline_blocks_ms: np.ndarray, candidate_blocks_ms: np.nd
 
 
 def _t_interval(logs: np.ndarray, between_process: bool, deff: float = 1.0, clusters: int = 0) -> SpeedupEstimate:
-    """The mean of `logs` and its 95% t-interval, exponentiated; with a design effect `deff` > 1 the
-    variance is scaled by it and the degrees of freedom are those of n / deff rounds (at least
-    clusters - 1, at most n - 1)."""
+    """The mean of `logs` and its 95% t-interval (log_halfwidth), exponentiated."""
     point = float(logs.mean())
     half = math.inf if logs.size < 2 else log_halfwidth(float(logs.std(ddof=1)), logs.size, deff, clusters)
-    if half == 0.0:
-        return SpeedupEstimate(math.exp(point), math.exp(point), math.exp(point), between_process)
     return SpeedupEstimate(math.exp(point), math.exp(point - half), math.exp(point + half), between_process)
 
 
 def log_halfwidth(sd: float, n: int, deff: float = 1.0, clusters: int = 0) -> float:
     """The 95% t-interval's half-width, log scale, of the mean of `n` rounds whose log speedups have
-    standard deviation `sd`, with design effect `deff`: the variance is scaled by it and the degrees of
-    freedom are those of n / deff rounds (at least clusters - 1, at most n - 1)."""
+    standard deviation `sd`, with design effect `deff`: the variance is scaled by it, the degrees of
+    freedom are effective_dof's."""
     from scipy.stats import t
 
     return float(t.ppf(0.975, effective_dof(n, deff, clusters))) * sd * math.sqrt(deff / n)
@@ -260,10 +256,9 @@ def _kish(rho: float, sizes) -> float:
 
 def design_effect(logs: np.ndarray, clusters) -> float:
     """Kish's design effect of rounds measured in clusters (the rounds of one pair of worker
-    processes): 1 + (m - 1) * rho (intraclass_correlation), m the clusters' size weighted by size
-    (sum n_g^2 / N). 1 when no cluster holds two rounds (every round its own processes) or when there
-    is only one cluster (rho unknown: the caller must not pretend the rounds are independent then; see
-    speedup_over_rounds)."""
+    processes): _kish with intraclass_correlation's rho. 1 when no cluster holds two rounds (every
+    round its own processes) or when there is only one cluster (rho unknown: the caller must not
+    pretend the rounds are independent then; see speedup_over_rounds)."""
     rho = intraclass_correlation(logs, clusters)
     return 1.0 if rho is None else _kish(rho, Counter(clusters).values())
 
@@ -303,15 +298,9 @@ def round_clusters(rounds: list[np.ndarray], processes=None) -> tuple[np.ndarray
 def speedup_over_rounds(rounds: list[np.ndarray], processes=None) -> SpeedupEstimate:
     """Speedup of a candidate over a baseline from paired rounds: each round's paired_log_ratios.
 
-    A round's estimate is the median of its block pairs' log ratios (round_log_speedup); two or more rounds:
-    a t-interval over the rounds (each at another time of the run, so the variation of the machine's state
-    between stretches is inside it). `processes` labels each round with the worker pair that measured it
-    (rows' process_round): rounds of one pair are a cluster, the interval's variance is scaled by the design
-    effect (design_effect) and its degrees of freedom are the effective rounds' (n / deff - 1, at least
-    clusters - 1), so variation between processes widens it as much as it showed. With all rounds in one
-    pair the rounds count as independent stretches of that pair (between_process False says the interval saw
-    one pair of processes). One round: a t-interval over its block pairs, which sees only the variation
-    within that stretch."""
+    Two or more rounds: a t-interval over their round_log_speedup, widened by the design effect of the
+    worker pairs `processes` (rows' process_round) that measured them; one round: a t-interval over its
+    block pairs. Why: docs/method.md, "The speedup"."""
     kept = [np.asarray(r, dtype=float) for r in rounds if np.size(r)]
     if not kept:
         raise ValueError("rounds: at least one round with a block pair is needed")
