@@ -8,6 +8,7 @@ No torch.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 
@@ -156,7 +157,6 @@ def _samples_problem(values: dict, blocked: bool) -> str:
     return ""
 
 
-
 def row_problem(values: dict, types: dict) -> str:
     """"" when `values` (one JSON line, as a dict) is a believable row of the dataclass whose field
     annotations are `types` (name -> annotation text); else the first problem, in a few words."""
@@ -182,7 +182,8 @@ def row_problem(values: dict, types: dict) -> str:
     return _samples_problem(values, "block_lengths" in types)
 
 
+@functools.cache
 def field_types(cls) -> dict:
     """name -> annotation text of a dataclass's fields (the text `from __future__ import annotations`
-    leaves), the keys of _CHECKS."""
+    leaves), the keys of _CHECKS; computed once per row type (every line read asks)."""
     return {f.name: str(f.type) for f in dataclasses.fields(cls)}

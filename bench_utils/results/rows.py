@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import json
 import time
 import warnings
@@ -84,7 +83,7 @@ class Row:
             raise TypeError("not a JSON object")
         if values.get(FORMAT_KEY) != ROW_FORMAT:
             raise OtherFormatError(values.get(FORMAT_KEY))
-        problem = row_problem(values, _field_types(cls))
+        problem = row_problem(values, field_types(cls))
         if problem:
             raise RowSchemaError(problem)
         return cls.from_dict(values)
@@ -291,9 +290,10 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
             try:
                 row = row_type.from_line(line)
             except OtherFormatError as err:
-                found = "none" if err.args[0] is None else repr(err.args[0])
-                raise OtherFormatError(f"{path}: written by {'an older' if not isinstance(err.args[0], int) or err.args[0] < ROW_FORMAT else 'a newer'} "
-                                       f"compile-bench (line {number}: results format {found}, this one reads "
+                found = err.args[0]
+                age = "a newer" if isinstance(found, int) and found > ROW_FORMAT else "an older"
+                raise OtherFormatError(f"{path}: written by {age} compile-bench (line {number}: results format "
+                                       f"{'none' if found is None else repr(found)}, this one reads "
                                        f"{ROW_FORMAT}); measure again into a new results file") from None
             except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as err:  # deep nesting too
                 skipped.append(number)
@@ -328,8 +328,3 @@ def read_results(path: str | Path) -> LoadedRows:
 
 class RowSchemaError(ValueError):
     """A line is JSON but not a believable results row."""
-
-
-@functools.cache
-def _field_types(row_type: type[Row]) -> dict:
-    return field_types(row_type)
