@@ -135,17 +135,16 @@ def rerun_agreement(first_df, second_df):
     other run's 95% interval. A method whose intervals are honest has most figures inside."""
     import pandas as pd
 
-    key = ["model", "size", "batch_size", "configuration"]
-    merged = pd.merge(first_df[first_df["status"] == "ok"], second_df[second_df["status"] == "ok"], on=key,
+    merged = pd.merge(first_df[first_df["status"] == "ok"], second_df[second_df["status"] == "ok"], on=KEY,
                       suffixes=("_1", "_2"))
     records = []
     for row in merged.to_dict("records"):
         figure = "eager median" if row["configuration"] == "eager" else "speedup"
         value, low, high = AGREEMENT_FIGURES[figure]
-        records.append({**{k: row[k] for k in key}, "figure": figure, "run1": row[f"{value}_1"],
+        records.append({**{k: row[k] for k in KEY}, "figure": figure, "run1": row[f"{value}_1"],
                         "run1_low": row[f"{low}_1"], "run1_high": row[f"{high}_1"], "run2": row[f"{value}_2"],
                         "run2_low": row[f"{low}_2"], "run2_high": row[f"{high}_2"],
                         "run2_in_run1": bool(row[f"{low}_1"] <= row[f"{value}_2"] <= row[f"{high}_1"]),
                         "run1_in_run2": bool(row[f"{low}_2"] <= row[f"{value}_1"] <= row[f"{high}_2"])})
-    return pd.DataFrame.from_records(records, columns=key + ["figure", "run1", "run1_low", "run1_high", "run2",
+    return pd.DataFrame.from_records(records, columns=KEY + ["figure", "run1", "run1_low", "run1_high", "run2",
                                                              "run2_low", "run2_high", "run2_in_run1", "run1_in_run2"])

@@ -2,16 +2,9 @@
 declared (`worthwhile`: the smallest speedup worth a compile), as a code. report/verdict.py says it.
 No torch.
 
-The question is one-sided, so the 95% interval is read against the margin W (docs/method.md):
-- whole interval at or above W: worth it ("compile"; "use" when the configuration compiles nothing,
-  e.g. eager in bfloat16 autocast);
-- whole interval below 1: "slower" (even the fastest configuration loses to eager);
-- whole interval below W, not all of it below 1: "no_gain" (at most a gain smaller than W);
-- the interval straddles W: "cant_tell", with why: "budget" (the sweep stopped before the precision
-  target), "busy" (the machine was disturbed while timing), else "close" (within the target, but the
-  gain is too close to W to call at that precision).
-The sweep stops on precision, never on this decision (stopping when an interval first clears the
-margin would bias it).
+The question is one-sided, so the 95% interval is read against the margin, not against 1: the codes
+below, in the order `decide` tries them (docs/method.md, "The decision"). The sweep stops on
+precision, never on this decision (stopping when an interval first clears the margin would bias it).
 """
 
 from __future__ import annotations

@@ -37,11 +37,10 @@ def load_reference(path: str | Path | None = None):
 
     text = Path(path or reference_path()).read_text(encoding="utf-8")
     body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
-    df = pd.read_csv(io.StringIO(body), dtype={"study": str, "gpu": str, "model": str, "batch_size": int,
-                                               "mode": str, "eager_ms": float, "compiled_ms": float,
-                                               "status": str, "note": str}, keep_default_na=False,
-                     na_values={"eager_ms": [""], "compiled_ms": [""]})
-    return df
+    return pd.read_csv(io.StringIO(body), dtype={"study": str, "gpu": str, "model": str, "batch_size": int,
+                                                 "mode": str, "eager_ms": float, "compiled_ms": float,
+                                                 "status": str, "note": str}, keep_default_na=False,
+                       na_values={"eager_ms": [""], "compiled_ms": [""]})
 
 
 def compare_with_reference(df):
