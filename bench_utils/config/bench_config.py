@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .configurations import configuration
 from .registry import MODEL_NAMES, SIZES
-from .schema import parameter
+from .schema import parameter, parameters
 from .validation import ConfigError, check_config
 
 __all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "COMPILE_STRATEGIES",
@@ -124,10 +124,9 @@ class BenchConfig:
 
     def __post_init__(self) -> None:
         check_config(self)
-        for name in ("max_warmup_s", "min_time_s", "timeout_s", "settle_s", "target_halfwidth", "budget_min",
-                     "worthwhile"):
-            # `10` and `10.0`: one setting, one fingerprint
-            object.__setattr__(self, name, float(getattr(self, name)))
+        for p in parameters(type(self)):
+            if p.kind in ("seconds", "number"):  # `10` and `10.0`: one setting, one fingerprint
+                object.__setattr__(self, p.name, float(getattr(self, p.name)))
 
     def cells(self) -> list[tuple[str, int, str]]:
         """The (model, batch_size, mode) matrix in run order: model-major, eager before compiled."""

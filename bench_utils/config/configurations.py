@@ -15,6 +15,7 @@ precision: measure/accuracy.py). Where it does not apply, the cell becomes a row
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 from .modes import MODE_BY_NAME, MODES
@@ -107,10 +108,7 @@ class Configuration:
     @property
     def compile_cost(self) -> float:
         """Planning: compile time as a multiple of its mode's constants."""
-        factor = 1.0
-        for modifier in self.modifiers:
-            factor *= modifier.compile_cost
-        return factor
+        return math.prod((m.compile_cost for m in self.modifiers), start=1.0)
 
     @property
     def words(self) -> str:

@@ -137,10 +137,9 @@ def _check_checkpoints(cfg) -> None:
 def check_config(cfg) -> None:
     """Raise ConfigError naming the first field of a BenchConfig whose value is not allowed: each
     field by its declared kind (schema.py), then the rules that tie fields together."""
-    declared = {p.name: p for p in parameters(type(cfg))}
     _check_checkpoints(cfg)
     own = {entry[0] for entry in cfg.checkpoints}
-    for p in declared.values():
+    for p in parameters(type(cfg)):
         value = getattr(cfg, p.name)
         if p.kind == "models":
             _check_models(p, value, own)
