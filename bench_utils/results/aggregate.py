@@ -34,8 +34,8 @@ BF16_MIN_CAPABILITY = 8
 # non-static inputs with one torch._foreach_copy_ per replay, _copy_inputs_and_remove_from_src); more
 # than this share of its kernels launched one by one means partial CUDA-graph coverage.
 OUTSIDE_GRAPHS_SHARE = 0.1
-EAGER_PROFILE = ("profile_ops_per_call", "profile_op_ms", "profile_overhead_ms", "profile_call_ms",
-                 "profile_kernels_per_call", "profile_device_ms", "profile_top_ops")  # beside a compiled cell's own
+# the eager cell's profile beside a compiled cell's own: the record's eager_profile_* columns
+EAGER_PROFILE = tuple(c.name.removeprefix("eager_") for c in RECORD if c.name.startswith("eager_profile_"))
 
 
 def _present(values) -> list:

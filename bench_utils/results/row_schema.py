@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 
 from ..config.configurations import is_configuration
+from ..config.validation import CONTROL
 
 # A sample is one timed call of a model, seconds: below a microsecond no forward pass ran (or the timer
 # cannot tell), above a day the number is a typo or garbage, not a latency.
@@ -51,9 +51,6 @@ ENV_FIELDS = {
         v == "" or (len(v) <= 8 and v.replace(".", "", 1).isdigit() and "." in v)))}
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
 def _is_number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
@@ -68,7 +65,7 @@ def _is_top_op(item) -> bool:
 def _is_file_name(value) -> bool:
     """A name in a folder (a trace's in traces/): no separator, not . or .., no control character."""
     return isinstance(value, str) and len(value) <= MAX_IDENTITY and "/" not in value and "\\" not in value \
-        and value not in (".", "..") and not _CONTROL.search(value)
+        and value not in (".", "..") and not CONTROL.search(value)
 
 
 _CHECKS = {  # a row field's annotation -> (what a value must be, in words; the test)
@@ -133,7 +130,7 @@ def _bounds_problem(name: str, value) -> str:
         low, high = BOUNDS[name]
         return f"{name}: {value:.3g} is outside {low:g} .. {high:g}"
     if isinstance(value, str) and (len(value) > (MAX_IDENTITY if name in IDENTITY else MAX_TEXT)
-                                   or (name in IDENTITY and _CONTROL.search(value))):
+                                   or (name in IDENTITY and CONTROL.search(value))):
         return f"{name}: {value[:40]!r}... is not text of at most {MAX_IDENTITY if name in IDENTITY else MAX_TEXT} " \
                "characters without control characters"
     if isinstance(value, (list, dict)) and len(value) > MAX_ITEMS * 100:
