@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config.configurations import BASELINE
-from .stats import (SpeedupEstimate, expected_maximum, lowered, relative_halfwidth, round_clusters,
-                    round_halfwidth, round_log_speedup, speedup_over_rounds, widened)
+from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth, round_log_speedup,
+                    speedup_over_rounds, widened)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have
@@ -35,10 +35,6 @@ class Entry:
     rounds: list = field(default_factory=list)  # the rounds of that figure
     selection_bias: float = 0.0  # log scale: how far the leader's point and low end were lowered
 
-    @property
-    def halfwidth(self) -> float:
-        return relative_halfwidth(self.estimate) if self.estimate else math.inf
-
 
 @dataclass
 class Race:
@@ -46,10 +42,6 @@ class Race:
     leader: str | None = None  # the recommendation; None when no configuration could be one
     runner_up: str | None = None
     versus: SpeedupEstimate | None = None  # the leader's speed over the runner-up's, paired by round
-
-    @property
-    def contenders(self) -> list[str]:
-        return [name for name, e in self.entries.items() if e.outcome in (RECOMMENDED, RUNNER_UP, CONTENDER)]
 
 
 def _paired(record: dict, rounds: list[int]) -> tuple[list, list]:

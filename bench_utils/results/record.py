@@ -5,9 +5,7 @@ not hand-kept lists); the report reads the labels and units; cells.csv's data di
 Values are numbers, codes and measured text (error messages, dynamo's reasons): the words a reader
 sees are made in report/. No torch.
 
-Adding a measured column: the row field (rows.BenchResult), where the worker measures it
-(measure/cell.py), its declaration here (a combine rule, a unit, a meaning, a label) and, to show it
-by default, its table's key columns (report/display.py).
+Adding a measured column: docs/architecture.md, "Where a change goes".
 """
 
 from __future__ import annotations

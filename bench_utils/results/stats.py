@@ -274,7 +274,7 @@ def halfwidth_with_round(round_logs, clusters, joins) -> float:
     sizes = Counter(clusters)
     rho = intraclass_correlation(logs, clusters)
     sizes[joins] += 1
-    deff = 1.0 if rho is None or len(sizes) < 2 else _kish(rho, sizes.values())
+    deff = 1.0 if rho is None else _kish(rho, sizes.values())  # rho known: two clusters at least
     return math.exp(log_halfwidth(float(logs.std(ddof=1)), logs.size + 1, deff, len(sizes))) - 1.0
 
 
