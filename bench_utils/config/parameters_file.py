@@ -34,7 +34,6 @@ def _own_entry(entry) -> tuple[str, str, str]:
     return values
 
 
-
 def config_from_dict(values: dict, source: str = "parameters") -> BenchConfig:
     """Validate a mapping (from YAML or papermill parameters) into a BenchConfig."""
     if not isinstance(values, dict):
