@@ -2,9 +2,9 @@
 declared (`worthwhile`: the smallest speedup worth a compile), as a code. report/verdict.py says it.
 No torch.
 
-The question is one-sided, so the 95% interval is read against the margin, not against 1: the codes
-below, in the order `decide` tries them (docs/method.md, "The decision"). The sweep stops on
-precision, never on this decision (stopping when an interval first clears the margin would bias it).
+The question is one-sided, so the 95% interval is read against the margin, not against 1; when each
+code below applies: docs/method.md, "The decision". The sweep stops on precision, never on this
+decision (stopping when an interval first clears the margin would bias it).
 """
 
 from __future__ import annotations
