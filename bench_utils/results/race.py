@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config.configurations import BASELINE
-from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth, round_log_speedup,
-                    speedup_over_rounds, widened)
+from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth,
+                    round_log_speedup, speedup_over_rounds, widened)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have

@@ -292,8 +292,8 @@ def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
             except OtherFormatError as err:
                 found = err.args[0]
                 age = "a newer" if isinstance(found, int) and found > ROW_FORMAT else "an older"
-                raise OtherFormatError(f"{path}: written by {age} compile-bench (line {number}: results format "
-                                       f"{'none' if found is None else repr(found)}, this one reads "
+                raise OtherFormatError(f"{path}: written by {age} compile-bench (line {number}: results "
+                                       f"format {'none' if found is None else repr(found)}, this one reads "
                                        f"{ROW_FORMAT}); measure again into a new results file") from None
             except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as err:  # deep nesting too
                 skipped.append(number)
