@@ -70,20 +70,18 @@ class Sessions:
                                     or set(round_.configurations) - set(session.workers)):
             self._end(session)
             session = None
-        if session is not None:  # configurations out of the race end their workers
-            for name in set(session.workers) - set(round_.configurations):
-                session.workers.pop(name).close()
-            session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
-        if session is None:
+        fresh = session is None
+        if fresh:
             while len(self.live) >= self.cfg.live_groups:
                 self._end(self.live.pop(next(iter(self.live))))
             session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s)
                                               for job in round_.jobs})
-            fresh = True
         else:
+            for name in set(session.workers) - set(round_.configurations):  # out of the race: they end
+                session.workers.pop(name).close()
+            session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
             for worker in session.workers.values():
                 worker.new_deadline()
-            fresh = False
         self.live[round_.group] = session  # most recently used last
         return session, fresh
 
