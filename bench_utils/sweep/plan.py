@@ -199,7 +199,7 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
-    """What to trim, biggest saving first."""
+    """What to trim, biggest saving first; `parts`: seconds per part, every one of PARTS."""
     tips = []
     by_batch = {b: sum(e.total for e in estimates if e.round.batch_size == b) for b in cfg.batch_sizes}
     if len(by_batch) > 1:
@@ -209,8 +209,8 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
         seconds = sum(e.worker_s.get(name, 0.0) for e in estimates)
         if seconds >= 1 and len(cfg.configurations) > 2:
             tips.append((seconds, f"drop configuration {name} (about {_duration(seconds)} of compiling and timing)"))
-    if cfg.repeats > 2 and parts.get("timing", 0) + parts.get("warm compile", 0) > 0:
-        share = (parts.get("timing", 0) + parts.get("warm compile", 0) + parts.get("start", 0)) / cfg.repeats
+    if cfg.repeats > 2 and parts["timing"] + parts["warm compile"] > 0:
+        share = (parts["timing"] + parts["warm compile"] + parts["start"]) / cfg.repeats
         tips.append((share, f"repeats: {cfg.repeats - 1} instead of {cfg.repeats} (about {_duration(share)})"))
     return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 
