@@ -13,7 +13,7 @@ from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text, use_one_line_warnings
-from .paths import check_inductor_cache_dir
+from .paths import check_inductor_cache_dir, inside, reports_root
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
 
@@ -42,14 +42,11 @@ def _configs(args) -> list:
 def _cmd_run(args) -> int:
     from .results.writer import NotAResultsFileError, ResultsLockedError
     from .sweep.jobs import SettingsMismatchError
-    from .sweep.loop import run_sweep
+    from .sweep.loop import default_results_path, run_sweep
 
     configs = _configs(args)
     check_distinct_folders(configs, args.params)
     if not args.results:  # a profile folder that is a link out of the reports folder is refused, as by report
-        from .paths import inside, reports_root
-        from .sweep.loop import default_results_path
-
         for cfg in configs:
             inside(default_results_path(cfg), reports_root())
     check_inductor_cache_dir()

@@ -2,24 +2,14 @@
 every mode this device offers, in real cell processes, and the rows are checked against what a right
 measurement must show; each check prints PASS, FAIL or SKIP with its reason. Exit 1 on any FAIL.
 `--json FILE` also writes the checks, the environment and every cell's record: the one file a GPU
-owner sends back (docs/gpu.md). Every check can fail for the reason it names (docs/gpu.md lists how).
-
-CPU: eager and default, float32 (profiled; three rounds: the first two in the same workers, the third
-in fresh ones compiling from the cache the first round's cold compile filled); freezing, and bfloat16
-autocast eager and compiled (SKIP on a CPU without native bfloat16). CUDA: the same three rounds
-through every mode in float32, profiled (max-autotune with its CUDA graphs); CUDA graphs at batch 4
-too; default under float16 and bfloat16 autocast (SKIP below compute capability 8.0, where Inductor
-does not compile bfloat16); float16 autocast with channels_last on a
-convnet, through reduce-overhead; a model that breaks its graph, under reduce-overhead (a CUDA-graph
-tree of several graphs); a batch too large for the GPU beside another group's live workers, which
-must become `oom` rows, fired in the model's forward, while the other group's workers go on. Both:
-the clock against a known duration on a warm device, the environment record, warm-up and sample
-counts, accuracy against eager, peak memory, the profiler pass.
+owner sends back. The profiles measured: `profiles`; what each check means and how it can fail: the
+table in docs/gpu.md.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import sys
@@ -282,14 +272,15 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
         yield clock_check(device)
         for number, cfg in enumerate(profiles(device)):
             path = folder / f"profile{number}.jsonl"
-            with own_caches(folder / f"caches{number}") if cfg.repeats == REUSE["repeats"] else contextlib.nullcontext():
+            reuse = cfg.repeats == REUSE["repeats"]
+            with own_caches(folder / f"caches{number}") if reuse else contextlib.nullcontext():
                 run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
             yield from row_checks(frame, device, profiled=cfg.profile)
             rows = read_results(path).rows
             cells.append({"label": cfg.label, "environment": rows[0].env if rows else {}})
-            if cfg.repeats == REUSE["repeats"]:
+            if reuse:
                 yield from reuse_checks(rows)
             yield env_check(rows, device)
         yield oom_check(device, folder)
@@ -314,7 +305,7 @@ def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: floa
     """What a GPU owner sends back: every check with its reason, and every cell's record (latencies,
     compile times, memory, CUDA-graph and profiler fields) with its profile's environment."""
     report = {"selfcheck_version": 1, "passed": not any(c.status == "FAIL" for c in checks), "seconds": seconds,
-              "checks": [{"name": c.name, "status": c.status, "reason": c.reason} for c in checks],
+              "checks": [dataclasses.asdict(c) for c in checks],
               "cells": [{key: _plain(value) for key, value in cell.items()} for cell in cells]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, default=str, allow_nan=False))
@@ -322,8 +313,6 @@ def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: floa
 
 def _plain(value):
     """A DataFrame value as JSON: NaN (a cell without a speedup) -> null, numpy scalars -> numbers."""
-    import math
-
     if hasattr(value, "item") and not isinstance(value, (list, dict)):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

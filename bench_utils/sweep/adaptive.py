@@ -1,18 +1,12 @@
 """Which cell gets the next round: spend the budget where the answer is least sure. No torch.
 
-A round holds eager and the group's configurations still in the race (results/race.py: after the
-selection round, the clearly slower, inaccurate or unsupported ones are out; `race_round`). After the
-first `repeats` rounds of every cell, each cell group (model, batch size) whose widest contender's
-speedup interval (its race figure) is above `target_halfwidth` is offered a round in its current pair of
-workers (cheap: only its blocks) and one in a fresh pair (a start and a warm compile more, but a new
-cluster: results/stats.design_effect). Each offer is worth the narrowing it would bring, projected
-from the rounds' spread and intra-class correlation (stats.halfwidth_with_round), per second it would
-take (round_seconds); the best offer goes next. So a cell whose worker pairs disagree gets new pairs,
-one whose rounds scatter within a pair gets cheap rounds. A group stops when all its intervals are
-within the target (after MIN_ROUNDS_TO_STOP rounds at least) or it has `max_repeats` rounds, and the
-sweep stops when no round would end before `budget_min`. The rule looks at the intervals' widths
-only, never at whether a speedup is significant: stopping when a result looks significant would bias
-it.
+A round holds eager and the group's configurations still in the race (results/race.py; `race_round`).
+The rule is docs/method.md's "Measure until the interval is tight, within a budget": after the first
+`repeats` rounds, each cell group whose widest contender's interval is above `target_halfwidth` is
+offered a round in its current pair of workers and one in a fresh pair, each worth the narrowing it
+would bring (stats.halfwidth_with_round) per second it would take (round_seconds); the best offer goes
+next. The rule looks at the intervals' widths only, never at whether a speedup is significant:
+stopping when a result looks significant would bias it.
 """
 
 from __future__ import annotations
@@ -26,9 +20,8 @@ import time
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
 from ..results.aggregate import cells
-from ..results.stats import FEW_ROUNDS
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
-from ..results.stats import halfwidth_with_round
+from ..results.stats import FEW_ROUNDS, halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
 
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
@@ -162,7 +155,8 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
         group = (row.model, row.batch_size)
         rounds[group] = max(rounds.get(group, -1), row.repeat)
     offers = []
-    for group, records in contenders(cfg, rows).items():
+    racing = contenders(cfg, rows)
+    for group, records in racing.items():
         width = widest_halfwidth(records)
         within = width <= cfg.target_halfwidth
         if (group not in cell_groups(cfg) or group in busy or rounds[group] + 1 >= cfg.max_repeats
@@ -184,5 +178,5 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     if not offers:
         return None
     _, group, new_workers = min(offers, key=lambda offer: offer[0])
-    configurations = (BASELINE, *(record["configuration"] for record in contenders(cfg, rows)[group]))
+    configurations = (BASELINE, *(record["configuration"] for record in racing[group]))
     return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers)

@@ -142,8 +142,8 @@ def pending_study_jobs(cfg: BenchConfig, results_path: Path, retry_failed: bool 
     """The study jobs of `cfg` whose rows (of these settings) its study files do not hold yet."""
     done = set()
     for each in studies():
-        done |= {(each.name, row.key) for row in each.read(results_path)
-                 if row.settings == cfg.settings_fingerprint() and (row.status == "ok" or not retry_failed)}
+        rows = [row for row in each.read(results_path) if row.settings == cfg.settings_fingerprint()]
+        done |= {(each.name, key) for key in done_keys(rows, retry_failed)}
     return [job for job in study_jobs(cfg) if (job.kind, _key(cfg, job)) not in done]
 
 

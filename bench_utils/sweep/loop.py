@@ -4,19 +4,18 @@ a launcher, each row appended the moment it exists. No torch here.
 The loop owns resume, writing, progress, the adaptive extra rounds and the studies; a launcher
 (launchers/) only starts units of work and hands their rows back (docs/architecture.md).
 
-Rounds are spread over the run (round r of every group of a chunk of `live_groups` groups before round
-r + 1), and a cell's interval is taken over its rounds (results/stats.py): the change of the machine's
-state between stretches stays inside it. With `target_halfwidth` and `budget_min`, once every first
-round has started the loop adds a round where the answer is least sure (adaptive.py) until every cell
-is within its target, reaches `max_repeats`, or the budget would be passed: it stops on precision,
-never on significance. The budget's clock is read from the rows (the time their rounds covered), so
-it is the profile's: a second invocation of a finished sweep finds the budget where the first left it. A group's rounds, and a study's jobs of one model, run one after another.
+Rounds are spread over the run and extra rounds for precision added within the budget as
+docs/method.md describes (adaptive.py); it stops on precision, never on significance. The budget's
+clock is read from the rows (the time their rounds covered), so it is the profile's: a second
+invocation of a finished sweep finds the budget where the first left it. A group's rounds, and a
+study's jobs of one model, run one after another.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,9 +89,7 @@ class _Schedule:
 
     def __init__(self, cfg: BenchConfig, firsts: list[Round], studies: list[Job], rows: list):
         self.cfg, self.firsts, self.studies, self.rows = cfg, list(firsts), list(studies), rows
-        self.later: dict = {}  # cell group -> its first-pass rounds not yet started
-        for round_ in self.firsts:
-            self.later[round_.group] = self.later.get(round_.group, 0) + 1
+        self.later = Counter(round_.group for round_ in firsts)  # cell group -> first-pass rounds to start
         self.extra_possible = cfg.target_halfwidth > 0 and cfg.budget_min > 0
         self.last_group = None  # the cell group of the round that ended last
 
@@ -120,7 +117,7 @@ class _Schedule:
 
     def keep(self, round_: Round) -> bool:
         """Keep the group's workers after this round: it has first-pass rounds to come, or may get extras."""
-        return self.later.get(round_.group, 0) > 0 or self.extra_possible
+        return self.later[round_.group] > 0 or self.extra_possible
 
 
 def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,

@@ -55,11 +55,11 @@ class RoundEstimate:
 def guide_latency_ms(gpu: str, model: str, batch_size: int, mode: str) -> float | None:
     """The guide's published mean (ms) for a cell on `gpu` (A100, V100, T4), eager or compiled (its
     default-mode tables stand in for every compile mode); None where it published none."""
-    from ..results.reference import load_reference
+    from ..results.reference import STUDY_FOR_MODE, load_reference
 
     table = load_reference()
-    rows = table[(table["study"] == "torch 2.0.1") & (table["gpu"] == gpu) & (table["model"] == model)
-                 & (table["batch_size"] == batch_size)]
+    rows = table[(table["study"] == STUDY_FOR_MODE["default"]) & (table["gpu"] == gpu)
+                 & (table["model"] == model) & (table["batch_size"] == batch_size)]
     if rows.empty:
         return None
     value = float(rows["eager_ms" if mode == "eager" else "compiled_ms"].iloc[0])
@@ -113,43 +113,35 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
     return getattr(gpu_compile_s(model, config.mode, cold), bound) * share
 
 
-def fresh_workers(cfg: BenchConfig, round_: Round) -> bool:
-    """Does this round of the first pass start fresh workers (jobs.needs_fresh_workers)?"""
-    return pair_start(cfg, round_.repeat) == round_.repeat
-
-
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None,
                    bound: str = "point") -> RoundEstimate:
     """The wall time of one round, by part: preparation (one at a time: every worker counts; side by
     side the slowest would), then every mode's blocks in turn."""
     estimate = RoundEstimate(round_)
-    prepare = {}
     # the turns pass from worker to worker this often (ABBA: a worker's second block of a turn follows
     # its first); each handoff is a settle and an untimed call of the worker whose turn begins
     names = round_.configurations
     handoffs = cfg.blocks * len(names) - (cfg.blocks - 1) if len(names) > 1 else 1
     untimed_calls = math.ceil(handoffs / len(names))  # per worker
+    cold = round_.repeat == 0
+    fresh = pair_start(cfg, round_.repeat) == round_.repeat  # else its workers are prepared (rounds.py)
     for mode in names:
         cell = known.get((round_.model, round_.batch_size, mode))
         latency = cell.latency_ms if cell else (
             guide_latency_ms(gpu, round_.model, round_.batch_size, configuration(mode).mode) if gpu else None)
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
-        cold = round_.repeat == 0
-        if fresh_workers(cfg, round_):
+        parts = {}
+        if fresh:
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
-        else:  # the group's workers are prepared already (rounds.py)
-            parts = {}
-        prepare[mode] = parts
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
-        estimate.worker_s[mode] = sum(parts.values()) + timing_s
-    for parts in prepare.values():  # fresh workers prepare one at a time (rounds.py): every one counts
-        for part, seconds in parts.items():
+        for part, seconds in parts.items():  # fresh workers prepare one at a time (rounds.py): each counts
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
+        estimate.worker_s[mode] = sum(parts.values()) + timing_s
     estimate.seconds["settle"] = handoffs * cfg.settle_s
     if cfg.profiled(round_.batch_size, round_.repeat):
         estimate.seconds["profiler"] = PROFILE_S * len(names)
@@ -163,7 +155,7 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     slower); "best", after the selection round only eager and one. Configurations that cannot run on
     the device cost nothing (their worker says so at once). `bound`: which end of the GPU compile
     ranges ("low", "point", "high")."""
-    rows = read_cell_rows(cfg, Path(results_path)) if results_path and Path(results_path).exists() else []
+    rows = read_cell_rows(cfg, Path(results_path)) if results_path else []
     done = done_keys(rows)
     device = "cpu" if cfg.device == "cpu" else "cuda"
     gpu = guide_gpu(cfg.label) if device == "cuda" else None
@@ -207,7 +199,7 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
-    """What to trim, biggest saving first."""
+    """What to trim, biggest saving first; `parts`: seconds per part, every one of PARTS."""
     tips = []
     by_batch = {b: sum(e.total for e in estimates if e.round.batch_size == b) for b in cfg.batch_sizes}
     if len(by_batch) > 1:
@@ -217,8 +209,8 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
         seconds = sum(e.worker_s.get(name, 0.0) for e in estimates)
         if seconds >= 1 and len(cfg.configurations) > 2:
             tips.append((seconds, f"drop configuration {name} (about {_duration(seconds)} of compiling and timing)"))
-    if cfg.repeats > 2 and parts.get("timing", 0) + parts.get("warm compile", 0) > 0:
-        share = (parts.get("timing", 0) + parts.get("warm compile", 0) + parts.get("start", 0)) / cfg.repeats
+    if cfg.repeats > 2 and parts["timing"] + parts["warm compile"] > 0:
+        share = (parts["timing"] + parts["warm compile"] + parts["start"]) / cfg.repeats
         tips.append((share, f"repeats: {cfg.repeats - 1} instead of {cfg.repeats} (about {_duration(share)})"))
     return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 

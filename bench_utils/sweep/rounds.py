@@ -2,21 +2,14 @@
 configurations, taking turns) or a study job. Both launchers use it: the local one in this process,
 the Ray one in an actor on the node it placed. No torch here.
 
-A round measures one model and batch size once per configuration: a worker per configuration (none
-ever runs another), prepared in the group's first round (built, compiled, warmed up: nothing is timed
-then; one at a time, _RoundRun.prepare) and kept for `rounds_per_process` rounds
-(`Sessions`), taking turns timing blocks in ABBA order (eager, compiled, compiled, eager, ...; `turns`)
-with `settle_s` of quiet before each handoff, so each configuration's block i is timed moments from
-the others'. After `rounds_per_process` rounds, at the last round of the first pass
-(jobs.needs_fresh_workers), or where an extra round is worth more in a new pair (Round.new_workers), a
-group's workers are replaced by fresh ones, so the rounds also sample the variation between processes.
-At most `live_groups` groups hold workers at once (each a CUDA context on a GPU); the least recently
-used group's are closed first.
-
-Memory on a shared GPU (docs/gpu.md): only the worker whose turn it is holds cached memory. A block
-after which the turn passes to another worker, and the profiler's pass, end with the worker giving its
-CUDA cache back (Block.hand_over; measure/cell.py, hand_over_memory); a worker that failed (an OOM)
-or was lost is closed at once, not at the end of the round, so its memory is free for the turns left.
+A round gives each configuration a worker of its own, prepared in the group's first round (nothing
+timed then) and kept for `rounds_per_process` rounds (`Sessions`), the workers taking turns timing
+blocks in ABBA order (`turns`) with `settle_s` of quiet before each handoff; fresh workers replace
+them where jobs.needs_fresh_workers or Round.new_workers says. At most `live_groups` groups hold
+workers at once (each a CUDA context on a GPU); the least recently used group's are closed first.
+Why, and what it reached: docs/method.md ("A worker measures several rounds"). Memory on a shared
+GPU (only the worker whose turn it is holds cached memory: Block.hand_over; a failed or lost worker
+is closed at once): docs/gpu.md, item 1.
 """
 
 from __future__ import annotations
@@ -77,20 +70,18 @@ class Sessions:
                                     or set(round_.configurations) - set(session.workers)):
             self._end(session)
             session = None
-        if session is not None:  # configurations out of the race end their workers
-            for name in set(session.workers) - set(round_.configurations):
-                session.workers.pop(name).close()
-            session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
-        if session is None:
+        fresh = session is None
+        if fresh:
             while len(self.live) >= self.cfg.live_groups:
                 self._end(self.live.pop(next(iter(self.live))))
             session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s)
                                               for job in round_.jobs})
-            fresh = True
         else:
+            for name in set(session.workers) - set(round_.configurations):  # out of the race: they end
+                session.workers.pop(name).close()
+            session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
             for worker in session.workers.values():
                 worker.new_deadline()
-            fresh = False
         self.live[round_.group] = session  # most recently used last
         return session, fresh
 
@@ -168,15 +159,11 @@ class _RoundRun:
         """Fresh workers build, compile and warm up one at a time, kept ones start a new round; nothing
         is timed. The jobs whose workers are ready to time.
 
-        One at a time on every device. On a CPU the workers share the cores the models run on, and a
-        worker warming up beside another's compile is starved (its OpenMP threads descheduled: three
-        eager ResNet-50 calls took 5.5-6.4 s beside a warm compile, 0.1 s each alone), so its warm-up
-        measures nothing and slows the compile it waits on. On a GPU Inductor times kernels while it
-        compiles (triton.autotune_pointwise, on by default; max-autotune's GEMM/conv choices in the
-        compiling process, autotune_in_subproc off: torch/_inductor/config.py): beside another worker's
-        warm-up or CUDA-graph recording those timings are disturbed, and the kernels they pick go into
-        the cache every later process reuses; two compile pools at once also inflate compile_s.
-        plan.py counts every worker's preparation for this reason."""
+        One at a time on every device: on a CPU a worker warming up beside another's compile is starved
+        (its warm-up measures nothing and slows the compile); on a GPU Inductor times kernels while it
+        compiles, and timings disturbed by another worker would pick the kernels every later process
+        reuses from the cache (docs/method.md; docs/gpu.md, item 2); two compile pools at once also
+        inflate compile_s. plan.py counts every worker's preparation for this reason."""
         jobs = self.round.jobs
         waves = [[job] for job in jobs] if fresh else [jobs]
         ready = set()

@@ -1,16 +1,16 @@
 """Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here.
 
 Workers are forked from multiprocessing's fork server, which imports torch, its compiler and
-transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh process (its own allocator, dynamo
-caches, CUDA context) that starts in milliseconds instead of paying a second or more of imports.
-Importing torch does not start OpenMP threads or initialize CUDA, so forking from that server is safe
-on CPU and GPU. A worker gets the runner's environment with every job (the server was started with
-the environment of its first use); variables read when torch is imported (OMP_NUM_THREADS, ...) are
-the server's, and the server is restarted when one of those changes.
+transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh
+process (its own allocator, dynamo caches, CUDA context) that starts in milliseconds (docs/method.md,
+"Workers are cheap"). A worker gets the runner's environment with every job; variables read when
+torch is imported (OMP_NUM_THREADS, ...) are the server's, and the server is restarted when one of
+those changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -97,10 +97,8 @@ def within(seconds: float, expire, call):
 def _kill_fork_server() -> None:
     pid = forkserver._forkserver._forkserver_pid
     if pid:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _worker_main(conn, log_path: str) -> None:
@@ -159,10 +157,8 @@ class Worker:
         self.deadline = self.started + self.timeout_s
 
     def send(self, command: str, payload=None) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the worker is gone: receive() says how
             self.conn.send((command, payload))
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            pass  # the worker is gone: receive() says how
 
     def receive(self) -> tuple[str, object]:
         """The worker's reply; WorkerLost if it passes its deadline (it is then killed), dies, or never
@@ -175,7 +171,7 @@ class Worker:
                                         f"{log_tail(self.log_path)}")
         try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
             return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
-        except (EOFError, ConnectionResetError, OSError) as err:
+        except (EOFError, OSError) as err:
             if getattr(err, "expired", False):
                 raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s; log: "
                                             f"{log_tail(self.log_path)}") from None
@@ -212,10 +208,8 @@ class Worker:
         """The worker and every process it started (its own session: compile workers too)."""
         if self.process.pid is None:  # it never started
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         if self.process.is_alive():  # killed before it made its own session
             self.process.kill()
         self.process.join(5)

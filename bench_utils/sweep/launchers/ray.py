@@ -2,15 +2,14 @@
 with the profile's GPU type. Rows come back to the loop in this process, which writes them as a local
 run does (resume, --retry-failed and failure rows alike).
 
-Each cell group gets an actor (`GroupActor`, placed with the profile's resources: one GPU of the type
-its label names, or CPUs) that measures the group's rounds exactly as the local launcher does
-(sweep/rounds.py: a worker process per mode, kept across rounds in its Sessions), so a Ray run has the
-local run's paired design, worker pairs and extra rounds; a study's jobs of one model run in an actor
-of their own. At most `capacity` actors live at once (what the cluster's alive nodes can place for the
-profile, counted again while a call waits: an idle actor holds its GPU or CPUs, so when a node leaves
-the least recently used idle one ends and the call waiting for room gets it). An actor whose process
-or node dies is restarted and its round retried (`max_retries`); then the round's rows are "crashed". Ray is imported here only, and
-lazily: `pip install 'compile-bench[cluster]'`. No torch import.
+Each cell group gets an actor (`GroupActor`, placed with the profile's resources) that measures its
+rounds exactly as the local launcher does (sweep/rounds.py), so a Ray run has the local run's design
+(docs/ray.md); a study's jobs of one model run in an actor of their own. At most `capacity` actors
+live at once: what the cluster's alive nodes can place for the profile, counted again while a call
+waits (an idle actor holds its GPU or CPUs: when a node leaves, the least recently used idle one
+ends). An actor whose process or node dies is restarted and its round retried (`max_retries`); then
+the round's rows are "crashed". Ray is imported here only, and lazily: `pip install
+'compile-bench[cluster]'`. No torch import.
 """
 
 from __future__ import annotations
@@ -63,10 +62,8 @@ def accelerator_type(label: str) -> str | None:
 
     known = {value.upper(): value for name, value in vars(accelerators).items()
              if name.startswith("NVIDIA_") and isinstance(value, str) and value.isalnum()}
-    for word in re.findall(r"[A-Za-z0-9]+", label):
-        if word.upper() in known:
-            return known[word.upper()]
-    return None
+    words = (word.upper() for word in re.findall(r"[A-Za-z0-9]+", label))
+    return next((known[word] for word in words if word in known), None)
 
 
 def cpus_per_gpu(nodes: list[dict]) -> int:
@@ -163,10 +160,8 @@ class RayLauncher:
         group = unit_group(unit)
         actor = self.actors.pop(group, None)
         if actor is None:
-            busy = {g for _, g, _ in self.calls.values()}
             while len(self.actors) >= self.capacity:  # end the least recently used idle actor
-                idle = next(g for g in self.actors if g not in busy)
-                self._end(idle)
+                self._end(self._idle()[0])
             actor = self.actor_class.remote(self.cfg, str(self.results_path), self.round_runner)
         self.actors[group] = actor  # most recently used last
         self.calls[actor.measure.remote(unit, keep)] = (unit, group, time.perf_counter())
@@ -197,9 +192,13 @@ class RayLauncher:
         """The cluster has room for `room` actors now: idle ones beyond it end, least recently used first
         (an actor waiting to be placed, or restarted after its node left, then gets their resources)."""
         self.capacity = room
-        busy = {g for _, g, _ in self.calls.values()}
-        for group in [g for g in self.actors if g not in busy][:max(0, len(self.actors) - room)]:
+        for group in self._idle()[:max(0, len(self.actors) - room)]:
             self._end(group)
+
+    def _idle(self) -> list[tuple]:
+        """The groups whose actor no call is waiting on, least recently used first."""
+        busy = {group for _, group, _ in self.calls.values()}
+        return [group for group in self.actors if group not in busy]
 
     def _end(self, group: tuple) -> None:
         actor = self.actors.pop(group)
