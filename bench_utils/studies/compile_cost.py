@@ -218,11 +218,11 @@ def _load_artifacts(path: Path, fields: dict) -> str:
 
 def _first_call(call, device: str, fields: dict) -> None:
     """Time the first call (it compiles), with its cache counts and graphs."""
-    from ..measure.compile_stats import fx_cache_counts, graph_stats
+    from ..measure.compile_stats import fx_cache_counts, graphs_compiled
     from ..measure.timing import time_once
 
     fields["compile_s"] = time_once(call, device)
-    fields.update(fx_cache_counts(), graph_count=graph_stats(0)["graph_count"])
+    fields.update(fx_cache_counts(), graph_count=graphs_compiled())
 
 
 def _compile_whole(model, inputs: dict, cfg, device: str, fields: dict):
