@@ -55,17 +55,12 @@ def accuracy_numerics(device: str) -> str:
     return "tf32" if device == "cuda" and environment.tf32_in_use() else "float32"
 
 
-def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
-    """Warm `fn` up until steady, then time it in one stretch (the studies' schedule): the samples,
-    warm-up record and the machine's load from others while timing."""
-    fields = warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
-    _reset_peak_memory(device)
-    before = machine_load.snapshot()
-    fields["samples_s"] = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
-    memory = _peak_mem_mb(device)  # now: the accuracy check's temporaries after timing must not count
-    load = machine_load.between(before, machine_load.snapshot())
-    return fields | memory | {"others_cpu_pct": load.others_cpu_pct if load else None,
-                              "steal_pct": load.steal_pct if load else None}
+def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[float]:
+    """Warm `fn` up until steady, then time it in one stretch (the compile-cost study's schedule): the
+    samples, seconds."""
+    warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
+    _reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
+    return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
 
 
 def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float) -> dict:
@@ -306,7 +301,8 @@ class CellProcess:
         compile_s, so a cell's warm compile comes from fresh processes only."""
         if self.failed:
             raise RuntimeError("a failed cell process measures no further round")
-        self._start_row(repeat, {name: value for name, value in self.fields.items() if name in PROCESS_FIELDS})
+        self._start_row(repeat, {name: value for name, value in self.fields.items()
+                                 if name in PROCESS_FIELDS})
         _reset_peak_memory(self.device)
 
     def finish(self) -> BenchResult:

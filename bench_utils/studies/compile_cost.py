@@ -262,7 +262,7 @@ def _steady_state(call, reference, cfg, device: str, fields: dict) -> None:
     from ..measure import accuracy
     from ..measure.cell import accuracy_numerics, timed_phase
 
-    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])["samples_s"]
+    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])
     output = call()
     diff = accuracy.max_abs_diff(reference, output)
     fields.update(samples_s=samples, latency_ms_median=summarize(samples).median_ms, max_abs_diff=diff,
