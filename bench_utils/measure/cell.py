@@ -229,10 +229,8 @@ class CellProcess:
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _candidate(self, model, inputs: dict, task: str):
-        """The configuration's callable: eager float32's output kept on the host as the reference, then
-        its layout and autocast applied, compiled (compile_s: the first call) when it compiles, warmed
-        up, and one output compared with the reference before any timing (no reference output stays on
-        the device while timing)."""
+        """The configuration's callable, warmed up and its output compared with eager float32's (step 2 of
+        the module docstring)."""
         cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
         reference = accuracy.to_host(model(**inputs))
         inputs = with_layout(config, model, inputs)

@@ -280,7 +280,9 @@ def serving_chart(frame: pd.DataFrame, model: str):
 
 
 def _choose(rows: pd.DataFrame) -> tuple[pd.Series | None, pd.DataFrame]:
-    """(the setting to use, None for eager; the compiled settings that qualified): the verdict's rule."""
+    """(the setting to use, None for eager; the compiled settings that qualified): the verdict's rule, of
+    the settings at least MIN_GAIN faster than eager once warm that hit no recompile limit, the lowest
+    cold sequence among those within MIN_GAIN of the fastest."""
     compiled = rows[(rows["setting"] != "eager") & (rows["status"] == "ok")]
     qualified = compiled[(compiled["speedup"] >= 1 + MIN_GAIN) & ~compiled["limit_hit"].astype(bool)]
     if qualified.empty:
@@ -340,12 +342,9 @@ class Serving(BaseStudy):
         return serving_frame(self.read(results_path))
 
     def model_verdict(self, rows: pd.DataFrame) -> str:
-        """Which setting to use for variable batch sizes, and why. Over the model's settings that ran:
-        (1) a compiled setting qualifies when, once warm, it serves the sequence at least MIN_GAIN faster
-        than eager and did not hit dynamo's recompile limit (past it new sizes run eagerly: no answer for a
-        server with many sizes); (2) a server runs long, so of the qualified settings those within MIN_GAIN
-        of the fastest are equally good; (3) of those, the lowest cold sequence (compiles included) wins;
-        (4) none qualifies: "use eager"."""
+        """Which setting to use for variable batch sizes, and why (_choose; docs/method.md, "Dynamic shapes"):
+        a server runs long, so settings within MIN_GAIN of the fastest are equally good; past the recompile
+        limit new sizes run eagerly, no answer for a server with many sizes."""
         from ..report.display import times
         from ..config.registry import display_name
 
