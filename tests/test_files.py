@@ -147,7 +147,7 @@ def test_logs_or_traces_that_are_a_link_out_of_the_results_folder_are_refused(tm
     with pytest.raises(ConfigError, match="outside"):
         log_path(results, job)
     with pytest.raises(ConfigError, match="outside"):
-        Task(BenchConfig(), job, results).trace_path()
+        Task(BenchConfig(), job, results).trace_path(0)
     assert list(elsewhere.iterdir()) == []
 
 

@@ -82,7 +82,7 @@ def test_owlvit_gets_the_two_queries_once_per_image():
 
 def test_query_ids_fit_the_shipped_text_config():
     text = json.loads((get_spec("owlvit").config_dir("full") / "config.json").read_text())["text_config"]
-    ids = text_inputs(1)["input_ids"]
+    ids = text_inputs()["input_ids"]
     assert ids.shape[1] == text["max_position_embeddings"]
     # CLIP puts <|startoftext|>, <|endoftext|> last in its vocabulary
     assert (ids[:, 0] == text["vocab_size"] - 2).all() and (ids.max(dim=1).values == text["vocab_size"] - 1).all()

@@ -250,10 +250,13 @@ def test_an_own_hub_id_with_a_silent_hub_is_one_clear_error_in_seconds(offline_h
             hub_reachable.cache_clear()
 
 
-def test_an_own_folder_is_named_on_pages_by_its_name_never_its_absolute_path():
-    from bench_utils.config.registry import ModelSpec
-    from bench_utils.measure.models import _shown
+def test_an_own_folder_is_named_on_pages_by_its_name_never_its_absolute_path(tmp_path):
+    from transformers import AutoConfig, AutoImageProcessor
 
-    folder = ModelSpec("mine", "/home/someone/private/my-vit", "image-classification", "ViT", "mine", own=True)
-    hub = ModelSpec("mine", "org/my-vit", "image-classification", "", "mine", own=True)
-    assert (_shown(folder), _shown(hub)) == ("my-vit", "org/my-vit")
+    from bench_utils.config.registry import own_spec
+
+    folder = tmp_path / "private" / "my-vit"
+    AutoConfig.from_pretrained(get_spec("vit").config_dir("tiny")).save_pretrained(folder)
+    AutoImageProcessor.from_pretrained(get_spec("vit").config_dir("tiny")).save_pretrained(folder)
+    loaded = load_model(own_spec("mine", str(folder)), "full", "auto", "cpu", "float32")
+    assert loaded.note == "random weights (no weights file in the checkpoint), architecture of my-vit"

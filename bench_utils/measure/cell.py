@@ -23,7 +23,6 @@ import re
 import resource
 import time
 import traceback
-from pathlib import Path
 
 import torch
 
@@ -56,17 +55,12 @@ def accuracy_numerics(device: str) -> str:
     return "tf32" if device == "cuda" and environment.tf32_in_use() else "float32"
 
 
-def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int = 0) -> dict:
-    """Warm `fn` up until steady, then time it in one stretch (the studies' schedule): the samples,
-    warm-up record and the machine's load from others while timing."""
-    fields = warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
-    _reset_peak_memory(device)
-    before = machine_load.snapshot()
-    fields["samples_s"] = time_calls(fn, device, cfg.iterations, cfg.min_time_s)
-    memory = _peak_mem_mb(device)  # now: the accuracy check's temporaries after timing must not count
-    load = machine_load.between(before, machine_load.snapshot())
-    return fields | memory | {"others_cpu_pct": load.others_cpu_pct if load else None,
-                              "steal_pct": load.steal_pct if load else None}
+def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[float]:
+    """Warm `fn` up until steady, then time it in one stretch (the compile-cost study's schedule): the
+    samples, seconds."""
+    warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
+    _reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
+    return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
 
 
 def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float) -> dict:
@@ -145,19 +139,6 @@ def check_supported(config: Configuration, device: str, model=None) -> None:
         raise Unsupported("no 2-D convolution in this model: channels_last does not apply")
 
 
-def _latency_fields(samples_s: list[float]) -> dict:
-    summary = summarize(samples_s)
-    return {"latency_ms_mean": summary.mean_ms, "latency_ms_median": summary.median_ms}
-
-
-def _profile(fn, device: str, trace_path: Path | None) -> dict:
-    """The profiler pass after timing; a profiler failure is noted, the timing stands."""
-    try:
-        return profiling.profile_calls(fn, device, trace_path)
-    except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
-        return {"profile_error": error_text(err)}
-
-
 def load_for_process(cfg: BenchConfig, model_name: str, device: str, fields: dict):
     """(spec, LoadedModel) of `model_name` as every measuring process loads it: the device checked
     first, float32 weights (autocast casts per operator); the weights used and why go into `fields`."""
@@ -183,20 +164,26 @@ class CellProcess:
     row's status; what was measured before it stays in the row."""
 
     def __init__(self, task: Task):
-        job, cfg = task.job, task.cfg
-        self.task, self.cfg, self.repeat = task, cfg, job.repeat
+        job = task.job
+        self.task, self.cfg = task, task.cfg
         self.config = configuration(job.option)
         self.model_name, self.batch_size = job.model, job.batch_size
-        self.device = environment.resolve_device(cfg.device)
-        self.identity = cell_fields(cfg, job.model, job.batch_size, job.option, self.device, job.repeat)
+        self.device = environment.resolve_device(self.cfg.device)
         self.fault = faults.planned_fault(job.model, job.batch_size, job.option)
-        self.fields: dict = {"samples_s": [], "block_lengths": [], "process_round": job.repeat}
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
-        self.started = dt.datetime.now(dt.timezone.utc)
-        self.clock = time.perf_counter()
         self.call = None
         self._contexts = contextlib.ExitStack()
+        self._start_row(job.repeat, {"process_round": job.repeat})
+
+    def _start_row(self, repeat: int, carried: dict) -> None:
+        """A new row for round `repeat`, holding the `carried` fields; its clock starts now."""
+        self.repeat = repeat
+        self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.config.name, self.device,
+                                    repeat)
+        self.fields: dict = {"samples_s": [], "block_lengths": []} | carried
         self._loads: list = []  # machine_load.Load of each block
+        self.started = dt.datetime.now(dt.timezone.utc)
+        self.clock = time.perf_counter()
 
     @property
     def failed(self) -> bool:
@@ -242,10 +229,8 @@ class CellProcess:
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _candidate(self, model, inputs: dict, task: str):
-        """The configuration's callable: eager float32's output kept on the host as the reference, then
-        its layout and autocast applied, compiled (compile_s: the first call) when it compiles, warmed
-        up, and one output compared with the reference before any timing (no reference output stays on
-        the device while timing)."""
+        """The configuration's callable, warmed up and its output compared with eager float32's (step 2 of
+        the module docstring)."""
         cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
         reference = accuracy.to_host(model(**inputs))
         inputs = with_layout(config, model, inputs)
@@ -314,13 +299,8 @@ class CellProcess:
         compile_s, so a cell's warm compile comes from fresh processes only."""
         if self.failed:
             raise RuntimeError("a failed cell process measures no further round")
-        self.repeat = repeat
-        self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.config.name, self.device, repeat)
-        self.fields = {"samples_s": [], "block_lengths": []} | {
-            name: value for name, value in self.fields.items() if name in PROCESS_FIELDS}
-        self._loads = []
-        self.started = dt.datetime.now(dt.timezone.utc)
-        self.clock = time.perf_counter()
+        self._start_row(repeat, {name: value for name, value in self.fields.items()
+                                 if name in PROCESS_FIELDS})
         _reset_peak_memory(self.device)
 
     def finish(self) -> BenchResult:
@@ -338,10 +318,15 @@ class CellProcess:
         faults.maybe_inject("exit", self.fault)
 
     def profile(self) -> dict:
-        """The profiler's pass over the prepared callable (after the row: it cannot cost the timing)."""
+        """The profiler's pass over the prepared callable (after the row: it cannot cost the timing); a
+        profiler failure is noted, the timing stands."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
-        fields = _profile(self.call, self.device, self.task.trace_path(self.repeat))
+        trace_path = self.task.trace_path(self.repeat)
+        try:
+            fields = profiling.profile_calls(self.call, self.device, trace_path)
+        except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
+            fields = {"profile_error": error_text(err)}
         hand_over_memory(self.device)  # the next turn is another worker's
         return fields
 
@@ -349,7 +334,9 @@ class CellProcess:
         if not self.fields["samples_s"]:
             return
         loads = [load for load in self._loads if load is not None]
-        self.fields.update(_latency_fields(self.fields["samples_s"]), **_peak_mem_mb(self.device))
+        summary = summarize(self.fields["samples_s"])
+        self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
+                           **_peak_mem_mb(self.device))
         if loads:  # the blocks' mean: each block is about as long as the others
             self.fields["others_cpu_pct"] = sum(load.others_cpu_pct for load in loads) / len(loads)
             self.fields["steal_pct"] = sum(load.steal_pct for load in loads) / len(loads)

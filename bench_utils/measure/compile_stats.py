@@ -29,6 +29,13 @@ def forget_compiled() -> None:
     clear_graph_stats()
 
 
+def graphs_compiled() -> int:
+    """Graphs dynamo compiled since the counters were cleared."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
 def graph_stats(frames_after_first_call: int) -> dict:
     """Graph breaks and their reasons (dynamo's counters), graphs compiled, recompiles after the
     first call with the guard that failed for each (why dynamo compiled again), and the graphs that
@@ -38,7 +45,7 @@ def graph_stats(frames_after_first_call: int) -> dict:
     breaks = [reason.strip().splitlines()[0] for reason in counters["graph_break"]]
     failed_guards = [reason.strip().splitlines()[0] for reasons in guard_failures.values() for reason in reasons]
     return {"graph_breaks": int(sum(counters["graph_break"].values())),
-            "graph_count": int(counters["stats"]["unique_graphs"]),
+            "graph_count": graphs_compiled(),
             "recompiles": int(counters["frames"]["total"]) - frames_after_first_call,
             "break_reasons": sorted(set(breaks)), "recompile_reasons": sorted(set(failed_guards)),
             "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"])}

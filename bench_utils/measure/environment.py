@@ -90,26 +90,21 @@ def gpu_facts() -> tuple[str, float, tuple[int, int]] | None:
     return props.name, props.total_memory / 2**30, (props.major, props.minor)
 
 
-def fit_to_this_gpu(configs: list) -> tuple[list, list[str]]:
-    """`configs` (BenchConfigs) with live_groups fit to this machine's GPU (config/gpus.fit_to_gpu),
-    and a line per change; unchanged without a GPU or without a CUDA profile."""
-    from ..config.gpus import fit_to_gpu
-
-    facts = gpu_facts() if any(cfg.device != "cpu" for cfg in configs) else None
-    if facts is None:
-        return list(configs), []
-    fitted = [fit_to_gpu(cfg, facts[1]) for cfg in configs]
-    return [cfg for cfg, _ in fitted], [note for _, note in fitted if note]
-
-
 def ready_here(configs: list, tag: str) -> list:
     """Before measuring here: a CUDA profile's GPU usable (check_device_available), and `configs` with
-    live_groups fit to its memory, each change said on stderr after `[tag]`."""
+    live_groups fit to its memory (config/gpus.fit_to_gpu), each change said on stderr after `[tag]`;
+    unchanged without a GPU or without a CUDA profile."""
+    from ..config.gpus import fit_to_gpu
+
     check_device_available(configs)
-    configs, notes = fit_to_this_gpu(configs)
-    for note in notes:
-        print(f"[{tag}] {note}", file=sys.stderr)
-    return configs
+    facts = gpu_facts() if any(cfg.device != "cpu" for cfg in configs) else None
+    if facts is None:
+        return list(configs)
+    fitted = [fit_to_gpu(cfg, facts[1]) for cfg in configs]
+    for _, note in fitted:
+        if note:
+            print(f"[{tag}] {note}", file=sys.stderr)
+    return [cfg for cfg, _ in fitted]
 
 
 def precision_settings() -> dict:

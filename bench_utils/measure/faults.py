@@ -32,9 +32,9 @@ class InjectedFault(RuntimeError):
     """An error raised on purpose by the fault hook."""
 
 
-def planned_fault(model: str, batch_size: int, mode: str, spec: str | None = None) -> str | None:
+def planned_fault(model: str, batch_size: int, mode: str) -> str | None:
     """The fault kind planned for this cell, or None ("hang-once": None once its marker exists)."""
-    kind = _planned(model, batch_size, mode, spec)
+    kind = _planned(model, batch_size, mode)
     if kind == "hang-once":
         marker = Path(os.environ[ONCE_DIR_VAR]) / f"{model}-bs{batch_size}-{mode}"
         if marker.exists():
@@ -44,9 +44,8 @@ def planned_fault(model: str, batch_size: int, mode: str, spec: str | None = Non
     return kind
 
 
-def _planned(model: str, batch_size: int, mode: str, spec: str | None) -> str | None:
-    spec = os.environ.get(ENV_VAR, "") if spec is None else spec
-    for entry in filter(None, (part.strip() for part in spec.split(";"))):
+def _planned(model: str, batch_size: int, mode: str) -> str | None:
+    for entry in filter(None, (part.strip() for part in os.environ.get(ENV_VAR, "").split(";"))):
         target, _, kind = entry.partition("=")
         if kind not in KINDS:
             raise ValueError(f"{ENV_VAR}: fault kind {kind!r} is not allowed; allowed: {', '.join(KINDS)}")

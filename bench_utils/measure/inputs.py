@@ -46,14 +46,14 @@ def image_processor(spec: ModelSpec, size: str):
     return AutoImageProcessor.from_pretrained(spec.config_dir(size), local_files_only=True)
 
 
-def text_inputs(batch_size: int) -> dict[str, torch.Tensor]:
-    """Token ids and attention mask for TEXT_QUERIES, once per image (OWL-ViT flattens them)."""
+def text_inputs() -> dict[str, torch.Tensor]:
+    """Token ids and attention mask for TEXT_QUERIES, for one image (OWL-ViT flattens them)."""
     ids = torch.zeros((len(_QUERY_TOKEN_IDS), OWLVIT_MAX_TEXT_LEN), dtype=torch.long)
     mask = torch.zeros_like(ids)
     for row, tokens in enumerate(_QUERY_TOKEN_IDS):
         ids[row, : len(tokens)] = torch.tensor(tokens)
         mask[row, : len(tokens)] = 1
-    return {"input_ids": ids.repeat(batch_size, 1), "attention_mask": mask.repeat(batch_size, 1)}
+    return {"input_ids": ids, "attention_mask": mask}
 
 
 def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype: torch.dtype,
@@ -70,7 +70,7 @@ def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype
         processed = image_processor(spec, size)(images=load_image(image), return_tensors="pt")
     inputs = {k: v for k, v in processed.items() if k in MODEL_INPUT_KEYS}
     if spec.takes_text and not spec.own:
-        inputs.update(text_inputs(1))
+        inputs.update(text_inputs())
     batch = {}
     for key, tensor in inputs.items():
         # Only floating inputs follow the model dtype; ids and masks keep their integer types. To the

@@ -171,9 +171,10 @@ def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
     has_weights = any((folder / name).is_file() for name in WEIGHT_FILES)
     if weights == "random" or (weights == "auto" and not has_weights):
         why = "requested" if weights == "random" else "no weights file in the checkpoint"
-        note = f"random weights ({why}), architecture of {_shown(spec)}"
+        note = f"random weights ({why}), architecture of {spec.published}"  # a folder by its name only
         return instantiate_random(model_class, config), "random", note
-    return model_class.from_pretrained(folder, local_files_only=True), "pretrained", f"your checkpoint {_shown(spec)}"
+    model = model_class.from_pretrained(folder, local_files_only=True)
+    return model, "pretrained", f"your checkpoint {spec.published}"
 
 
 def declared_params(model_class, config) -> int | None:
@@ -203,11 +204,6 @@ def check_room(model_class, config, dtype: str, device: str) -> None:
         raise MemoryError(f"out of memory: the checkpoint declares {params / 1e9:.3g} B parameters, "
                           f"{needed / 2**30:.3g} GiB of weights in {dtype}, more than the {room / 2**30:.3g} GiB of "
                           f"{'GPU memory' if device == 'cuda' else 'memory'} available")
-
-
-def _shown(spec: ModelSpec) -> str:
-    """A checkpoint as a published page may show it: a folder by its name, never its absolute path."""
-    return spec.published
 
 
 def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str) -> LoadedModel:

@@ -19,11 +19,13 @@ The trace is written for Perfetto (ui.perfetto.dev) or TensorBoard.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import torch
 
 from ..results.record import FUSED_KERNELS  # the top-ops name of time in compiled graphs outside operators
+from .timing import synchronize
 
 PROFILE_CALLS = 5  # profiled calls: the counts are equal every call, the times are indicative only
 PROFILER_WARMUP_CALLS = 2  # traced and discarded: the profiler's start-up is in them
@@ -46,8 +48,7 @@ def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE
         for _ in range(PROFILER_WARMUP_CALLS + calls):
             with record_function(CALL_MARK):
                 fn()
-                if device == "cuda":
-                    torch.cuda.synchronize()  # the call ends when its kernels do
+                synchronize(device)  # the call ends when its kernels do
             prof.step()
     fields = summarize_events(prof.events(), calls, device)
     if trace_path is not None:
@@ -137,8 +138,7 @@ def summarize_events(events, calls: int, device: str) -> dict:
 
 def _top_named(named_us, calls: int) -> list[list]:
     """[[name, ms per call], ...] of the TOP_OPS names with the most time, largest first."""
-    totals: dict[str, float] = {}
+    totals: Counter = Counter()
     for name, us in named_us:
-        totals[name] = totals.get(name, 0.0) + us
-    ranked = sorted(totals.items(), key=lambda item: -item[1])[:TOP_OPS]
-    return [[name[:80], us / calls / 1e3] for name, us in ranked if us > 0]
+        totals[name] += us
+    return [[name[:80], us / calls / 1e3] for name, us in totals.most_common(TOP_OPS) if us > 0]

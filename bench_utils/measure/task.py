@@ -6,7 +6,7 @@ never re-parsed. No torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
@@ -48,12 +48,11 @@ class Task:
     # cache goes in it (a worker killed mid-compile, by a timeout or the runner's Ctrl-C, removes nothing)
     scratch_dir: str | None = None
 
-    def trace_path(self, repeat: int | None = None) -> Path:
+    def trace_path(self, repeat: int) -> Path:
         """traces/<job name>.json in the results folder: the profiler's trace of round `repeat` (inside
         the results folder: a traces/ that is a link out of it is refused)."""
-        job = self.job if repeat is None else Job(self.job.kind, self.job.model, self.job.batch_size,
-                                                   self.job.option, repeat)
-        return inside(Path(self.results_path).parent / TRACES_DIR / f"{job.name}.json", Path(self.results_path).parent)
+        folder = Path(self.results_path).parent
+        return inside(folder / TRACES_DIR / f"{replace(self.job, repeat=repeat).name}.json", folder)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ seconds past its `block_s` on the device while its turn has ended on the host.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -113,8 +114,7 @@ def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, win
         count = schedule.window_calls(per_call_s, window_s)
         samples = time_calls(fn, device, count, min_time_s=0.0)  # exactly `count` calls
         calls += count
-        ordered = sorted(samples)
-        per_call_s = ordered[len(ordered) // 2]
+        per_call_s = statistics.median_high(samples)
         medians.append(per_call_s)
     synchronize(device)
     return WarmupRecord(calls, time.perf_counter() - started, steady)

@@ -150,11 +150,9 @@ def find_repeated_blocks(model, prefix: str = "") -> list[BlockGroup]:
 
 def describe_blocks(groups: list[BlockGroup]) -> str:
     """E.g. "12 x ViTLayer at vit.layers", "16 x ResNetBottleNeckLayer at resnet.encoder.stages.*.layers"."""
+    counts = Counter(type(block).__name__ for group in groups for block in group.blocks)
     by_class: dict[str, list[str]] = {}
-    counts: Counter = Counter()
     for group in groups:
-        for block in group.blocks:
-            counts[type(block).__name__] += 1
         paths = by_class.setdefault(type(group.blocks[0]).__name__, [])
         paths.append(re.sub(r"\.\d+(?=\.|$)", ".*", group.path))  # stages.0.layers -> stages.*.layers
     return "; ".join(f"{counts[name]} x {name} at {', '.join(dict.fromkeys(paths))}"
@@ -162,18 +160,14 @@ def describe_blocks(groups: list[BlockGroup]) -> str:
 
 
 def _fresh_compiler_state() -> None:
-    """Forget what this process compiled or recorded before: dynamo's code caches, Inductor's loaded
-    kernels and the cache artifacts recorded so far (a new process has none of them)."""
-    import torch
-    from torch._inductor.utils import clear_caches
+    """Forget what this process compiled (compile_stats.forget_compiled) and the cache artifacts
+    recorded so far: a new process has none of them."""
     from torch.compiler._cache import CacheArtifactManager
 
-    from ..measure.compile_stats import clear_graph_stats
+    from ..measure.compile_stats import forget_compiled
 
-    torch._dynamo.reset()
-    clear_caches()
+    forget_compiled()
     CacheArtifactManager.clear()
-    clear_graph_stats()
 
 
 def _warm_cache_note() -> str:
@@ -224,11 +218,11 @@ def _load_artifacts(path: Path, fields: dict) -> str:
 
 def _first_call(call, device: str, fields: dict) -> None:
     """Time the first call (it compiles), with its cache counts and graphs."""
-    from ..measure.compile_stats import fx_cache_counts, graph_stats
+    from ..measure.compile_stats import fx_cache_counts, graphs_compiled
     from ..measure.timing import time_once
 
     fields["compile_s"] = time_once(call, device)
-    fields.update(fx_cache_counts(), graph_count=graph_stats(0)["graph_count"])
+    fields.update(fx_cache_counts(), graph_count=graphs_compiled())
 
 
 def _compile_whole(model, inputs: dict, cfg, device: str, fields: dict):
@@ -268,7 +262,7 @@ def _steady_state(call, reference, cfg, device: str, fields: dict) -> None:
     from ..measure import accuracy
     from ..measure.cell import accuracy_numerics, timed_phase
 
-    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])["samples_s"]
+    samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])
     output = call()
     diff = accuracy.max_abs_diff(reference, output)
     fields.update(samples_s=samples, latency_ms_median=summarize(samples).median_ms, max_abs_diff=diff,

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..measure.compile_stats import graphs_compiled
 from ..results.aggregate import DISTURBED_PCT
 from ..results.rows import Row, model_fields
 from ..results.stats import breakeven_calls, summarize
@@ -79,12 +80,6 @@ class ServingResult(Row):
 
 # --- the measurement, in a worker process ---
 
-def _graphs_compiled() -> int:
-    from torch._dynamo.utils import counters
-
-    return int(counters["stats"]["unique_graphs"])
-
-
 def _failed_guards() -> list[str]:
     """Dynamo's guard failures so far (why it compiled again): the failed check alone, without the
     compile id in front nor the source comment after it (a first line can run to 500 characters)."""
@@ -102,11 +97,11 @@ def _serve_sequence(run, sequence: list[int], device: str, fields: dict) -> None
 
     fields.update(step_ms=[], step_compiled=[])
     for batch_size in sequence:
-        graphs_before = _graphs_compiled()
+        graphs_before = graphs_compiled()
         fields["step_ms"].append(time_once(partial(run, batch_size), device) * 1000.0)  # s -> ms
-        fields["step_compiled"].append(_graphs_compiled() > graphs_before)
+        fields["step_compiled"].append(graphs_compiled() > graphs_before)
     compiling_ms = [ms for ms, compiled in zip(fields["step_ms"], fields["step_compiled"]) if compiled]
-    fields.update(compiles=_graphs_compiled(), compile_total_s=sum(compiling_ms) / 1000.0)
+    fields.update(compiles=graphs_compiled(), compile_total_s=sum(compiling_ms) / 1000.0)
 
 
 def _steady_state(run, batch_sizes: list[int], cfg, device: str, fields: dict) -> None:
@@ -117,7 +112,7 @@ def _steady_state(run, batch_sizes: list[int], cfg, device: str, fields: dict) -
     from ..measure.timing import time_calls, warm_until_steady
 
     fields.update(steady_ms={}, steady_samples_s={}, steady_others_cpu_pct={})
-    graphs_before = _graphs_compiled()
+    graphs_before = graphs_compiled()
     for batch_size in batch_sizes:
         call = partial(run, batch_size)
         warm_until_steady(call, device, cfg.warmup, schedule.warmup_window_s(cfg.min_time_s), cfg.max_warmup_s)
@@ -128,7 +123,7 @@ def _steady_state(run, batch_sizes: list[int], cfg, device: str, fields: dict) -
         fields["steady_samples_s"][str(batch_size)] = samples
         if load is not None:  # others' CPU share while timing this size (None off Linux)
             fields["steady_others_cpu_pct"][str(batch_size)] = load.others_cpu_pct
-    fields["steady_compiles"] = _graphs_compiled() - graphs_before
+    fields["steady_compiles"] = graphs_compiled() - graphs_before
 
 
 def _measure(cfg, model_name: str, setting: str, device: str, fields: dict) -> None:
@@ -285,7 +280,9 @@ def serving_chart(frame: pd.DataFrame, model: str):
 
 
 def _choose(rows: pd.DataFrame) -> tuple[pd.Series | None, pd.DataFrame]:
-    """(the setting to use, None for eager; the compiled settings that qualified): the verdict's rule."""
+    """(the setting to use, None for eager; the compiled settings that qualified): the verdict's rule, of
+    the settings at least MIN_GAIN faster than eager once warm that hit no recompile limit, the lowest
+    cold sequence among those within MIN_GAIN of the fastest."""
     compiled = rows[(rows["setting"] != "eager") & (rows["status"] == "ok")]
     qualified = compiled[(compiled["speedup"] >= 1 + MIN_GAIN) & ~compiled["limit_hit"].astype(bool)]
     if qualified.empty:
@@ -345,12 +342,9 @@ class Serving(BaseStudy):
         return serving_frame(self.read(results_path))
 
     def model_verdict(self, rows: pd.DataFrame) -> str:
-        """Which setting to use for variable batch sizes, and why. Over the model's settings that ran:
-        (1) a compiled setting qualifies when, once warm, it serves the sequence at least MIN_GAIN faster
-        than eager and did not hit dynamo's recompile limit (past it new sizes run eagerly: no answer for a
-        server with many sizes); (2) a server runs long, so of the qualified settings those within MIN_GAIN
-        of the fastest are equally good; (3) of those, the lowest cold sequence (compiles included) wins;
-        (4) none qualifies: "use eager"."""
+        """Which setting to use for variable batch sizes, and why (_choose; docs/method.md, "Dynamic shapes"):
+        a server runs long, so settings within MIN_GAIN of the fastest are equally good; past the recompile
+        limit new sizes run eagerly, no answer for a server with many sizes."""
         from ..report.display import times
         from ..config.registry import display_name
 
