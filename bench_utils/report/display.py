@@ -91,17 +91,17 @@ def plus_minus(halfwidth: float) -> str:
     return "more than ±100%" if halfwidth > 1 else f"±{halfwidth:.0%}"
 
 
-def span(low: float, high: float) -> str:
-    """An interval of speedups as read on a page: "0.95–1.07×", "<0.01–>100×" for one gone wild."""
-    first = times(low)
-    return f"{first[:-1] if first.endswith('×') else first}–{times(high)}"
+def span(low: float, high: float, margin: float = math.nan) -> str:
+    """An interval of speedups as read on a page: "0.95–1.07×", "<0.01–>100×" for one gone wild; an end
+    that would round onto `margin` from the other side keeps its digits (times_beside)."""
+    return f"{times_beside(low, margin).removesuffix('×')}–{times_beside(high, margin)}"
 
 
 def times_beside(value: float, margin: float) -> str:
     """`value` as times() writes it, with as many more digits as it takes not to read as `margin`
     when it is not the margin: an interval's end just below 1.10× reads "1.0997×", not "1.10×"."""
     text = times(value)
-    if value == margin or text != times(margin):
+    if text == MISSING or value == margin or text != times(margin):
         return text
     for digits in range(4, 8):
         text = f"{value:.{digits}g}"

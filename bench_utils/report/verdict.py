@@ -21,7 +21,7 @@ from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
-from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
+from .display import MISSING, model_text, number, plus_minus, rounded, span, times
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_words, outcome_words
@@ -51,9 +51,7 @@ class Rules:
 
 def _bounds(row, margin: float = math.nan) -> str:
     """"0.94–1.07×"; an end that would round onto the margin from the other side keeps its digits."""
-    low, high = row["race_ci95_low"], row["race_ci95_high"]
-    first = times_beside(low, margin)
-    return f"{first[:-1] if first.endswith('×') else first}–{times_beside(high, margin)}"
+    return span(row["race_ci95_low"], row["race_ci95_high"], margin)
 
 
 def _interval(row, margin: float = math.nan) -> str:
@@ -303,8 +301,7 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
         if pd.isna(row.speedup):
             lines.append(f"{head}: {WORDS[row.verdict]}")
             continue
-        bounds = _bounds({"race_ci95_low": row.speedup_ci95_low, "race_ci95_high": row.speedup_ci95_high},
-                         rules.worthwhile)
+        bounds = span(row.speedup_ci95_low, row.speedup_ci95_high, rules.worthwhile)
         lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({bounds}) "
                      f"with {row.configuration}; {compile_cost_words(row._asdict())}")
     return lines
