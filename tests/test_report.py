@@ -406,7 +406,7 @@ def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_f
     line), the full disk becomes the profile's error."""
     out = tmp_path / "out"
     good = out / "benchmark.ipynb"
-    report.write_page(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
+    report.write_file(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
     before = good.read_text()
 
     def cut_short(notebook, running, **kwargs):

@@ -24,9 +24,9 @@ from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
 from ..measure.environment import ready_here
 from ..messages import terminal_text
-from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
+from ..paths import check_inductor_cache_dir, inside, relative_text, repo_root, reports_root
 from .index_page import write_profile_state
-from .page_html import escape, published_notebook, relative_text, write_page
+from .page_html import escape, published_notebook
 
 KERNEL_NAME = "python3"
 # the kernel's own log at ERROR: its "running over TCP without encryption" warning (a local kernel on
@@ -159,7 +159,7 @@ def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_ti
 def write_stub(page: Path, label: str, reason: str) -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
     reason = relative_text(reason, page.parent)
-    write_page(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
+    write_file(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
 </head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
 <h1>{escape(label)}: no report</h1><p><strong>{escape(reason)}</strong></p>
 <p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
@@ -180,7 +180,7 @@ def export_html(notebook: Path, page: Path, title: str) -> None:
     node = nbformat.read(str(notebook), as_version=4)
     node.metadata["title"] = title  # nbconvert's lab template puts it in <title>
     body, _ = exporter.from_notebook_node(node)
-    write_page(page, body, page.parent)
+    write_file(page, body, page.parent)
 
 
 def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
