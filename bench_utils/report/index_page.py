@@ -65,7 +65,7 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
     cell, its speedup from 0 with a line at 1× (green: worth it, red: slower, grey: otherwise). Inline,
     so the index needs no image files and no network; the figures themselves are text beside it."""
     table = verdicts(frame, rules)
-    table = table[table["speedup"].notna()] if not table.empty else table
+    table = table[table["speedup"].notna()]
     if table.empty:
         return MISSING
     scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x

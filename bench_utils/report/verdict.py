@@ -153,14 +153,15 @@ def _others(rows: pd.DataFrame, rec) -> str:
     return "; ".join(parts) or MISSING
 
 
-def _caveats(rec, typical_spread: float, few_rounds_apart: bool = True) -> list[str]:
+def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     """What sets this model's answer apart from the page's other answers (`few_rounds_apart`: some
     figures of the page rest on FEW_ROUNDS rounds or more, so fewer sets a model apart)."""
     if rec is None:
         return []
     notes = []
-    if few_rounds_apart and 0 < _rounds(rec) < FEW_ROUNDS:
-        notes.append(f"its figure rests on {_rounds(rec)} round(s): an interval over so few can be too narrow or "
+    rounds = _rounds(rec)
+    if few_rounds_apart and 0 < rounds < FEW_ROUNDS:
+        notes.append(f"its figure rests on {rounds} round(s): an interval over so few can be too narrow or "
                      "too wide")
     if (rec.get("graph_breaks") or 0) > 0:
         notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
@@ -213,7 +214,7 @@ def _few_rounds_everywhere(df) -> bool:
 
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
-                    few_apart: bool = True) -> dict:
+                    few_apart: bool) -> dict:
     rec = first_row(rows, "race_outcome", "recommended")
     runner = first_row(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
     ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
