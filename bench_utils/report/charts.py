@@ -63,13 +63,13 @@ def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
     return fig
 
 
-def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
-    """One panel per model: latency (ms) against batch size, eager vs the configuration `mode`."""
+def batch_comparison_chart(df, mode: str) -> Figure:
+    """One panel per model: median latency (ms) against batch size, eager vs the configuration `mode`."""
     if mode == BASELINE:
         raise ValueError(f"mode: {mode!r} is not allowed; allowed: a configuration of the run other than eager")
     tables.one_label(df)
     colour = colours(df["configuration"])
-    cells = tables.latency_cells(df, stat)
+    cells = tables.latency_cells(df)
     cells = cells[cells["configuration"].isin([BASELINE, mode]) & cells["latency_ms"].notna()]
     models = tables.ordered_models(cells["model"])
     if not models or mode not in set(cells["configuration"]):
@@ -86,7 +86,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
         ax.set_ylim(bottom=0)  # from zero: a 5% gap does not fill the panel
-        ax.set(title=display_name(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
+        ax.set(title=display_name(model), xlabel="batch size (images)", ylabel="median latency (ms)")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(models):]:
         fig.delaxes(ax)
