@@ -3,10 +3,9 @@ it, and for what (batch, precision, device); in words. Reads the DataFrame of ag
 (the race, results/race.py) and the decision code (results/decision.py); computes nothing the cells do
 not hold except the pay-back count (stats.breakeven_calls). No torch.
 
-Every figure on a verdict line comes from the same cell: the recommended configuration's race figure
-(lowered for the round that picked it), its compile cost (shown for every decision: for a gain too small it is
-the deciding fact), its pay-back (only where compiling is worth it). Caveats ride on a line only when
-they set that cell apart from the others; what holds for the whole page is said once (page_caveats).
+Every figure on a verdict line comes from the recommended configuration's cell (its compile cost shown
+for every decision: for a gain too small it is the deciding fact); what a line shows and which caveats
+ride on it, the others said once (page_caveats): docs/method.md, "What the page tells apart".
 """
 
 from __future__ import annotations
