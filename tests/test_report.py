@@ -272,7 +272,7 @@ def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypa
     import argparse
 
     params = tiny_params(tmp_path)
-    outcome = report.ProfileOutcome(params, load_config(params), tmp_path / "out" / "test" / "report.html",
+    outcome = report.ProfileOutcome(load_config(params), tmp_path / "out" / "test" / "report.html",
                                     tmp_path / "out" / "test" / "results.jsonl")
     monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
     monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "notebook step 3: KeyError: 'x'"))

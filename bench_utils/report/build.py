@@ -38,7 +38,6 @@ LONG_RUN_S = 3600.0  # a measuring run `plan` estimates above this needs --allow
 
 @dataclass
 class ProfileOutcome:
-    params: Path
     cfg: BenchConfig
     page: Path  # the exported HTML page
     results: Path
@@ -256,7 +255,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label)
     write_profile_state(results.parent, cfg, params.name, error)
-    return ProfileOutcome(params, cfg, page, results, error)
+    return ProfileOutcome(cfg, page, results, error)
 
 
 def shown_path(params: Path) -> str:
