@@ -89,17 +89,13 @@ def _nvidia_smi_gpus() -> list[str]:
     return [line.split(":", 1)[1].split("(UUID")[0].strip() for line in out.splitlines() if line.startswith("GPU ")]
 
 
-def notebook_parameters(notebook: Path) -> set[str]:
-    import papermill
-
-    return set(papermill.inspect_notebook(str(notebook)))
-
-
 def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dict:
     """The papermill parameters for `cfg`; every key must exist in the notebook's parameters cell
     (papermill itself only warns about unknown keys, and the notebook would silently use defaults)."""
+    import papermill
+
     values = cfg.to_dict()
-    unknown = sorted(set(values) - notebook_parameters(notebook))
+    unknown = sorted(set(values) - set(papermill.inspect_notebook(str(notebook))))
     if unknown:
         raise ConfigError(f"{params_path}: key {unknown[0]!r} is not a parameter of {notebook.name}")
     return values
