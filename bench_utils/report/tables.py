@@ -132,8 +132,8 @@ def latency_table(df, batch_size: int, stat: str = "mean") -> pd.DataFrame:
         raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
     models = ordered_models(df["model"])
     modes = ordered_configurations(df["configuration"])
-    return pd.DataFrame({f"{mode} (ms)": [_table_cell(at_batch, model, mode) for model in models] for mode in modes},
-                        index=pd.Index([display_name(m) for m in models]), dtype=object)
+    columns = {f"{mode} (ms)": [_table_cell(at_batch, model, mode) for model in models] for mode in modes}
+    return pd.DataFrame(columns, index=pd.Index([display_name(m) for m in models]), dtype=object)
 
 
 OUTLIER_MARK = " ▲"  # after a mean that slow outlier calls pulled well above the median
