@@ -72,13 +72,13 @@ def test_the_index_escapes_whatever_the_rows_say(tmp_path):
 def test_a_folder_holding_only_a_stray_page_is_no_run(tmp_path):
     """A profile folder is one with results, or with a page compile-bench wrote (its marker lists it):
     someone's report.html alone is not listed, least of all as "complete"."""
-    from bench_utils.report.page_html import write_page
+    from bench_utils.files import write_file
 
     stray = tmp_path / "notes"
     stray.mkdir()
     (stray / "report.html").write_text("<p>my notes</p>")
     refused = tmp_path / "refused"
-    write_page(refused / "report.html", "<p>no report</p>", refused)  # a stub compile-bench wrote
+    write_file(refused / "report.html", "<p>no report</p>", refused)  # a stub compile-bench wrote
     assert [line.label for line in index_page.profile_lines(tmp_path)] == ["refused"]
 
 

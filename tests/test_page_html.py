@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from bench_utils.config.bench_config import ConfigError
-from bench_utils.paths import inside
+from bench_utils.files import write_file
+from bench_utils.paths import inside, relative_text
 from bench_utils.report import page_html
 
 HOSTILE = '<img src=x onerror=alert(1)>'
@@ -45,10 +46,10 @@ def test_write_page_replaces_a_symlink_where_it_wrote_a_page_and_leaves_its_targ
     target = tmp_path / "elsewhere.txt"
     target.write_text("precious")
     out = tmp_path / "out"
-    page_html.write_page(out / "index.html", "<p>old</p>", out)  # compile-bench's page: the marker lists it
+    write_file(out / "index.html", "<p>old</p>", out)  # compile-bench's page: the marker lists it
     (out / "index.html").unlink()
     (out / "index.html").symlink_to(target)  # then someone swaps in a link
-    page_html.write_page(out / "index.html", "<p>page</p>", out)
+    write_file(out / "index.html", "<p>page</p>", out)
     assert target.read_text() == "precious"
     assert not (out / "index.html").is_symlink() and (out / "index.html").read_text() == "<p>page</p>"
     assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "index.html"]  # no temporary file left
@@ -61,13 +62,13 @@ def test_write_page_refuses_a_link_it_did_not_write_and_leaves_its_target(tmp_pa
     out.mkdir()
     (out / "index.html").symlink_to(target)
     with pytest.raises(OSError, match="not written by compile-bench"):
-        page_html.write_page(out / "index.html", "<p>page</p>", out)
+        write_file(out / "index.html", "<p>page</p>", out)
     assert target.read_text() == "precious" and (out / "index.html").is_symlink()
 
 
 def test_write_page_refuses_a_path_outside_its_folder(tmp_path):
     with pytest.raises(ConfigError, match="outside"):
-        page_html.write_page(tmp_path / "out" / ".." / "escape.html", "x", tmp_path / "out")
+        write_file(tmp_path / "out" / ".." / "escape.html", "x", tmp_path / "out")
     assert not (tmp_path / "escape.html").exists()
 
 
@@ -82,11 +83,11 @@ def test_inside_resolves_parent_symlinks(tmp_path):
 def test_relative_text_names_no_local_path(tmp_path):
     folder = tmp_path / "reports" / "cpu"
     text = f"SettingsMismatchError: {folder}/results.jsonl; see {tmp_path}/reports/other/results.jsonl"
-    assert page_html.relative_text(text, folder) == ("SettingsMismatchError: results.jsonl; see "
+    assert relative_text(text, folder) == ("SettingsMismatchError: results.jsonl; see "
                                                     "../other/results.jsonl")
-    assert str(Path.home()) + os.sep not in page_html.relative_text(f"{Path.home()}/x", folder)
-    assert page_html.relative_text(f"cd {folder}; ls {folder}-tiny", folder) == f"cd .; ls ../cpu-tiny"
-    assert page_html.relative_text("see https://example.org/x", Path("/reports")) == "see https://example.org/x"
+    assert str(Path.home()) + os.sep not in relative_text(f"{Path.home()}/x", folder)
+    assert relative_text(f"cd {folder}; ls {folder}-tiny", folder) == f"cd .; ls ../cpu-tiny"
+    assert relative_text("see https://example.org/x", Path("/reports")) == "see https://example.org/x"
 
 
 def test_published_notebook_drops_papermill_paths(tmp_path):

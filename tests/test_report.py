@@ -262,7 +262,7 @@ def test_a_refused_sweep_keeps_the_page_it_had(tmp_path, monkeypatch):
     page.write_text("<p>complete</p>")
     refusal = f"ResultsLockedError: {page.parent}/results.jsonl is being written by process 42"
     monkeypatch.setattr(report, "measure_profile", lambda cfg, params, results: refusal)
-    outcome = report.run_profile(params, tmp_path / "out", 300, measure=True)
+    outcome = report.run_profile(params, tmp_path / "out", 300, True, load_config(params))
     assert outcome.error == refusal and page.read_text() == "<p>complete</p>"
     state = json.loads((page.parent / "profile.json").read_text())
     assert state["error"] == "ResultsLockedError: results.jsonl is being written by process 42"
@@ -272,11 +272,12 @@ def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypa
     import argparse
 
     params = tiny_params(tmp_path)
-    outcome = report.ProfileOutcome(params, load_config(params), tmp_path / "out" / "test" / "report.html",
+    outcome = report.ProfileOutcome(load_config(params), tmp_path / "out" / "test" / "report.html",
                                     tmp_path / "out" / "test" / "results.jsonl")
     monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
     monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "notebook step 3: KeyError: 'x'"))
-    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, notebook_timeout=60)
+    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False,
+                              notebook_timeout=60, compare=None, allow_long=False)
     assert report.main(args) == 1
     assert "[report] summary: FAILED (notebook step 3: KeyError: 'x')" in capsys.readouterr().out
 
@@ -405,7 +406,7 @@ def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_f
     line), the full disk becomes the profile's error."""
     out = tmp_path / "out"
     good = out / "benchmark.ipynb"
-    report.write_page(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
+    report.write_file(good, '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n', out)
     before = good.read_text()
 
     def cut_short(notebook, running, **kwargs):

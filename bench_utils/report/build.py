@@ -24,9 +24,9 @@ from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
 from ..measure.environment import ready_here
 from ..messages import terminal_text
-from ..paths import check_inductor_cache_dir, inside, repo_root, reports_root
+from ..paths import check_inductor_cache_dir, inside, relative_text, repo_root, reports_root
 from .index_page import write_profile_state
-from .page_html import escape, published_notebook, relative_text, write_page
+from .page_html import escape, published_notebook
 
 KERNEL_NAME = "python3"
 # the kernel's own log at ERROR: its "running over TCP without encryption" warning (a local kernel on
@@ -38,15 +38,10 @@ LONG_RUN_S = 3600.0  # a measuring run `plan` estimates above this needs --allow
 
 @dataclass
 class ProfileOutcome:
-    params: Path
     cfg: BenchConfig
     page: Path  # the exported HTML page
     results: Path
     error: str = ""  # why the notebook failed; "" when it ran through
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
 
 
 CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not fit the 10-minute budget
@@ -83,7 +78,6 @@ def _cuda_device() -> tuple | None:
 
 def _nvidia_smi_gpus() -> list[str]:
     """GPU names nvidia-smi lists (none without the tool or a driver)."""
-    import shutil
     import subprocess
 
     if not shutil.which("nvidia-smi"):
@@ -95,17 +89,13 @@ def _nvidia_smi_gpus() -> list[str]:
     return [line.split(":", 1)[1].split("(UUID")[0].strip() for line in out.splitlines() if line.startswith("GPU ")]
 
 
-def notebook_parameters(notebook: Path) -> set[str]:
-    import papermill
-
-    return set(papermill.inspect_notebook(str(notebook)))
-
-
 def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dict:
     """The papermill parameters for `cfg`; every key must exist in the notebook's parameters cell
     (papermill itself only warns about unknown keys, and the notebook would silently use defaults)."""
+    import papermill
+
     values = cfg.to_dict()
-    unknown = sorted(set(values) - notebook_parameters(notebook))
+    unknown = sorted(set(values) - set(papermill.inspect_notebook(str(notebook))))
     if unknown:
         raise ConfigError(f"{params_path}: key {unknown[0]!r} is not a parameter of {notebook.name}")
     return values
@@ -164,7 +154,7 @@ def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_ti
 def write_stub(page: Path, label: str, reason: str) -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
     reason = relative_text(reason, page.parent)
-    write_page(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
+    write_file(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
 </head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
 <h1>{escape(label)}: no report</h1><p><strong>{escape(reason)}</strong></p>
 <p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
@@ -172,7 +162,7 @@ same command again: measured cells are not measured twice.</p></body></html>
 """, page.parent)
 
 
-def export_html(notebook: Path, page: Path, title: str = "") -> None:
+def export_html(notebook: Path, page: Path, title: str) -> None:
     """One self-contained page that opens offline: inputs of tagged cells removed, images inline as
     data URIs, no script from a CDN (templates/offline); `title` is its <title>."""
     import nbformat
@@ -183,10 +173,9 @@ def export_html(notebook: Path, page: Path, title: str = "") -> None:
     exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(templates)])
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags=HIDDEN_INPUT_TAGS), enabled=True)
     node = nbformat.read(str(notebook), as_version=4)
-    if title:
-        node.metadata["title"] = title  # nbconvert's lab template puts it in <title>
+    node.metadata["title"] = title  # nbconvert's lab template puts it in <title>
     body, _ = exporter.from_notebook_node(node)
-    write_page(page, body, page.parent)
+    write_file(page, body, page.parent)
 
 
 def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
@@ -244,11 +233,10 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
     return ""
 
 
-def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool = True,
-                cfg: BenchConfig | None = None) -> ProfileOutcome:
+def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
+                cfg: BenchConfig) -> ProfileOutcome:
     """`cfg`: the profile as main() loaded and adjusted it (a GPU's own label, live_groups fit)."""
     notebook = repo_root() / "notebooks" / "benchmark.ipynb"
-    cfg = cfg or load_config(params)
     parameters = check_parameters(cfg, params, notebook)
     results = profile_results(cfg, out_dir)
     page = results.parent / "report.html"
@@ -263,7 +251,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool 
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label)
     write_profile_state(results.parent, cfg, params.name, error)
-    return ProfileOutcome(params, cfg, page, results, error)
+    return ProfileOutcome(cfg, page, results, error)
 
 
 def shown_path(params: Path) -> str:
@@ -321,17 +309,16 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     with a label "notebooks", or `--out notebooks`, would overwrite them with executed copies), and no
     file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker)."""
     sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
-    outputs = [out_dir / "summary.ipynb"] + [profile_results(cfg, out_dir).parent / "benchmark.ipynb"
-                                             for cfg in configs]
-    for cfg in configs:  # a profile folder that is a symlink out of the reports folder is refused
-        inside(profile_results(cfg, out_dir).parent / "report.html", out_dir)
-    for output in outputs:
+    folders = [profile_results(cfg, out_dir).parent for cfg in configs]
+    for folder in folders:  # a profile folder that is a symlink out of the reports folder is refused
+        inside(folder / "report.html", out_dir)
+    for output in [out_dir / "summary.ipynb"] + [folder / "benchmark.ipynb" for folder in folders]:
         if output.resolve() in sources:
             raise ConfigError(f"--out {out_dir}: the report would overwrite the source notebook {output}; "
                               "choose another report folder (or label)")
     check_not_others(out_dir, SUMMARY_OUTPUTS)
-    for cfg in configs:
-        check_not_others(profile_results(cfg, out_dir).parent, PROFILE_OUTPUTS)
+    for folder in folders:
+        check_not_others(folder, PROFILE_OUTPUTS)
 
 
 def check_not_others(folder: Path, names) -> None:
@@ -361,8 +348,12 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     page = out_dir / "compare.html"
     title = f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}"
     error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown)
-    print(terminal_text(f"[report] {'FAILED (' + error + ')' if error else 'ok'}: open {page.resolve()}"))
+    print(terminal_text(f"[report] {_state(error)}: open {page.resolve()}"))
     return 1 if error else 0
+
+
+def _state(error: str) -> str:
+    return f"FAILED ({error})" if error else "ok"
 
 
 def relabelled(cfg: BenchConfig, label: str | None) -> BenchConfig:
@@ -393,25 +384,23 @@ def main(args) -> int:
     """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
     from .index_page import profile_lines, write_index
 
-    if getattr(args, "compare", None):
-        out_dir = Path(args.out) if args.out else reports_root()
+    out_dir = Path(args.out) if args.out else reports_root()
+    if args.compare:
         return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.notebook_timeout)
 
-    root = repo_root()
-    runs = [(Path(p), None) for p in args.params] or default_runs(root)
+    runs = [(Path(p), None) for p in args.params] or default_runs(repo_root())
     profiles = [path for path, _ in runs]
-    out_dir = Path(args.out) if args.out else reports_root()
     # every file is checked before anything runs
     configs = [relabelled(load_config(path), label) for path, label in runs]
     check_distinct_folders(configs, profiles)
     check_outputs(out_dir, configs)
-    if not args.report_only:
+    if args.report_only:
+        for cfg, path in zip(configs, profiles):
+            check_results_file(profile_results(cfg, out_dir), path, cfg)
+    else:
         check_inductor_cache_dir()
         configs = ready_here(configs, "report")
-        check_duration(configs, profiles, out_dir, getattr(args, "allow_long", False))
-    for cfg, path in zip(configs, profiles):
-        if args.report_only:
-            check_results_file(profile_results(cfg, out_dir), path, cfg)
+        check_duration(configs, profiles, out_dir, args.allow_long)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
     outcomes = [run_profile(p, out_dir, args.notebook_timeout, not args.report_only, cfg)
@@ -422,11 +411,8 @@ def main(args) -> int:
     copy_method(out_dir)
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
-        state = f"FAILED ({outcome.error})" if outcome.error else "ok"
-        print(terminal_text(f"[report] {outcome.cfg.label}: {state} -> {outcome.page}"))
-    summary_state = f"FAILED ({summary_error})" if summary_error else "ok"
-    print(terminal_text(f"[report] summary: {summary_state} -> {summary_page}"))
+        print(terminal_text(f"[report] {outcome.cfg.label}: {_state(outcome.error)} -> {outcome.page}"))
+    print(terminal_text(f"[report] summary: {_state(summary_error)} -> {summary_page}"))
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
-    failed = [o for o in outcomes if not o.ok] + ([summary_page] if summary_error else [])
-    return 1 if failed else 0
+    return 1 if summary_error or any(outcome.error for outcome in outcomes) else 0

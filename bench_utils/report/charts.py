@@ -18,8 +18,7 @@ from matplotlib.figure import Figure
 from ..config.configurations import BASELINE
 from ..config.registry import display_name
 from . import tables
-from .grouped_bars import (BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend,
-                           status_notes)
+from .grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, speedup_bars
 
 def colours(names) -> dict:
     """A colour per configuration, by its place in the page's order (eager first): a configuration keeps
@@ -43,14 +42,9 @@ def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
     names = [display_name(m) + (f" · batch {b}" if several else "") for m, b in keys]
     modes = tables.ordered_configurations(table["configuration"])
     colour = colours(df["configuration"])
-    series = []
-    for mode in modes:
-        cells = table[table["configuration"] == mode].set_index(["model", "batch_size"]).reindex(keys)
-        values = cells["speedup"].to_numpy(float)
-        low, high = cells["speedup_ci95_low"].to_numpy(float), cells["speedup_ci95_high"].to_numpy(float)
-        xerr = np.clip(np.vstack([values - low, high - values]), 0, None)
-        faint = ~((low > 1.0) | (high < 1.0))
-        series.append(Bars(mode, values, colour.get(mode), status_notes(cells["status"]), xerr, faint))
+    by_cell = table.set_index(["model", "batch_size"])
+    series = [speedup_bars(by_cell[by_cell["configuration"] == mode].reindex(keys), mode, colour.get(mode))
+              for mode in modes]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
     ax = axes[0, 0]
     grouped_barh(ax, names, series)
@@ -69,13 +63,13 @@ def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
     return fig
 
 
-def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
-    """One panel per model: latency (ms) against batch size, eager vs the configuration `mode`."""
+def batch_comparison_chart(df, mode: str) -> Figure:
+    """One panel per model: median latency (ms) against batch size, eager vs the configuration `mode`."""
     if mode == BASELINE:
         raise ValueError(f"mode: {mode!r} is not allowed; allowed: a configuration of the run other than eager")
     tables.one_label(df)
     colour = colours(df["configuration"])
-    cells = tables.latency_cells(df, stat)
+    cells = tables.latency_cells(df)
     cells = cells[cells["configuration"].isin([BASELINE, mode]) & cells["latency_ms"].notna()]
     models = tables.ordered_models(cells["model"])
     if not models or mode not in set(cells["configuration"]):
@@ -92,7 +86,7 @@ def batch_comparison_chart(df, mode: str, stat: str = "median") -> Figure:
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
         ax.set_ylim(bottom=0)  # from zero: a 5% gap does not fill the panel
-        ax.set(title=display_name(model), xlabel="batch size (images)", ylabel=f"{stat} latency (ms)")
+        ax.set(title=display_name(model), xlabel="batch size (images)", ylabel="median latency (ms)")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(models):]:
         fig.delaxes(ax)
@@ -118,7 +112,7 @@ def compile_time_chart(df) -> Figure:
     for ax, mode in zip(axes.flat, modes):
         of_mode = ok[ok["configuration"] == mode]
         series = [Bars(str(b), of_mode[of_mode["batch_size"] == b].set_index("model")
-                        .reindex(models)["compile_s"].to_numpy(float), color, [""] * len(models))
+                        .reindex(models)["compile_s"].to_numpy(float), color)
                   for b, color in zip(batches, colors)]
         grouped_barh(ax, [display_name(m) for m in models], series)
         ax.set(title=f"compile time, {mode}", xlabel="first compiled call: trace + codegen + run (s)")
@@ -138,8 +132,8 @@ def compile_cache_chart(df) -> Figure:
     names = [f"{display_name(m)} · {mode} · bs {b}" for m, mode, b in
              zip(ok["model"], ok["configuration"], ok["batch_size"])]
     cold, warm = sns.color_palette("colorblind", 5)[3:5]
-    series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold, [""] * len(ok)),
-              Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm, [""] * len(ok))]
+    series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold),
+              Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm)]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * 2 * len(ok))
     ax = axes[0, 0]
     grouped_barh(ax, names, series)
@@ -207,7 +201,6 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
         return
     calls = chosen["breakeven_calls"].to_numpy(float)
     names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
-    grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]],
-                                  [""] * len(chosen))])
+    grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]])])
     ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
     ax.set(xlabel="calls until the cold compile is paid back", title="When compiling pays off (the verdict's choice)")

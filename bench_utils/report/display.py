@@ -91,17 +91,17 @@ def plus_minus(halfwidth: float) -> str:
     return "more than ±100%" if halfwidth > 1 else f"±{halfwidth:.0%}"
 
 
-def span(low: float, high: float) -> str:
-    """An interval of speedups as read on a page: "0.95–1.07×", "<0.01–>100×" for one gone wild."""
-    first = times(low)
-    return f"{first[:-1] if first.endswith('×') else first}–{times(high)}"
+def span(low: float, high: float, margin: float = math.nan) -> str:
+    """An interval of speedups as read on a page: "0.95–1.07×", "<0.01–>100×" for one gone wild; an end
+    that would round onto `margin` from the other side keeps its digits (times_beside)."""
+    return f"{times_beside(low, margin).removesuffix('×')}–{times_beside(high, margin)}"
 
 
 def times_beside(value: float, margin: float) -> str:
     """`value` as times() writes it, with as many more digits as it takes not to read as `margin`
     when it is not the margin: an interval's end just below 1.10× reads "1.0997×", not "1.10×"."""
     text = times(value)
-    if value == margin or text != times(margin):
+    if text == MISSING or value == margin or text != times(margin):
         return text
     for digits in range(4, 8):
         text = f"{value:.{digits}g}"
@@ -163,11 +163,10 @@ def readable(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFr
     return shown
 
 
-def write_csv(frame: pd.DataFrame, path, columns: list[str] | None = None) -> None:
+def write_csv(frame: pd.DataFrame, path) -> None:
     """The cells behind a page as CSV, for a spreadsheet: the DataFrame's column names (units in the
     names), numbers unrounded, each model with its checkpoint id."""
-    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    out = frame[columns].copy()
+    out = frame.copy()
     if "model" in out.columns and "checkpoint" not in out.columns:
         out.insert(out.columns.get_loc("model") + 1, "checkpoint",
                    [MODELS[m].checkpoint if m in MODELS else "" for m in out["model"]])
@@ -188,8 +187,6 @@ KEY_COLUMNS = {
     "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "speedup",
              "speedup_ci95_low", "speedup_ci95_high", "eager_images_per_s", "compiled_images_per_s",
              "eager_peak_mem_mb", "compiled_peak_mem_mb"],
-    "improvement": ["task_model", "batch_size", "configuration", "status", "eager_ms_median", "compiled_ms_median",
-                    "improvement_pct", "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "speedup",
                         "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "speedup",
@@ -197,8 +194,6 @@ KEY_COLUMNS = {
     "why": ["model", "batch_size", "configuration", "speedup", "why"],
     "placement": ["task_model", "batch_size", "configuration", "status", "hostname", "duration_s"],
     "failures": ["task_model", "batch_size", "configuration", "status", "error"],
-    "reference": ["label", "model", "batch_size", "configuration", "gpu", "speedup", "ref_speedup", "improvement_pct",
-                  "ref_improvement_pct", "ref_status"],
 }
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from ..config.bench_config import ConfigError
 from ..config.registry import display_name
+from ..files import write_file, written_here
+from ..paths import relative_text
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
-from ..files import written_here
-from .page_html import escape, relative_text, write_page
+from .page_html import escape
 from .verdict import Rules, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
@@ -64,7 +65,7 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
     cell, its speedup from 0 with a line at 1× (green: worth it, red: slower, grey: otherwise). Inline,
     so the index needs no image files and no network; the figures themselves are text beside it."""
     table = verdicts(frame, rules)
-    table = table[table["speedup"].notna()] if not table.empty else table
+    table = table[table["speedup"].notna()]
     if table.empty:
         return MISSING
     scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
@@ -122,7 +123,7 @@ def write_profile_state(folder: Path, cfg, params: str, error: str) -> None:
     state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
              "expected_cells": len(cfg.cells()), "worthwhile": cfg.worthwhile,
              "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min}
-    write_page(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
+    write_file(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 
 MAX_STATE_BYTES = 100_000  # profile.json is a few hundred bytes
@@ -201,5 +202,5 @@ predictions do not.</p>
 <p><small>Generated {stamp} by <code>python -m bench_utils report</code>.</small></p>
 </body></html>
 """
-    write_page(path, page, path.parent)
+    write_file(path, page, path.parent)
     return path

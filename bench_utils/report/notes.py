@@ -21,7 +21,7 @@ COMPILE_NOTE_WORDS = {
 
 
 def _value(record, name: str):
-    value = record.get(name) if hasattr(record, "get") else None
+    value = record.get(name)
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 

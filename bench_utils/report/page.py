@@ -26,7 +26,7 @@ def header_html(header: PageHeader) -> str:
             f'<p class="bench-facts">{facts}</p></header>')
 
 
-def verdict_html(df, studies: list[str] = (), rules: Rules = Rules()) -> str:
+def verdict_html(df, studies: list[str], rules: Rules) -> str:
     """The verdict table (pandas escapes its cells), its one-line legend, the page-wide caveats and
     `studies`' verdict lines (plain text, one per study)."""
     table = verdict_table(df, rules)
@@ -40,7 +40,7 @@ def verdict_html(df, studies: list[str] = (), rules: Rules = Rules()) -> str:
     return "<h2>Should you compile?</h2>" + body + "".join(notes)
 
 
-def links_html(reproduce: str = "") -> str:
+def links_html(reproduce: str) -> str:
     """The cells as CSV with their dictionary, the method, and how to measure this page again."""
     again = f' · Reproduce: <code>{escape(reproduce)}</code>' if reproduce else ""
     return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{escape(CELLS_CSV)}" download>'
@@ -63,8 +63,8 @@ def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rul
             + links_html(reproduce_line(df, params) if params else ""))
 
 
-def folded_figures(figures: list, summary: str, columns: int = 3) -> str:
-    """Figures as small multiples (a grid of PNGs, `columns` wide) inside a closed <details>: there
+def folded_figures(figures: list, summary: str) -> str:
+    """Figures as small multiples (a grid of PNGs, three wide) inside a closed <details>: there
     for whoever asks, not in the way of the rest of the page."""
     images = []
     for fig in figures:
@@ -72,6 +72,6 @@ def folded_figures(figures: list, summary: str, columns: int = 3) -> str:
         fig.savefig(buffer, format="png", dpi=72, bbox_inches="tight")
         data = base64.b64encode(buffer.getvalue()).decode("ascii")
         images.append(f'<img alt="" style="width:100%" src="data:image/png;base64,{data}">')
-    grid = (f'<div style="display:grid;grid-template-columns:repeat({columns},1fr);gap:8px">'
+    grid = ('<div style="display:grid;grid-template-columns:repeat(3,1fr);gap:8px">'
             + "".join(images) + "</div>")
     return f"<details><summary>{escape(summary)}</summary>{grid}</details>"

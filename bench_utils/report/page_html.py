@@ -1,4 +1,4 @@
-"""The one place text becomes HTML on a published page, and the one way a page is written.
+"""The one place text becomes HTML on a published page, and an executed notebook made fit to publish.
 
 A report is meant to be copied to any static host, so whatever reaches it (labels, model and
 checkpoint names, results rows, the environment, error texts) is shown as text, never run as markup:
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from ..files import write_file
-from ..paths import relative_text  # noqa: F401 - pages, tests and the build call it from here too
+from ..paths import relative_text
 
 PAPERMILL_PATH_KEYS = ("input_path", "output_path")  # papermill's metadata: the machine's absolute paths
 
@@ -42,12 +42,6 @@ def table(frame):
     return frame.style.format(escape="html").format_index(escape="html", axis=0).format_index(escape="html", axis=1)
 
 
-def write_page(path: Path, text: str, folder: Path) -> Path:
-    """Write `text` to `path` inside `folder` (files.write_file: whole, no link followed, 0644, only
-    over a file compile-bench wrote)."""
-    return write_file(path, text, folder)
-
-
 def _relative_strings(value, folder: Path, also: dict | None):
     """Every string in a notebook's JSON value (cells, outputs, metadata) through relative_text."""
     if isinstance(value, str):
@@ -71,5 +65,5 @@ def published_notebook(executed: Path, output: Path, also: dict | None = None) -
     for key in PAPERMILL_PATH_KEYS:
         papermill.pop(key, None)
     nb = _relative_strings(nb, output.parent, also)
-    write_page(output, json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output.parent)
+    write_file(output, json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output.parent)
     executed.unlink()

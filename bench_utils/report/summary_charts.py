@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 
 from ..config.registry import display_name
 from . import tables
-from .grouped_bars import BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh, legend, status_notes
+from .grouped_bars import (BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh, legend, speedup_bars,
+                           status_notes)
 
 
 def cross_label_chart(df) -> Figure:
@@ -28,8 +29,8 @@ def cross_label_chart(df) -> Figure:
     for row, mode in enumerate(modes):
         for col, batch in enumerate(batches):
             cell = table[(table["configuration"] == mode) & (table["batch_size"] == batch)]  # failed ones too
-            series = [_speedup_bars(cell[cell["run"] == label], models, label, colors[label])
-                      for label in labels]
+            series = [speedup_bars(cell[cell["run"] == label].set_index("model").reindex(models), label,
+                                   colors[label]) for label in labels]
             ax = axes[row, col]
             grouped_barh(ax, [display_name(m) for m in models], series)
             ax.axvline(1, color="0.2", linewidth=0.8)
@@ -44,16 +45,6 @@ def _by_run(table):
     several = table.groupby("label")["torch"].transform("nunique") > 1
     table = table.assign(run=table["label"].where(~several, table["label"] + " · torch " + table["torch"]))
     return table.drop_duplicates(["run", "model", "configuration", "batch_size"], keep="last")
-
-
-def _speedup_bars(cells, models: list[str], label: str, color) -> Bars:
-    cells = cells.set_index("model").reindex(models)
-    values = cells["speedup"].to_numpy(float)
-    xerr = np.clip(np.vstack([values - cells["speedup_ci95_low"].to_numpy(float),
-                              cells["speedup_ci95_high"].to_numpy(float) - values]), 0, None)
-    faint = ~cells["significant"].eq(True).to_numpy(bool)
-    notes = status_notes(cells["status"])
-    return Bars(label, values, color, notes, xerr, faint)
 
 
 def reference_chart(beside) -> Figure:

@@ -5,9 +5,9 @@ beside plain torch.compile with their geometric means, and our speedups beside t
 
 from __future__ import annotations
 
-import pandas as pd
-
 import math
+
+import pandas as pd
 
 from .display import MISSING, model_text, number, span, times
 from .header import page_header
@@ -36,7 +36,7 @@ def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:
     keys = [(m, b) for m in ordered_models(beside["model"]) for b in sorted(set(beside["batch_size"]))
             if ((beside["model"] == m) & (beside["batch_size"] == b)).any()]
     runs = list(dict.fromkeys(zip(beside["label"], beside["mode"])))
-    gpus = [g for g in dict.fromkeys(beside["gpu"].dropna())]
+    gpus = list(dict.fromkeys(beside["gpu"].dropna()))
     records = []
     for model, batch in keys:
         at = beside[(beside["model"] == model) & (beside["batch_size"] == batch)]
@@ -52,7 +52,7 @@ def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:
 
 
 def geometric_mean(values) -> float:
-    logs = [math.log(v) for v in values if v and not math.isnan(v) and v > 0]
+    logs = [math.log(v) for v in values if v and v > 0]  # NaN > 0 is false
     return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 

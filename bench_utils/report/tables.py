@@ -59,11 +59,6 @@ def one_label(df, name: str = "df") -> None:
         raise ValueError(f"{name}: holds rows of several labels ({', '.join(labels)}); pass one run's rows")
 
 
-def _check_stat(stat: str) -> None:
-    if stat not in STATS:
-        raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
-
-
 def numeric_column(df, column: str) -> pd.Series:
     """A column as float (None -> NaN); all-None columns arrive as object dtype."""
     if column not in df.columns:
@@ -114,7 +109,8 @@ def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     against (aggregate.py).
     """
     check_frame(df)
-    _check_stat(stat)
+    if stat not in STATS:
+        raise ValueError(f"stat: {stat!r} is not allowed; allowed: {', '.join(STATS)}")
     cells = _cell_frame(df)
     cells["latency_ms"] = numeric_column(df, f"latency_ms_{stat}").where(df["status"] == "ok")
     return sort_cells(cells)
@@ -136,12 +132,8 @@ def latency_table(df, batch_size: int, stat: str = "mean") -> pd.DataFrame:
         raise ValueError("df: more than one row per model and configuration (mixed sizes or fullgraph?)")
     models = ordered_models(df["model"])
     modes = ordered_configurations(df["configuration"])
-    table = pd.DataFrame(index=pd.Index([display_name(m) for m in models]),
-                         columns=[f"{mode} (ms)" for mode in modes], dtype=object)
-    for model in models:
-        for mode in modes:
-            table.loc[display_name(model), f"{mode} (ms)"] = _table_cell(at_batch, model, mode)
-    return table
+    columns = {f"{mode} (ms)": [_table_cell(at_batch, model, mode) for model in models] for mode in modes}
+    return pd.DataFrame(columns, index=pd.Index([display_name(m) for m in models]), dtype=object)
 
 
 OUTLIER_MARK = " ▲"  # after a mean that slow outlier calls pulled well above the median
@@ -182,9 +174,7 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     if (model, mode) not in at_batch.index:
         return MISSING
     cell = at_batch.loc[(model, mode)]
-    if cell["status"] != "ok":
-        return str(cell["status"]).upper()
-    return MISSING if pd.isna(cell["latency_ms"]) else number(cell["latency_ms"])
+    return number(cell["latency_ms"]) if cell["status"] == "ok" else str(cell["status"]).upper()
 
 
 def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:

@@ -3,10 +3,9 @@ it, and for what (batch, precision, device); in words. Reads the DataFrame of ag
 (the race, results/race.py) and the decision code (results/decision.py); computes nothing the cells do
 not hold except the pay-back count (stats.breakeven_calls). No torch.
 
-Every figure on a verdict line comes from the same cell: the recommended configuration's race figure
-(lowered for the round that picked it), its compile cost (shown for every decision: for a gain too small it is
-the deciding fact), its pay-back (only where compiling is worth it). Caveats ride on a line only when
-they set that cell apart from the others; what holds for the whole page is said once (page_caveats).
+Every figure on a verdict line comes from the recommended configuration's cell (its compile cost shown
+for every decision: for a gain too small it is the deciding fact); what a line shows and which caveats
+ride on it, the others said once (page_caveats): docs/method.md, "What the page tells apart".
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
-from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
+from .display import MISSING, model_text, number, plus_minus, rounded, span, times
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_words, outcome_words
@@ -51,9 +50,7 @@ class Rules:
 
 def _bounds(row, margin: float = math.nan) -> str:
     """"0.94–1.07×"; an end that would round onto the margin from the other side keeps its digits."""
-    low, high = row["race_ci95_low"], row["race_ci95_high"]
-    first = times_beside(low, margin)
-    return f"{first[:-1] if first.endswith('×') else first}–{times_beside(high, margin)}"
+    return span(row["race_ci95_low"], row["race_ci95_high"], margin)
 
 
 def _interval(row, margin: float = math.nan) -> str:
@@ -155,14 +152,15 @@ def _others(rows: pd.DataFrame, rec) -> str:
     return "; ".join(parts) or MISSING
 
 
-def _caveats(rec, typical_spread: float, few_rounds_apart: bool = True) -> list[str]:
+def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     """What sets this model's answer apart from the page's other answers (`few_rounds_apart`: some
     figures of the page rest on FEW_ROUNDS rounds or more, so fewer sets a model apart)."""
     if rec is None:
         return []
     notes = []
-    if few_rounds_apart and 0 < _rounds(rec) < FEW_ROUNDS:
-        notes.append(f"its figure rests on {_rounds(rec)} round(s): an interval over so few can be too narrow or "
+    rounds = _rounds(rec)
+    if few_rounds_apart and 0 < rounds < FEW_ROUNDS:
+        notes.append(f"its figure rests on {rounds} round(s): an interval over so few can be too narrow or "
                      "too wide")
     if (rec.get("graph_breaks") or 0) > 0:
         notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
@@ -215,7 +213,7 @@ def _few_rounds_everywhere(df) -> bool:
 
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
-                    few_apart: bool = True) -> dict:
+                    few_apart: bool) -> dict:
     rec = first_row(rows, "race_outcome", "recommended")
     runner = first_row(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
     ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
@@ -303,8 +301,7 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
         if pd.isna(row.speedup):
             lines.append(f"{head}: {WORDS[row.verdict]}")
             continue
-        bounds = _bounds({"race_ci95_low": row.speedup_ci95_low, "race_ci95_high": row.speedup_ci95_high},
-                         rules.worthwhile)
+        bounds = span(row.speedup_ci95_low, row.speedup_ci95_high, rules.worthwhile)
         lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({bounds}) "
                      f"with {row.configuration}; {compile_cost_words(row._asdict())}")
     return lines
