@@ -8,7 +8,7 @@ import signal
 import sys
 
 from .config.bench_config import ConfigError
-from .config.parameters_file import config_from_dict, load_config
+from .config.parameters_file import load_config
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
