@@ -59,6 +59,21 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
     assert "failed: ResultsLockedError: results.jsonl is locked" in page and str(tmp_path) not in page
 
 
+def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp_path):
+    """On a CPU without native bfloat16 the bfloat16 configurations are rows saying so: the index
+    counts them apart and calls the run complete, not "2 failed" in red."""
+    from conftest import make_row
+
+    reason = "this CPU has no native bfloat16 (AVX2)"
+    rows = speedup_rows("vit", 1, 4.0, 2.0) + [
+        make_row("vit", 1, name, status="unsupported", error=reason)
+        for name in ("eager+bf16-autocast", "default+bf16-autocast")]
+    line = index_page.ProfileLine("CPU", "cpu/report.html", "cpu.yaml", "", len(to_dataframe(rows)), rows)
+    page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
+    assert "2 not supported here<br>0 failed<br>0 missing" in page
+    assert '<span class="ok">complete</span>' in page and 'class="failed"' not in page
+
+
 def test_the_index_escapes_whatever_the_rows_say(tmp_path):
     from conftest import make_row
 

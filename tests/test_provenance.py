@@ -10,14 +10,21 @@ def row(model="vit", batch_size=1, configuration="eager", ms=None, status="ok", 
     return make_row(model, batch_size, configuration, ms, status, env=env, weights_note="offline", **extra)
 
 
+def df_rows() -> list:
+    return [row("resnet", 1, "default", status="oom"), row("vit", 1, "eager", 10.0),
+            row("vit", 1, "default", 8.0), row("resnet", 2, "eager", 20.0)]
+
+
 def test_run_facts_make_random_weights_loud():
-    df = to_dataframe([row("resnet", 1, "default", status="oom"), row("vit", 1, "eager", 10.0),
-                       row("vit", 1, "default", 8.0), row("resnet", 2, "eager", 20.0)])
+    df = to_dataframe(df_rows())
     facts = run_facts(df)
     assert list(facts.columns) == ["CPU"]
     assert facts.loc["hardware", "CPU"] == "Test CPU"
     assert facts.loc["torch", "CPU"] == "2.9"
     assert facts.loc["cells", "CPU"] == "3 ok, 1 failed"
+    unsupported = row("vit", 1, "default+bf16-autocast", status="unsupported", error="no native bfloat16")
+    assert run_facts(to_dataframe([*df_rows(), unsupported])).loc["cells", "CPU"] == (
+        "3 ok, 1 not supported here, 1 failed")
     assert facts.loc["weights", "CPU"].startswith("RANDOM weights, not pretrained, for 2 of 2 loaded models: ViT-B/16, ResNet-50")
     assert facts.loc[f"weights: {VIT}", "CPU"] == "random (offline)"
     pretrained = to_dataframe([make_row(ms=1.0, weights="pretrained", weights_note="")])

@@ -112,6 +112,21 @@ def test_failures_table_lists_non_ok_rows_in_capitals(df):
         ["resnet", 1, "default", "OOM", "oom: fixture"]]
 
 
+def test_a_configuration_not_supported_here_is_counted_apart_and_never_as_a_failure():
+    from bench_utils.report.tables import cell_states, cell_states_text
+
+    reason = "this CPU has no native bfloat16 (AVX2)"
+    rows = [make_row("resnet", 1, "eager", 10.0), make_row("resnet", 1, "default", 8.0),
+            make_row("resnet", 1, "default+bf16-autocast", status="unsupported", error=reason),
+            make_row("resnet", 1, "eager+bf16-autocast", status="unsupported", error=reason)]
+    frame = to_dataframe(rows)
+    assert failures_table(frame).empty
+    assert cell_states(frame) == (2, 2, 0) and cell_states_text(frame) == "2 ok, 2 not supported here, 0 failed"
+    frame = to_dataframe(rows + [make_row("vit", 1, "eager", status="oom", error="oom: fixture")])
+    assert failures_table(frame)["status"].tolist() == ["OOM"]
+    assert cell_states_text(frame, "<br>") == "2 ok<br>2 not supported here<br>1 failed"
+
+
 def test_missing_cells_counts_the_config_cells_without_a_row(df):
     cfg = BenchConfig(models=("vit", "resnet"), batch_sizes=(1, 2), configurations=("eager", "default"))
     missing = missing_cells(df, cfg.cells())

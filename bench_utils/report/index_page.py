@@ -20,6 +20,7 @@ from ..results.rows import read_results
 from .display import MISSING, number
 from .header import page_header
 from .page_html import escape
+from .tables import cell_states, cell_states_text
 from .verdict import Rules, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
@@ -52,9 +53,6 @@ class ProfileLine:
         return to_dataframe(self.rows)
 
 
-def _cell_counts(line: ProfileLine) -> tuple[int, int, int]:
-    ok = int((line.frame["status"] == "ok").sum())
-    return ok, len(line.frame) - ok, max(line.expected_cells - len(line.frame), 0)
 
 
 CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 150  # the index's per-profile speedup chart
@@ -89,7 +87,8 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
 
 
 def _row_html(line: ProfileLine) -> str:
-    ok, failed, missing = _cell_counts(line)
+    failed = cell_states(line.frame)[2]
+    missing = max(line.expected_cells - len(line.frame), 0)
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else '<span class="ok">complete</span>' if not failed and not missing
              else f'<span class="failed">{failed} failed, {missing} missing</span>')
@@ -101,7 +100,7 @@ def _row_html(line: ProfileLine) -> str:
             f"<small>{escape(line.params)}</small></td>"
             f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
             f"{escape(head.date)}</small><br>{weights}</td>"
-            f"<td class=num>{ok} ok<br>{failed} failed<br>{missing} missing</td>"
+            f"<td class=num>{cell_states_text(line.frame, '<br>')}<br>{missing} missing</td>"
             f"<td>{'<br>'.join(escape(text) for text in verdict_short(line.frame, line.rules)) or MISSING}"
             f"<br>{speedup_svg(line.frame, line.rules)}</td>"
             f"<td>{state}</td></tr>")

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..config.registry import display_name
 from .display import MISSING, cell_text
-from .tables import check_frame, ordered_models
+from .tables import cell_states_text, check_frame, ordered_models
 
 
 # (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
@@ -29,8 +29,7 @@ def _joined(values) -> str:
 
 def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
     facts = {fact: _joined(run[column]) for fact, column in _ENV_FACTS if column in run.columns}
-    ok = int((run["status"] == "ok").sum())
-    facts["cells"] = f"{ok} ok, {len(run) - ok} failed"
+    facts["cells"] = cell_states_text(run)
     facts["weights"] = _weights_summary(run)
     for model in ordered_models(run["model"]):
         rows = run[run["model"] == model]

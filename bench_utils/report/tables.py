@@ -297,10 +297,28 @@ def placement_table(df) -> pd.DataFrame:
     return sort_cells(table)
 
 
+# a configuration that does not apply here is an answer, not a failure: run_here says it once
+NOT_FAILED = ("ok", "unsupported")
+
+
+def cell_states(df) -> tuple[int, int, int]:
+    """(cells ok, cells whose configuration is not supported here, cells that failed)."""
+    status = df["status"]
+    ok, unsupported = int((status == "ok").sum()), int((status == "unsupported").sum())
+    return ok, unsupported, len(df) - ok - unsupported
+
+
+def cell_states_text(df, sep: str = ", ") -> str:
+    """"16 ok, 8 not supported here, 0 failed" (the middle part only when there are such cells)."""
+    ok, unsupported, failed = cell_states(df)
+    parts = [f"{ok} ok"] + ([f"{unsupported} not supported here"] if unsupported else []) + [f"{failed} failed"]
+    return sep.join(parts)
+
+
 def failures_table(df) -> pd.DataFrame:
-    """Every cell whose status is not ok, with the status in capitals and the error text."""
+    """Every cell that failed (neither ok nor unsupported), with the status in capitals and the error text."""
     check_frame(df)
-    failed = df[df["status"] != "ok"]
+    failed = df[~df["status"].isin(NOT_FAILED)]
     table = _cell_frame(failed)
     table["status"] = failed["status"].str.upper()
     table["error"] = failed["error"] if "error" in failed else ""
