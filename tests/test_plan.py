@@ -164,6 +164,10 @@ def test_plan_counts_no_cost_for_a_precision_this_cpu_lacks(tmp_path):
     avx2.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
     avx512 = tmp_path / "avx512"
     avx512.write_text("flags\t\t: avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16\n")
-    assert plan.cpu_lacks(str(avx2)) == {"bf16", "fp16"}
-    assert plan.cpu_lacks(str(avx512)) == {"fp16"}
-    assert plan.cpu_lacks(str(tmp_path / "none")) == set()  # unknown: every configuration counted
+    assert plan.cpu_lacks(str(avx2), isa_cap="") == {"bf16", "fp16"}
+    assert plan.cpu_lacks(str(avx512), isa_cap="") == {"fp16"}
+    assert plan.cpu_lacks(str(tmp_path / "none"), isa_cap="") == set()  # unknown: every configuration counted
+    # oneDNN capped below the CPU (ONEDNN_MAX_CPU_ISA): the cap answers, as the workers' check does
+    assert plan.cpu_lacks(str(avx512), isa_cap="avx2") == {"bf16", "fp16"}
+    assert plan.cpu_lacks(str(avx512), isa_cap="AVX512_CORE_AMX") == {"fp16"}  # a cap above: the CPU's flags
+    assert plan.cpu_lacks(str(tmp_path / "none"), isa_cap="AVX512_CORE_BF16") == {"fp16"}
