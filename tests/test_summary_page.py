@@ -14,3 +14,23 @@ def test_guide_comparison_puts_ours_beside_each_guide_gpu():
     assert {"Guide: A100 (×)", "Guide: V100 (×)", "Guide: T4 (×)"} <= set(table.columns)
     assert table.loc[0, "Ours: CPU, default (×, 95%)"].startswith("2.00× (")
     assert run_headers(df).loc[0, "Run"] == "CPU"
+
+
+def test_the_fastest_configurations_mean_stands_beside_the_guides_over_the_same_models():
+    """Our geometric mean beside the guide's published one per GPU, over the same models: ViT-B/16 and
+    ResNet-50 at batch 1 are in every guide table; OwlViT at batch 4 is in none (out of memory)."""
+    from bench_utils.report.summary_page import best_configurations, geometric_mean
+
+    published = reference.guide_speedups()
+    df = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 3.0, 2.0))
+    table = best_configurations(df).set_index("Model")
+    for gpu in reference.GPUS:
+        column = f"Guide {gpu}, default (×)"
+        vit, resnet = published[("vit", 1, gpu)], published[("resnet", 1, gpu)]
+        assert table.loc["ViT-B/16", column] == f"{vit:.2f}×"
+        assert table.loc["Geometric mean", column] == f"{geometric_mean([vit, resnet]):.2f}×"
+    assert table.loc["Geometric mean", "Its speedup (×)"] == f"{geometric_mean([2.0, 1.5]):.2f}×"
+    assert ("owlvit", 4, "A100") not in published
+    with_owlvit = best_configurations(to_dataframe(speedup_rows("vit", 4, 4.0, 2.0) + speedup_rows("owlvit", 4, 4.0, 2.0)))
+    mean = with_owlvit.set_index("Model").loc["Geometric mean"]
+    assert mean["Guide A100, default (×)"] == "—" and mean["Its speedup (×)"] == "2.00×"  # not over fewer models

@@ -9,6 +9,7 @@ import math
 
 import pandas as pd
 
+from ..results.reference import GPUS, guide_speedups
 from .display import MISSING, model_text, number, span, times
 from .header import page_header
 from .tables import first_row, ordered_models
@@ -58,8 +59,11 @@ def geometric_mean(values) -> float:
 
 def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     """Per run, model and batch size: the recommended configuration's speedup (its race figure) beside
-    plain torch.compile's (default mode, the guide's setting), the verdict; then per run the geometric
-    mean of each column over its models."""
+    plain torch.compile's (default mode, the guide's setting) and the guide's published `default`
+    speedup per GPU, the verdict; then per run the geometric mean of each column over its models (the
+    guide's over the same models as ours, "—" where it published no figure for one of them)."""
+    published = guide_speedups()
+    guides = {gpu: f"Guide {gpu}, default (×)" for gpu in GPUS}
     records = []
     for row in verdicts(df, rules).itertuples():
         cells = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
@@ -68,15 +72,23 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
         records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
                         "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
                         else MISSING, "Its speedup (×)": row.speedup, "Plain torch.compile (×)": plain,
+                        **{column: published.get((row.model, int(row.batch_size), gpu), math.nan)
+                           for gpu, column in guides.items()},
                         "Verdict": WORDS[row.verdict]})
     table = pd.DataFrame.from_records(records)
     if table.empty:
         return table
+    def same_models(values, ours) -> float:  # the guide's mean over the models our mean is over, or none
+        kept = values[ours.notna() & (ours > 0)]
+        return geometric_mean(kept) if len(kept) and kept.notna().all() else math.nan
+
     means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, "Fastest accurate configuration": MISSING,
               "Its speedup (×)": geometric_mean(rows["Its speedup (×)"]),
-              "Plain torch.compile (×)": geometric_mean(rows["Plain torch.compile (×)"]), "Verdict": MISSING}
+              "Plain torch.compile (×)": geometric_mean(rows["Plain torch.compile (×)"]),
+              **{column: same_models(rows[column], rows["Its speedup (×)"]) for column in guides.values()},
+              "Verdict": MISSING}
              for run, rows in table.groupby("Run", sort=True)]
     table = pd.concat([table, pd.DataFrame.from_records(means)], ignore_index=True)
-    for column in ("Its speedup (×)", "Plain torch.compile (×)"):
+    for column in ("Its speedup (×)", "Plain torch.compile (×)", *guides.values()):
         table[column] = [times(v) if isinstance(v, float) else v for v in table[column]]
     return table

@@ -66,6 +66,14 @@ def compare_with_reference(df):
     return merged[order + rest].sort_values(CELL + ["gpu"], ignore_index=True)
 
 
+def guide_speedups(mode: str = "default") -> dict[tuple[str, int, str], float]:
+    """The guide's published speedup (eager mean / compiled mean) of `mode`'s study per (model, batch
+    size, GPU); cells it did not publish or that ran out of memory are absent."""
+    ref = _reference_for_merge()
+    ref = ref[(ref["study"] == STUDY_FOR_MODE[mode]) & ref["ref_speedup"].notna()]
+    return {(r.model, int(r.batch_size), r.gpu): float(r.ref_speedup) for r in ref.itertuples()}
+
+
 def _reference_for_merge():
     ref = load_reference().rename(columns={"eager_ms": "ref_eager_ms", "compiled_ms": "ref_compiled_ms",
                               "status": "ref_status", "note": "ref_note"})
