@@ -53,8 +53,6 @@ class ProfileLine:
         return to_dataframe(self.rows)
 
 
-
-
 CHART_WIDTH_PX, BAR_PX, NAME_PX = 150, 12, 150  # the index's per-profile speedup chart
 
 

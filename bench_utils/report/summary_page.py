@@ -78,6 +78,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     table = pd.DataFrame.from_records(records)
     if table.empty:
         return table
+
     def same_models(values, ours) -> float:  # the guide's mean over the models our mean is over, or none
         kept = values[ours.notna() & (ours > 0)]
         return geometric_mean(kept) if len(kept) and kept.notna().all() else math.nan
