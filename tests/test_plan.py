@@ -171,3 +171,15 @@ def test_plan_counts_no_cost_for_a_precision_this_cpu_lacks(tmp_path):
     assert plan.cpu_lacks(str(avx512), isa_cap="avx2") == {"bf16", "fp16"}
     assert plan.cpu_lacks(str(avx512), isa_cap="AVX512_CORE_AMX") == {"fp16"}  # a cap above: the CPU's flags
     assert plan.cpu_lacks(str(tmp_path / "none"), isa_cap="AVX512_CORE_BF16") == {"fp16"}
+
+
+def test_plan_reads_onednns_cap_from_the_environment_under_either_name(tmp_path, monkeypatch):
+    avx512 = tmp_path / "avx512"
+    avx512.write_text("flags\t\t: avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16\n")
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    assert plan.cpu_lacks(str(avx512)) == {"fp16"}
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
+    assert plan.cpu_lacks(str(avx512)) == {"bf16", "fp16"}
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx512_core")  # the new name wins
+    assert plan.cpu_lacks(str(avx512)) == {"fp16"}

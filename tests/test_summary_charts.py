@@ -30,6 +30,25 @@ def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A100 · torch 2.1", "A100 · torch 2.5"]
 
 
+def test_a_configuration_not_supported_on_one_run_is_grey_words_not_a_red_failure():
+    """A GPU run ran bfloat16, a CPU without it could not: the CPU's missing bar says so in grey, an
+    out-of-memory cell in red."""
+    from conftest import make_row
+    from bench_utils.report.grouped_bars import FAILED_COLOR, NOT_HERE, NOT_HERE_COLOR
+
+    rows = speedup_rows("vit", 1, 10.0, 5.0, configuration="default+bf16-autocast", label="A100")
+    rows += speedup_rows("resnet", 1, 10.0, 5.0, configuration="default+bf16-autocast", label="A100")
+    rows += [make_row("vit", 1, "default+bf16-autocast", status="unsupported", label="CPU",
+                      error="this CPU has no native bfloat16 (AVX2)"),
+             make_row("resnet", 1, "eager", 20.0, label="CPU"),
+             make_row("resnet", 1, "default+bf16-autocast", status="oom", label="CPU", error="oom: fixture")]
+    rows += speedup_rows("vit", 1, 20.0, 10.0, label="CPU")  # the CPU run has a figure of its own
+    fig = summary_charts.cross_label_chart(to_dataframe(rows))
+    ax = next(ax for ax in fig.axes if ax.get_title().startswith("default+bf16-autocast"))
+    colours = {text.get_text(): text.get_color() for text in ax.texts}
+    assert colours == {NOT_HERE: NOT_HERE_COLOR, "OOM": FAILED_COLOR}
+
+
 def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
     from bench_utils.results.reference import compare_with_reference
 

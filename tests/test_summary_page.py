@@ -3,7 +3,7 @@
 from bench_utils.report.summary_page import guide_comparison, run_headers
 from bench_utils.results import reference
 from bench_utils.results.aggregate import to_dataframe
-from conftest import speedup_rows
+from conftest import make_row, speedup_rows
 
 
 def test_guide_comparison_puts_ours_beside_each_guide_gpu():
@@ -31,6 +31,19 @@ def test_the_fastest_configurations_mean_stands_beside_the_guides_over_the_same_
         assert table.loc["Geometric mean", column] == f"{geometric_mean([vit, resnet]):.2f}×"
     assert table.loc["Geometric mean", "Its speedup (×)"] == f"{geometric_mean([2.0, 1.5]):.2f}×"
     assert ("owlvit", 4, "A100") not in published
-    with_owlvit = best_configurations(to_dataframe(speedup_rows("vit", 4, 4.0, 2.0) + speedup_rows("owlvit", 4, 4.0, 2.0)))
-    mean = with_owlvit.set_index("Model").loc["Geometric mean"]
+    rows = speedup_rows("vit", 4, 4.0, 2.0) + speedup_rows("owlvit", 4, 4.0, 2.0)
+    mean = best_configurations(to_dataframe(rows)).set_index("Model").loc["Geometric mean"]
     assert mean["Guide A100, default (×)"] == "—" and mean["Its speedup (×)"] == "2.00×"  # not over fewer models
+
+
+def test_plain_compiles_mean_is_over_the_same_models_or_none():
+    """ResNet-50's plain `default` ran out of memory while another configuration of it is recommended:
+    the row's means would cover different models, so plain's says none rather than ViT's alone."""
+    from bench_utils.report.summary_page import best_configurations
+
+    rows = speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 3.0, 2.0, configuration="default+freezing")
+    rows += [make_row("resnet", 1, "default", status="oom", error="oom: fixture")]
+    table = best_configurations(to_dataframe(rows)).set_index("Model")
+    assert table.loc["ViT-B/16", "Plain torch.compile (×)"] == "2.00×"
+    assert table.loc["Geometric mean", "Plain torch.compile (×)"] == "—"
+    assert table.loc["Geometric mean", "Its speedup (×)"] == f"{(2.0 * 1.5) ** 0.5:.2f}×"

@@ -123,6 +123,18 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert "eager+bf16-autocast, eager+fp16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
 
 
+def test_a_model_whose_configurations_are_all_not_supported_here_says_so_not_a_failure_code():
+    reason = "this CPU has no native bfloat16 (AVX2)"
+    rows = [make_row("resnet", 1, "eager", EAGER_MS)]
+    rows += [make_row("resnet", 1, name, status="unsupported", error=reason)
+             for name in ("eager+bf16-autocast", "default+bf16-autocast")]
+    rows += [make_row("vit", 1, "eager", EAGER_MS), make_row("vit", 1, "default", status="oom", error="oom: fixture"),
+             make_row("vit", 1, "default+bf16-autocast", status="unsupported", error=reason)]
+    table = verdict_of(rows)
+    assert table.loc[("resnet", 1), "answer"] == "No answer: the configurations were not supported here"
+    assert table.loc[("vit", 1), "answer"] == "No answer: the configurations were OOM, not supported here"
+
+
 def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runner_up():
     rows = race_rows("resnet", {"default+bf16-autocast": (2.0, 2.02, 1.98, 2.0, 2.01),
                                 "default": {"speedups": (1.05,), "spread": 0.01},

@@ -13,6 +13,8 @@ from matplotlib.patches import Patch
 
 NO_DATA = "no successful cells"
 FAILED_COLOR = "#b42318"  # status text drawn where a failed cell has no bar
+NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here is not a failure
+NOT_HERE = "NOT SUPPORTED HERE"
 BAR_SLOT_IN = 0.22  # figure height per bar, inches
 FAINT_ALPHA = 0.45  # bars whose speedup CI includes 1
 
@@ -63,7 +65,8 @@ def grouped_barh(ax, categories: list[str], series: list[Bars]) -> None:
         for y, note, bar in zip(positions, bars.notes, drawn):  # no notes given: none drawn
             if note and not bar:
                 # x in axes fraction: stays visible on log axes and beside negative bars
-                ax.text(0.01, y, note, va="center", ha="left", fontsize=8, color=FAILED_COLOR,
+                ax.text(0.01, y, note, va="center", ha="left", fontsize=8,
+                        color=NOT_HERE_COLOR if note == NOT_HERE else FAILED_COLOR,
                         transform=ax.get_yaxis_transform())
     ax.set_yticks(base, categories)
     ax.set_ylim(len(categories) - 0.5, -0.5)  # first model on top, as in the guide's tables
@@ -86,5 +89,7 @@ def speedup_bars(cells, name: str, color) -> Bars:
 
 
 def status_notes(statuses) -> list[str]:
-    """The status in capitals ("OOM") for failed cells; "" for ok cells and cells never measured."""
-    return [s.upper() if isinstance(s, str) and s != "ok" else "" for s in statuses]
+    """The status in capitals ("OOM") for failed cells, NOT_HERE for unsupported ones; "" for ok cells
+    and cells never measured."""
+    return [NOT_HERE if s == "unsupported" else s.upper() if isinstance(s, str) and s != "ok" else ""
+            for s in statuses]

@@ -60,8 +60,8 @@ def geometric_mean(values) -> float:
 def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     """Per run, model and batch size: the recommended configuration's speedup (its race figure) beside
     plain torch.compile's (default mode, the guide's setting) and the guide's published `default`
-    speedup per GPU, the verdict; then per run the geometric mean of each column over its models (the
-    guide's over the same models as ours, "—" where it published no figure for one of them)."""
+    speedup per GPU, the verdict; then per run the geometric mean of each column over the models with a
+    recommendation, "—" in a column that lacks one of them (every mean on the row over the same models)."""
     published = guide_speedups()
     guides = {gpu: f"Guide {gpu}, default (×)" for gpu in GPUS}
     records = []
@@ -79,14 +79,13 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     if table.empty:
         return table
 
-    def same_models(values, ours) -> float:  # the guide's mean over the models our mean is over, or none
+    def same_models(values, ours) -> float:  # the mean over the models `ours` has a figure for, or none
         kept = values[ours.notna() & (ours > 0)]
-        return geometric_mean(kept) if len(kept) and kept.notna().all() else math.nan
+        return geometric_mean(kept) if len(kept) and (kept > 0).all() else math.nan
 
     means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, "Fastest accurate configuration": MISSING,
-              "Its speedup (×)": geometric_mean(rows["Its speedup (×)"]),
-              "Plain torch.compile (×)": geometric_mean(rows["Plain torch.compile (×)"]),
-              **{column: same_models(rows[column], rows["Its speedup (×)"]) for column in guides.values()},
+              **{column: same_models(rows[column], rows["Its speedup (×)"])
+                 for column in ("Its speedup (×)", "Plain torch.compile (×)", *guides.values())},
               "Verdict": MISSING}
              for run, rows in table.groupby("Run", sort=True)]
     table = pd.concat([table, pd.DataFrame.from_records(means)], ignore_index=True)

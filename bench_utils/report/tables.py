@@ -305,7 +305,7 @@ def cell_states(df) -> tuple[int, int, int]:
     """(cells ok, cells whose configuration is not supported here, cells that failed)."""
     status = df["status"]
     ok, unsupported = int((status == "ok").sum()), int((status == "unsupported").sum())
-    return ok, unsupported, len(df) - ok - unsupported
+    return ok, unsupported, int((~status.isin(NOT_FAILED)).sum())
 
 
 def cell_states_text(df, sep: str = ", ") -> str:

@@ -226,9 +226,10 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
               "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
-        failed = sorted(set(rows.loc[rows["status"] != "ok", "status"].str.upper()))
+        failed = sorted({"not supported here" if status == "unsupported" else status.upper()
+                         for status in rows.loc[rows["status"] != "ok", "status"]})
         text = ("No configuration kept eager's answer" if decision.outcome == codes.INACCURATE else
-                f"No answer: the configurations ended {', '.join(failed)}" if failed else "No answer: not measured")
+                f"No answer: the configurations were {', '.join(failed)}" if failed else "No answer: not measured")
         return record | {"answer": text, "cost": MISSING, "summary": f"{name}: {text}"}
     cost = compile_cost_words(rec)
     pays, cold, warm = payback_words(rec) if decision.outcome == codes.COMPILE else ("", math.nan, math.nan)

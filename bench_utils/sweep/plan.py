@@ -191,8 +191,8 @@ def cpu_lacks(cpuinfo: str = "/proc/cpuinfo", isa_cap: str | None = None) -> set
     """The precisions ("bf16", "fp16") this x86 CPU has no native support for, or oneDNN is capped
     below (`isa_cap`, default the ONEDNN_MAX_CPU_ISA environment variable): their configurations
     become unsupported rows at no cost. Unknown (no /proc/cpuinfo, not x86): none, the worst case."""
-    if isa_cap is None:
-        isa_cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "")
+    if isa_cap is None:  # DNNL_MAX_CPU_ISA: the variable's older name, which oneDNN still reads
+        isa_cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", "")
     capped = ISA_CAP_LACKS.get(isa_cap.strip().upper(), set())
     try:
         with open(cpuinfo, encoding="ascii", errors="replace") as file:
