@@ -210,7 +210,7 @@ def test_in_process_sweep_api(tmp_path):
 def test_after_round_runs_after_each_round_outside_the_budget(monkeypatch, tmp_path):
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager",), blocks=1, settle_s=0.0,
                       repeats=2, target_halfwidth=0.0)
-    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker([], {}, cfg))
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker([], {}, cfg))
     seen, clock = [], {"hook_s": 0.0}
     real = time.perf_counter
     monkeypatch.setattr(loop_module.time, "perf_counter", lambda: real() + clock["hook_s"])

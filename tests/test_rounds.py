@@ -65,7 +65,7 @@ def fake_round(monkeypatch, tmp_path, plan: dict, configurations=("eager", "defa
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=configurations, blocks=blocks,
                       settle_s=0.5, device=device)
     events = []
-    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker(events, plan, cfg))
     monkeypatch.setattr(rounds_module.time, "sleep", lambda s: events.append((None, f"settle {s}")))
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
         rows = rounds_module.run_round(cfg, Round("vit", 1, 3, configurations), tmp_path / "results.jsonl", live,
@@ -164,7 +164,7 @@ def fake_workers(monkeypatch, cfg) -> tuple[list, list]:
     """Sessions start FakeWorkers: (their events, the log names of the workers started, in order)."""
     events, started = [], []
 
-    def worker(log_path, timeout_s):
+    def worker(log_path, timeout_s, device="cpu"):
         started.append(log_path.name)
         return FakeWorker(events, {}, cfg)
 
@@ -195,7 +195,7 @@ def test_a_failed_round_ends_its_workers_and_the_next_round_starts_fresh(monkeyp
                       settle_s=0.0)
     events = []
     plan = {"default": "crashes in block 2"}  # the fake counts blocks over its life: round 1's block
-    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: FakeWorker(events, plan, cfg))
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker(events, plan, cfg))
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
         first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
         second = rounds_module.run_round(cfg, Round("vit", 1, 1, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
@@ -215,7 +215,7 @@ def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
         def close(self):
             closed.append(self.repeat)
 
-    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s: Counted([], {}, cfg))
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": Counted([], {}, cfg))
     live = rounds_module.Sessions(cfg, tmp_path / "results.jsonl")
     for model in cfg.models:
         session, fresh = live.open(Round(model, 1, 0, cfg.configurations))
@@ -233,7 +233,7 @@ def test_live_groups_bounds_the_workers_alive_at_once(monkeypatch, tmp_path):
 class LostStudyWorker:
     """A study's worker that never replies: its deadline passes."""
 
-    def __init__(self, log_path, timeout_s):
+    def __init__(self, log_path, timeout_s, device="cpu"):
         self.seconds = 12.5
 
     def ask(self, command, payload=None):

@@ -219,3 +219,21 @@ def test_the_oom_killers_count_is_read_from_the_cgroup_or_the_machine(tmp_path, 
     assert memory_room.oom_kills() == 2 and memory_room.available_bytes() == 1_000_000_000  # the container's cap
     (cgroup / "box" / "memory.max").write_text("max\n")
     assert memory_room.available_bytes() == 4000000 * 1024
+
+
+def test_a_gpu_profiles_worker_is_spawned_not_forked_from_the_server_and_works(tmp_path):
+    # a fork of a process that asked CUDA anything cannot use CUDA, and the fork server's imports may
+    # ask (torch 2.11's inductor calls torch.cuda.is_available() at import): on a GPU, workers spawn
+    worker = Worker(tmp_path / "gpu.log", timeout_s=120.0, device="cuda")
+    try:
+        assert type(worker.process).__name__ == "SpawnProcess"
+        with pytest.raises(WorkerLost) as lost:  # a real worker: it runs the job it is sent
+            worker.ask("cell", cell_payload("vit/1/eager=segfault", tmp_path))
+        assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
+    finally:
+        worker.close()
+    cpu = Worker(tmp_path / "cpu.log", timeout_s=60.0)
+    try:
+        assert type(cpu.process).__name__ == "ForkServerProcess"
+    finally:
+        cpu.close()

@@ -74,7 +74,8 @@ class Sessions:
         if fresh:
             while len(self.live) >= self.cfg.live_groups:
                 self._end(self.live.pop(next(iter(self.live))))
-            session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s)
+            session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s,
+                                                                self.cfg.device)
                                               for job in round_.jobs})
         else:
             for name in set(session.workers) - set(round_.configurations):  # out of the race: they end
@@ -253,7 +254,7 @@ def _with_profile(row: BenchResult, worker: Worker) -> BenchResult:
 def run_study(cfg: BenchConfig, job: Job, results_path: Path) -> Row:
     """One study process in a worker of its own, with an empty compiler cache of its own (what it
     compiles is what a first start costs); always a row."""
-    worker = Worker(log_path(results_path, job), cfg.timeout_s)
+    worker = Worker(log_path(results_path, job), cfg.timeout_s, cfg.device)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
             task = Task(cfg, job, Path(results_path), dict(os.environ), str(Path(tmp) / "inductor-cache"))

@@ -1,11 +1,11 @@
 """Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here.
 
-Workers are forked from multiprocessing's fork server, which imports torch, its compiler and
+On a CPU, workers are forked from multiprocessing's fork server, which imports torch, its compiler and
 transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh
 process (its own allocator, dynamo caches, CUDA context) that starts in milliseconds (docs/method.md,
 "Workers are cheap"). A worker gets the runner's environment with every job; variables read when
 torch is imported (OMP_NUM_THREADS, ...) are the server's, and the server is restarted when one of
-those changes.
+those changes. On a GPU they are spawned (`_context` says why).
 """
 
 from __future__ import annotations
@@ -51,9 +51,17 @@ class WorkerLost(RuntimeError):
         self.status, self.error = status, error
 
 
-def _context():
-    """The fork-server context, restarted when an import-time variable changed since it started."""
+def _context(device: str):
+    """How a worker starts: on a CPU, forked from the fork server (restarted when an import-time
+    variable changed since it started); on a GPU, spawned, a fresh interpreter that imports torch
+    itself. A fork of a process that has asked CUDA anything (even `torch.cuda.is_available()`, which
+    registers torch's fork guard) cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"),
+    and the server's imports may ask: torch 2.11's `torch/_inductor/runtime/benchmarking.py` calls
+    `torch.cuda.is_available()` at import (seen on the first GPU run, docs/gpu.md). A spawned worker
+    starts in seconds (its imports), not milliseconds; `plan` counts it (sweep/plan.py, START_S)."""
     global _server_environment
+    if device != "cpu":
+        return multiprocessing.get_context("spawn")
     wanted = server_environment(os.environ)
     if _server_environment is not None and wanted != _server_environment:
         forkserver._forkserver._stop()  # the next start launches a server with today's environment
@@ -130,10 +138,10 @@ class Worker:
     """One measuring process with a deadline: `timeout_s` seconds from its start, or from the start of
     the round it measures now (`new_deadline`), for everything it is asked in that round."""
 
-    def __init__(self, log_path: Path, timeout_s: float):
+    def __init__(self, log_path: Path, timeout_s: float, device: str = "cpu"):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path, self.timeout_s = log_path, timeout_s
-        context = _context()
+        context = _context(device)
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main, args=(child, str(log_path)))
         self.lost: WorkerLost | None = None  # why it never started: receive() raises it
