@@ -68,8 +68,12 @@ def test_events_without_the_call_mark_are_refused():
 
 def _device_event(name: str, us: float, **kind):
     """A real FunctionEvent of GPU work, as torch.autograd.profiler builds it from a Kineto event."""
+    import inspect
+
     from torch.autograd.profiler_util import FunctionEvent
 
+    if "activity_type" not in inspect.signature(FunctionEvent).parameters:  # torch 2.11 has none
+        kind.pop("activity_type", None)
     return FunctionEvent(id=99, name=name, thread=7, start_us=0, end_us=us, use_device="cuda",
                          device_type=torch.autograd.DeviceType.CUDA, **kind)
 
@@ -98,6 +102,19 @@ def test_gpu_user_annotations_are_not_kernels_nor_device_time(cuda_shaped_events
                                          ["Memcpy HtoD (Pageable -> Device)", pytest.approx(0.02)]]
     assert [profiling.is_kernel(e) for e in gpu] == [True, False, False, False]
     assert [profiling.is_device_work(e) for e in gpu] == [True, False, False, True]
+
+
+def test_a_torch_without_activity_type_tells_copies_from_kernels_by_their_names(cuda_shaped_events):
+    """torch 2.11's FunctionEvent has no activity_type (the first GPU run's profiler failed on it)."""
+    from types import SimpleNamespace
+
+    _, gpu = cuda_shaped_events
+    old = [SimpleNamespace(name=e.name, device_type=e.device_type, is_user_annotation=e.is_user_annotation)
+           for e in gpu] + [SimpleNamespace(name="Memset (Device)", device_type=gpu[0].device_type,
+                                            is_user_annotation=False)]
+    assert [profiling.activity_type(e) for e in old] == [None, None, None, "gpu_memcpy", "gpu_memset"]
+    assert [profiling.is_kernel(e) for e in old] == [True, False, False, False, False]
+    assert [profiling.is_device_work(e) for e in old] == [True, False, False, True, True]
 
 
 def test_device_time_is_torchs_own_total(cuda_shaped_events):

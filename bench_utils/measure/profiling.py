@@ -35,6 +35,7 @@ COMPILED_MARKS = ("Torch-Compiled Region", "## Call CompiledFxGraph")  # dynamo'
 GRAPH_LAUNCH = "cudaGraphLaunch"
 KERNEL_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC")
 DEVICE_COPIES = ("gpu_memcpy", "gpu_memset")  # Kineto activity types of device work that is no kernel
+COPY_NAMES = (("Memcpy", "gpu_memcpy"), ("Memset", "gpu_memset"))  # ... and their events' names (Kineto)
 
 
 def profile_calls(fn, device: str, trace_path: Path | None, calls: int = PROFILE_CALLS) -> dict:
@@ -89,12 +90,25 @@ def is_device_work(event) -> bool:
     (autograd/profiler.py, _parse_kineto_results). activity_type is Kineto's category, as in the
     Chrome trace ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", ...)."""
     return (event.device_type == torch.autograd.DeviceType.CUDA and not event.is_user_annotation
-            and event.activity_type != "gpu_user_annotation")
+            and activity_type(event) != "gpu_user_annotation")
+
+
+def activity_type(event) -> str | None:
+    """Kineto's category of a device event. Older torches have no FunctionEvent.activity_type (torch 2.11,
+    on the first GPU run: docs/gpu.md); there a copy or fill is known by the name Kineto gives it
+    ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), and is_user_annotation alone marks the
+    annotations."""
+    if hasattr(event, "activity_type"):
+        return event.activity_type
+    for prefix, kind in COPY_NAMES:
+        if event.name.startswith(prefix):
+            return kind
+    return None
 
 
 def is_kernel(event) -> bool:
     """Device work that is a kernel: copies and fills (gpu_memcpy, gpu_memset) are not launched kernels."""
-    return is_device_work(event) and event.activity_type not in DEVICE_COPIES
+    return is_device_work(event) and activity_type(event) not in DEVICE_COPIES
 
 
 def _ancestors(event):
