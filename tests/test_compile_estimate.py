@@ -20,9 +20,13 @@ def test_every_registry_model_has_its_counts():
     assert all(c["nodes"] > 0 and c["graphs"] >= 1 and c["gemm_conv_shapes"] > 0 for c in counts.values())
 
 
+DEFAULT_COLD_S = MODE_BY_NAME["default"].cold_compile_s  # ResNet-50's (config/modes.py)
+DEFAULT_WARM_S = MODE_BY_NAME["default"].warm_compile_s
+
+
 def test_resnet_50_gets_the_mode_tables_constants_as_the_middle_of_its_range():
     default = gpu_compile_s("resnet", "default", cold=True)
-    assert (default.low, default.point, default.high) == (60.0 / SPREAD, 60.0, 60.0 * SPREAD)
+    assert (default.low, default.point, default.high) == (DEFAULT_COLD_S / SPREAD, DEFAULT_COLD_S, DEFAULT_COLD_S * SPREAD)
     assert gpu_compile_s("resnet", "reduce-overhead", cold=True) == default  # the same graphs compile
     assert gpu_compile_s("resnet", "max-autotune", cold=True).point == MODE_BY_NAME["max-autotune"].cold_compile_s
     assert gpu_compile_s("resnet", "default", cold=False).point == MODE_BY_NAME["default"].warm_compile_s
@@ -32,18 +36,18 @@ def test_resnet_50_gets_the_mode_tables_constants_as_the_middle_of_its_range():
 def test_a_bigger_graph_a_broken_graph_and_more_gemm_shapes_cost_more():
     counts = compile_counts()
     assert size("mask2former") > 3 and size("vit") < 1  # 6448 operators and 70 kernels; 726 and 8
-    assert gpu_compile_s("mask2former", "default", cold=True).point == pytest.approx(60.0 * size("mask2former"))
+    assert gpu_compile_s("mask2former", "default", cold=True).point == pytest.approx(DEFAULT_COLD_S * size("mask2former"))
     segformer = counts["segformer"]
     assert segformer["graphs"] >= 2  # it breaks its graph: each graph beyond the first adds GRAPH_S
     assert gpu_compile_s("segformer", "default", cold=True).point == pytest.approx(
-        60.0 * size("segformer") + GRAPH_S * (segformer["graphs"] - 1))
-    autotune = MODE_BY_NAME["max-autotune"].cold_compile_s - 60.0  # beyond default's: per GEMM/conv shape
+        DEFAULT_COLD_S * size("segformer") + GRAPH_S * (segformer["graphs"] - 1))
+    autotune = MODE_BY_NAME["max-autotune"].cold_compile_s - DEFAULT_COLD_S  # beyond default's: per GEMM/conv shape
     vit = counts["vit"]
     assert gpu_compile_s("vit", "max-autotune", cold=True).point == pytest.approx(
-        60.0 * size("vit") + autotune * vit["gemm_conv_shapes"] / counts["resnet"]["gemm_conv_shapes"])
-    assert gpu_compile_s("vit", "default", cold=False).point == pytest.approx(8.0 * size("vit"))  # warm: scaled too
+        DEFAULT_COLD_S * size("vit") + autotune * vit["gemm_conv_shapes"] / counts["resnet"]["gemm_conv_shapes"])
+    assert gpu_compile_s("vit", "default", cold=False).point == pytest.approx(DEFAULT_WARM_S * size("vit"))  # warm: scaled too
 
 
 def test_a_model_the_counts_lack_gets_the_constants():
-    assert gpu_compile_s("my-own-vit", "default", cold=True).point == 60.0
+    assert gpu_compile_s("my-own-vit", "default", cold=True).point == DEFAULT_COLD_S
     assert gpu_compile_s("my-own-vit", "max-autotune", cold=False).point == MODE_BY_NAME["max-autotune"].warm_compile_s

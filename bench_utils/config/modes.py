@@ -3,19 +3,24 @@ it in one row (whether it records CUDA graphs, its extra warm-up, what compiling
 configuration (configurations.py) is a mode and its modifiers.
 No torch.
 
-Compile costs are planning constants (`plan` reads them), seconds for a full-size vision model on a
-GPU, from public figures, not measured here; a tiny model takes a tenth:
-- cold (empty compiler cache): ResNet-50 compiles in 28 s (pytorch/benchmark#1547), convnets in
-  35-80 s (pytorch/pytorch#93517): 60 s for default; max-autotune adds its kernel benchmarking,
-  +419 s in FastVideo#1445 (hao-ai-lab/FastVideo).
+Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
+(sweep/compile_estimate.py scales them per model); a tiny model takes a tenth. Measured on the first GPU
+run (docs/gpu.md: an H200 with a 16-core host, torch 2.11, 2026-11-27), except max-autotune at full size:
+- cold (empty compiler cache): ResNet-50 compiled in 15.3 s and 13.1 s (default, batch 1 and 16) and
+  14.4 s and 14.5 s (reduce-overhead); ViT-B/16 in 12-17 s. Public figures agree on the order: 28 s
+  (pytorch/benchmark#1547). A host with fewer or slower cores compiles slower (`plan`'s range is
+  half to twice the point). max-autotune adds its kernel benchmarking: 14 s on a tiny ViT here (26.5 s
+  against default's 12.5 s), +419 s for a video model in FastVideo#1445 (hao-ai-lab/FastVideo); the
+  full-size figure stays the public one until a GPU run measures it.
 - warm (the FX-graph cache hits: a later process of the cell): dynamo still traces and Inductor loads
-  the cached code and kernels, with autotuning's choices baked in: the same FastVideo report starts a
-  max-autotune model in 4 s warm against +419 s cold; a few seconds more for tracing a full model.
+  the cached code and kernels: 3.3-4.9 s for ResNet-50 and ViT-B/16 in default and reduce-overhead.
+  max-autotune benchmarks again: 12.5 s warm for the tiny ViT, a floor for a full-size model.
 - CUDA graphs cost a mode nothing here: the graphs and kernels compiled are the same (the torch
   2.14 sources: triton.cudagraphs only changes the wrapper put around the compiled graph after it is
   compiled or loaded, output_code.cudagraph_post_compile), and CUDA-graph trees record on a later call
   than the first (the first runs in warm-up mode), which is warm-up, not compile_s. So
-  reduce-overhead costs what default does, max-autotune what max-autotune-no-cudagraphs does.
+  reduce-overhead costs what default does (as measured), max-autotune what max-autotune-no-cudagraphs
+  does.
 """
 
 from __future__ import annotations
@@ -36,13 +41,13 @@ class Mode:
 
 MODE_TABLE = (
     Mode("eager", cudagraphs=False, extra_warmup_calls=0, cold_compile_s=0.0, warm_compile_s=0.0),
-    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=60.0, warm_compile_s=8.0),
+    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=4.5),
     Mode("reduce-overhead", cudagraphs=True, extra_warmup_calls=3,  # on CPU: no CUDA graphs to use
-         cold_compile_s=60.0, warm_compile_s=8.0),
-    Mode("max-autotune", cudagraphs=True, extra_warmup_calls=3, cold_compile_s=480.0,  # default's 60 s + FastVideo's
-         warm_compile_s=8.0),  # 419 s of autotuning
-    Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=480.0,
-         warm_compile_s=8.0),
+         cold_compile_s=15.0, warm_compile_s=4.5),
+    Mode("max-autotune", cudagraphs=True, extra_warmup_calls=3, cold_compile_s=434.0,  # default's 15 s + FastVideo's
+         warm_compile_s=15.0),  # 419 s of autotuning
+    Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=434.0,
+         warm_compile_s=15.0),
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
 MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order

@@ -364,7 +364,7 @@ def relabelled(cfg: BenchConfig, label: str | None) -> BenchConfig:
 
 def check_duration(configs: list[BenchConfig], profiles: list[Path], out_dir: Path, allow_long: bool) -> None:
     """Print each profile's plan (what is left of it) before measuring; a run estimated past
-    LONG_RUN_S stops here with one line unless `allow_long` (a GPU profile's cold compiles take hours)."""
+    LONG_RUN_S stops here with one line unless `allow_long` (max-autotune's cold compiles take hours)."""
     from ..sweep.jobs import SettingsMismatchError
     from ..sweep.plan import estimate, plan_text
 

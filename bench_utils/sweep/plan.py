@@ -28,8 +28,10 @@ from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
 from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
 
-START_S = {"cpu": 1.5, "cuda": 4.0}  # a worker: fork from the preloaded server, model build or load,
-# .to(device) (CUDA: a context per process); the CPU figure was measured here (full-size ResNet-50)
+START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
+# (CUDA: sweep/workers.py), model build or load, .to(device) (CUDA: a context per process). CPU: measured
+# here (full-size ResNet-50); CUDA: the first GPU run's fresh eager workers took 9-11 s from start to
+# row, 2 s of it warm-up and a few of timing (docs/gpu.md)
 TINY_SHARE = 0.1  # tiny configs compile in about a tenth of a full-size model's time
 # Inductor's C++ backend on this project's 2-core CPU, full-size models of the default report, default
 # mode (seconds, cold and warm): 24-41 s and 4-5 s measured here (benchmarks/README.md); the mode
