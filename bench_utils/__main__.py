@@ -83,8 +83,11 @@ def _cmd_plan(args) -> int:
 
 
 def _cmd_selfcheck(args) -> int:
-    from .selfcheck import main as selfcheck_main
+    from .measure.environment import check_device_available
+    from .selfcheck import main as selfcheck_main, profiles
 
+    if args.device == "cuda":  # no usable GPU: one line, as `run` says it, not a traceback
+        check_device_available(profiles("cuda"))
     return selfcheck_main(args.device, args.keep, args.json)
 
 

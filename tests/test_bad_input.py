@@ -46,6 +46,13 @@ def test_cuda_without_a_gpu_is_refused_before_any_cell(tmp_path):
     assert not results.exists()  # nothing written: the corrected rerun starts clean
 
 
+@pytest.mark.skipif(os.path.exists("/dev/nvidia0"), reason="a machine with a GPU may have CUDA")
+def test_selfcheck_on_cuda_without_a_gpu_says_so_in_one_line(tmp_path):
+    line = one_error_line(run_cli("selfcheck", "--device", "cuda", "--keep", tmp_path / "kept"))
+    assert line.startswith("error: device: 'cuda' is not allowed here (profile 'selfcheck cuda')")
+    assert not (tmp_path / "kept").exists()  # refused before anything ran
+
+
 def test_one_lock_per_file_whatever_path_names_it(tmp_path):
     results = tmp_path / "r.jsonl"
     link = tmp_path / "link.jsonl"
