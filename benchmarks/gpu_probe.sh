@@ -2,7 +2,7 @@
 # A first GPU run in one command (docs/gpu.md): the machine's facts, `selfcheck --device cuda`, then the
 # short profile benchmarks/gpu-probe.yaml. Each step is capped in seconds so that a run cut short still
 # leaves what it measured in OUTDIR (the profile resumes where it stopped when run again).
-# Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S (0 skips it)] [PROFILE_S]
+# Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] (0 skips a step; defaults 270 and 280)
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S]}
 selfcheck_s=${2:-270}
@@ -22,8 +22,10 @@ if [ "$selfcheck_s" -gt 0 ]; then
     timeout -k 15 "$selfcheck_s" "$py" -m bench_utils selfcheck --device cuda --keep .cache/selfcheck \
         --json "$out/selfcheck.json" 2>&1 | tee -a "$out/selfcheck.txt"
 fi
-timeout -k 15 "$profile_s" "$py" -m bench_utils run benchmarks/gpu-probe.yaml --results "$results" 2>&1 \
-    | tee -a "$out/profile.txt"
+if [ "$profile_s" -gt 0 ]; then
+    timeout -k 15 "$profile_s" "$py" -m bench_utils run benchmarks/gpu-probe.yaml --results "$results" 2>&1 \
+        | tee -a "$out/profile.txt"
+fi
 cp "$results" "$out/" 2>/dev/null
 tar czf "$out/logs.tgz" reports/gpu-probe .cache/selfcheck --exclude='caches*' 2>/dev/null
 ls -la "$out"
