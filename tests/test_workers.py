@@ -232,8 +232,9 @@ def test_a_gpu_profiles_worker_is_spawned_not_forked_from_the_server_and_works(t
         assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
     finally:
         worker.close()
-    cpu = Worker(tmp_path / "cpu.log", timeout_s=60.0)
-    try:
-        assert type(cpu.process).__name__ == "ForkServerProcess"
-    finally:
-        cpu.close()
+    for device in ("cpu", "auto"):  # auto: forked here, where torch sees no GPU
+        cpu = Worker(tmp_path / f"{device}.log", timeout_s=60.0, device=device)
+        try:
+            assert type(cpu.process).__name__ == "ForkServerProcess"
+        finally:
+            cpu.close()

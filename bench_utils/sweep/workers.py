@@ -60,7 +60,7 @@ def _context(device: str):
     `torch.cuda.is_available()` at import (seen on the first GPU run, docs/gpu.md). A spawned worker
     starts in seconds (its imports), not milliseconds; `plan` counts it (sweep/plan.py, START_S)."""
     global _server_environment
-    if device != "cpu":
+    if _uses_cuda(device):
         return multiprocessing.get_context("spawn")
     wanted = server_environment(os.environ)
     if _server_environment is not None and wanted != _server_environment:
@@ -69,6 +69,17 @@ def _context(device: str):
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([WORKER_MODULE])
     return context
+
+
+def _uses_cuda(device: str) -> bool:
+    """Will a worker of a `device` profile use CUDA? "auto" asks torch as the worker will
+    (environment.resolve_device); the runner of an auto profile imported torch already, to fit it to
+    the GPU (environment.ready_here), so asking costs nothing more."""
+    if device == "auto":
+        from ..measure.environment import resolve_device
+
+        device = resolve_device("auto")
+    return device != "cpu"
 
 
 def server_environment(environ) -> dict:
