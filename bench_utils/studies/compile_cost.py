@@ -239,15 +239,23 @@ def _compile_regions(model, inputs: dict, cfg, device: str, groups: list[BlockGr
                      fields: dict):
     import torch
 
+    import inspect
+
     blocks = [block for group in groups for block in group.blocks]
-    limit = max(torch._dynamo.config.recompile_limit, len(blocks))
+    default_limit = torch._dynamo.config.recompile_limit
+    limit = max(default_limit, len(blocks))
+    if "recompile_limit" in inspect.signature(torch.compile).parameters:
+        per_region = {"recompile_limit": limit}
+    else:  # an older torch (2.11) has no per-region limit: the process's own (this process is the study's)
+        per_region = {}
+        torch._dynamo.config.recompile_limit = limit
     for block in blocks:
-        block.compile(fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(), recompile_limit=limit,
+        block.compile(fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(), **per_region,
                       **cfg.compiled_configuration().compile_options())
     call = lambda: model(**inputs)  # noqa: E731
     _first_call(call, device, fields)
     notes = [describe_blocks(groups), "the rest runs eagerly"]
-    if limit > torch._dynamo.config.recompile_limit:
+    if limit > default_limit:
         notes.append(f"recompile_limit raised to {limit} (one graph per block at most)")
     from ..measure.compile_stats import hit_recompile_limit
 
