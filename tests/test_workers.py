@@ -232,9 +232,25 @@ def test_a_gpu_profiles_worker_is_spawned_not_forked_from_the_server_and_works(t
         assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
     finally:
         worker.close()
-    for device in ("cpu", "auto"):  # auto: forked here, where torch sees no GPU
-        cpu = Worker(tmp_path / f"{device}.log", timeout_s=60.0, device=device)
+    import torch
+
+    auto = "SpawnProcess" if torch.cuda.is_available() else "ForkServerProcess"  # as the worker resolves it
+    for device, kind in (("cpu", "ForkServerProcess"), ("auto", auto)):
+        other = Worker(tmp_path / f"{device}.log", timeout_s=60.0, device=device)
         try:
-            assert type(cpu.process).__name__ == "ForkServerProcess"
+            assert type(other.process).__name__ == kind
         finally:
-            cpu.close()
+            other.close()
+
+
+def test_a_spawned_worker_whose_imports_fail_leaves_the_traceback_in_its_log(tmp_path, monkeypatch):
+    # a spawned worker detaches into its log before it imports torch: the failure is the row's to quote
+    monkeypatch.setenv("TORCH_LOGS", "no_such_log_setting")  # torch's import refuses it
+    worker = Worker(tmp_path / "bad.log", timeout_s=120.0, device="cuda")
+    try:
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("cell", cell_payload("", tmp_path))
+        assert lost.value.status == "crashed" and "no_such_log_setting" in lost.value.error
+        assert "no_such_log_setting" in (tmp_path / "bad.log").read_text()
+    finally:
+        worker.close()

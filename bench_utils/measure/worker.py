@@ -1,8 +1,8 @@
 """The measuring process: one loop that runs whatever jobs the runner sends over its pipe.
 
-The sweep (sweep/rounds.py) forks workers from a server that imported torch and transformers once
-(multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
-seconds. A worker runs one job at a time and may run several in turn when the runner asks; the sweep
+On a CPU the sweep (sweep/rounds.py) forks workers from a server that imported torch and transformers
+once (multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
+seconds; on a GPU it spawns them, and each imports this module itself (sweep/workers.py says why). A worker runs one job at a time and may run several in turn when the runner asks; the sweep
 keeps a cell's workers for several rounds of that cell, and no process ever runs two modes.
 
 Messages, runner -> worker, each answered by one reply (tasks and rows travel as the typed objects
@@ -25,9 +25,7 @@ without its reply, and the runner writes that row itself.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from pathlib import Path
 
 import torch  # noqa: F401 - imported once in the fork server: what makes a worker cheap to start
 import torch._dynamo  # noqa: F401 - and the compiler, imported at a process's first torch.compile
@@ -35,7 +33,6 @@ import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on th
 import transformers
 
 from ..config.registry import MODELS
-from ..files import open_fresh
 from .compiler_cache import cache_variables
 from .host_memory import keep_freed_memory
 from .task import Task
@@ -53,32 +50,6 @@ def _preload_architectures() -> None:
 
 
 _preload_architectures()
-
-
-def _detach(log_path: str) -> None:
-    """Output into the job's log; a session of its own, so the runner can kill the worker and the
-    compile workers it forks as one group; SIGKILL if the fork server (our parent) dies."""
-    os.setsid()
-    log = open_fresh(Path(log_path))  # a link planted at the log's name is removed, never written through
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's: it kills us when it must
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-    except OSError:
-        pass
-    # the fork server stops when every holder of its "alive" pipe is gone; each worker inherits one:
-    # let go of it, so a killed runner stops its server, and the server's death ends us
-    from multiprocessing import forkserver
-
-    if forkserver._forkserver._forkserver_alive_fd is not None:
-        os.close(forkserver._forkserver._forkserver_alive_fd)
-        forkserver._forkserver._forkserver_alive_fd = None
 
 
 def _use(task: Task) -> None:
@@ -101,11 +72,10 @@ def _study_row(task: Task):
         return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
 
 
-def serve(conn, log_path: str) -> None:
-    """The worker's loop (the forkserver child's target)."""
+def serve(conn) -> None:
+    """The worker's loop, once it has its own session and log (sweep/workers._worker_main, detach.py)."""
     from .cell import CellProcess
 
-    _detach(log_path)
     process = None
     while True:
         command, payload = conn.recv()

@@ -1,4 +1,5 @@
-"""Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here.
+"""Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here (but
+for asking whether an auto profile's workers will use CUDA, `_uses_cuda`).
 
 On a CPU, workers are forked from multiprocessing's fork server, which imports torch, its compiler and
 transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh
@@ -121,10 +122,14 @@ def _kill_fork_server() -> None:
 
 
 def _worker_main(conn, log_path: str) -> None:
-    """In the worker (a child of the fork server): the measuring loop."""
+    """In the worker: its own session and log first (a spawned worker's imports come after, and may
+    fail), then the measuring loop."""
+    from ..measure.detach import detach
+
+    detach(log_path)
     from ..measure.worker import serve
 
-    serve(conn, log_path)
+    serve(conn)
 
 
 def signal_name(number: int) -> str:
@@ -159,7 +164,10 @@ class Worker:
         self.oom_kills = oom_kills()  # the OOM killer's count before it: a SIGKILL after it rose is memory
         start_s = max(timeout_s, SERVER_START_S)
         try:
-            within(start_s, _kill_fork_server, self.process.start)
+            if context.get_start_method() == "forkserver":
+                within(start_s, _kill_fork_server, self.process.start)
+            else:  # spawned: no server to wait on (the new interpreter's imports come after start returns)
+                self.process.start()
         except (EOFError, OSError) as err:
             if not getattr(err, "expired", False):
                 raise
