@@ -237,22 +237,21 @@ def _compile_whole(model, inputs: dict, cfg, device: str, fields: dict):
 
 def _compile_regions(model, inputs: dict, cfg, device: str, groups: list[BlockGroup],
                      fields: dict):
-    import torch
-
     import inspect
+
+    import torch
 
     blocks = [block for group in groups for block in group.blocks]
     default_limit = torch._dynamo.config.recompile_limit
     limit = max(default_limit, len(blocks))
-    if "recompile_limit" in inspect.signature(torch.compile).parameters:
-        per_region = {"recompile_limit": limit}
-    else:  # an older torch (2.11) has no per-region limit: the process's own (this process is the study's)
-        per_region = {}
-        torch._dynamo.config.recompile_limit = limit
+    per_region = "recompile_limit" in inspect.signature(torch.compile).parameters  # older torches (2.11): no
     for block in blocks:
-        block.compile(fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(), **per_region,
+        block.compile(fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
+                      **({"recompile_limit": limit} if per_region else {}),
                       **cfg.compiled_configuration().compile_options())
     call = lambda: model(**inputs)  # noqa: E731
+    if not per_region:  # dynamo's own limit, raised during each call only (a few microseconds a call)
+        call = torch._dynamo.config.patch(recompile_limit=limit)(call)
     _first_call(call, device, fields)
     notes = [describe_blocks(groups), "the rest runs eagerly"]
     if limit > default_limit:
