@@ -187,3 +187,12 @@ def test_plan_reads_onednns_cap_from_the_environment_under_either_name(tmp_path,
     assert plan.cpu_lacks(str(avx512)) == {"bf16", "fp16"}
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx512_core")  # the new name wins
     assert plan.cpu_lacks(str(avx512)) == {"fp16"}
+
+
+def test_a_tiny_model_compiles_as_long_as_a_full_one_on_a_gpu_and_a_tenth_as_long_on_a_cpu():
+    # the first GPU run: a tiny ViT compiled cold in 12.5 s, ViT-B/16 in 12.3 s (docs/gpu.md)
+    tiny, full = BenchConfig(**(GPU | {"size": "tiny"})), BenchConfig(**GPU)
+    on_gpu = [plan._compile_s(cfg, "vit", "default", True, None, "cuda", "point") for cfg in (tiny, full)]
+    assert on_gpu[0] == on_gpu[1] == gpu_compile_s("vit", "default", True).point
+    cpu = BenchConfig(**(GPU | {"size": "tiny", "device": "cpu", "label": "CPU"}))
+    assert plan._compile_s(cpu, "vit", "default", True, None, "cpu", "point") == pytest.approx(plan.CPU_COMPILE_S[0] / 10)

@@ -4,8 +4,9 @@ configuration (configurations.py) is a mode and its modifiers.
 No torch.
 
 Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
-(sweep/compile_estimate.py scales them per model); a tiny model takes a tenth. Measured on the first GPU
-run (docs/gpu.md: an H200 with a 16-core host, torch 2.11, 2026-11-27), except max-autotune at full size:
+(sweep/compile_estimate.py scales them per model; a tiny model takes as long: sweep/plan.py,
+TINY_SHARE). Measured on the first GPU run (docs/gpu.md: an H200 with a 16-core host, torch 2.11,
+2026-11-27), except max-autotune at full size:
 - cold (empty compiler cache): ResNet-50 compiled in 15.3 s and 13.1 s (default, batch 1 and 16) and
   14.4 s and 14.5 s (reduce-overhead); ViT-B/16 in 12-17 s. Public figures agree on the order: 28 s
   (pytorch/benchmark#1547). A host with fewer or slower cores compiles slower (`plan`'s range is
