@@ -172,6 +172,22 @@ def fake_workers(monkeypatch, cfg) -> tuple[list, list]:
     return events, started
 
 
+def test_a_sessions_workers_start_for_the_profiles_device(monkeypatch, tmp_path):
+    # the device decides how a worker starts (forked on a CPU, spawned on a GPU: workers._context)
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
+                      settle_s=0.0, device="cuda")
+    devices = []
+
+    def worker(log_path, timeout_s, device):
+        devices.append(device)
+        return FakeWorker([], {}, cfg)
+
+    monkeypatch.setattr(rounds_module, "Worker", worker)
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
+    assert devices == ["cuda", "cuda"]
+
+
 def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
                       settle_s=0.0, rounds_per_process=2)
