@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A first GPU run in one command (docs/gpu.md): the machine's facts, `selfcheck --device cuda`, then the
 # short profile benchmarks/gpu-probe.yaml. Each step is capped in seconds so that a run cut short still
-# leaves what it measured in OUTDIR (the profile resumes where it stopped when run again).
+# leaves what it measured in OUTDIR: selfcheck's lines (its JSON is written only when it ends) and the
+# profile's rows (it resumes where it stopped when run again). A device call allows 600 s in all.
 # Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] (0 skips a step; defaults 270 and 280)
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S]}
@@ -27,5 +28,5 @@ if [ "$profile_s" -gt 0 ]; then
         | tee -a "$out/profile.txt"
 fi
 cp "$results" "$out/" 2>/dev/null
-tar czf "$out/logs.tgz" reports/gpu-probe .cache/selfcheck --exclude='caches*' 2>/dev/null
+tar czf "$out/logs.tgz" --exclude='caches*' reports/gpu-probe .cache/selfcheck 2>/dev/null  # options first (GNU tar)
 ls -la "$out"
