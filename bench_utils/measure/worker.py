@@ -2,8 +2,9 @@
 
 On a CPU the sweep (sweep/rounds.py) forks workers from a server that imported torch and transformers
 once (multiprocessing's forkserver with this module preloaded), so a worker starts in milliseconds, not
-seconds; on a GPU it spawns them, and each imports this module itself (sweep/workers.py says why). A worker runs one job at a time and may run several in turn when the runner asks; the sweep
-keeps a cell's workers for several rounds of that cell, and no process ever runs two modes.
+seconds; on a GPU it spawns them, and each imports this module itself (sweep/workers.py says why). A
+worker runs one job at a time and may run several in turn when the runner asks; the sweep keeps a
+cell's workers for several rounds of that cell, and no process ever runs two modes.
 
 Messages, runner -> worker, each answered by one reply (tasks and rows travel as the typed objects
 they are, pickled by the pipe):

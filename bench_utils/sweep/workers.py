@@ -12,6 +12,7 @@ those changes. On a GPU they are spawned (`_context` says why).
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import signal
@@ -72,10 +73,11 @@ def _context(device: str):
     return context
 
 
+@functools.cache
 def _uses_cuda(device: str) -> bool:
     """Will a worker of a `device` profile use CUDA? "auto" asks torch as the worker will
-    (environment.resolve_device); the runner of an auto profile imported torch already, to fit it to
-    the GPU (environment.ready_here), so asking costs nothing more."""
+    (environment.resolve_device), once per process, not at every worker's start; the runner of an auto
+    profile imported torch already, to fit it to the GPU (environment.ready_here)."""
     if device == "auto":
         from ..measure.environment import resolve_device
 
