@@ -243,18 +243,34 @@ def oom_check(device: str, folder: Path) -> Check:
                       device="cuda", live_groups=2, **(FAST | REUSE | {"batch_sizes": (1, huge), "cold_compile": False}))
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
     rows = read_results(folder / "oom.jsonl").rows
+    problems = oom_problems(rows, huge, cfg.configurations, cfg.repeats)
+    where = sorted({r.error.rsplit("[", 1)[-1].split("]")[0] for r in rows if r.batch_size == huge and "[" in r.error})
+    return _check("oversized batch beside live workers", not problems, "; ".join(problems) or
+                  f"batch {huge:,}: oom in every mode (at {', '.join(where)}), not measured again; batch 1's "
+                  "workers measured round 1 beside it, in the same processes")
+
+
+def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> list[str]:
+    """What is wrong with the oversized-batch profile's rows, by the sweep's own rules: round 0 holds
+    every configuration of both groups; the oversized group, with no configuration left in its race, is
+    not measured again (sweep/adaptive.race_round); a later round of batch 1 holds eager and its race's
+    contenders, in round 0's processes, which lived on beside the oversized group's failures."""
+    from .config.configurations import BASELINE
+
     big, small = [r for r in rows if r.batch_size == huge], [r for r in rows if r.batch_size == 1]
     problems = [f"batch {huge:,} {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in big
                 if r.status != "oom" or "inputs.py" in r.error]
     problems += [f"batch 1 {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in small if r.status != "ok"]
     problems += [f"batch 1 {r.configuration} round 1 ran in a fresh process" for r in small
                  if r.repeat == 1 and r.process_round != 0]
-    if len(big) != 9 or len(small) != 9:
-        problems.append(f"{len(big)} and {len(small)} rows, not 9 and 9")
-    where = sorted({r.error.rsplit("[", 1)[-1].split("]")[0] for r in big if "[" in r.error})
-    return _check("oversized batch beside live workers", not problems, "; ".join(problems) or
-                  f"batch {huge:,}: oom in every mode and round (at {', '.join(where)}); batch 1's workers "
-                  "measured round 1 beside it, in the same processes")
+    for batch, group in ((f"{huge:,}", big), ("1", small)):
+        missing = sorted(set(configurations) - {r.configuration for r in group if r.repeat == 0})
+        if missing:
+            problems.append(f"batch {batch} has no round-0 row of {', '.join(missing)}")
+    eager_rounds = {r.repeat for r in small if r.configuration == BASELINE}
+    if eager_rounds != set(range(repeats)):
+        problems.append(f"batch 1's eager ran in rounds {sorted(eager_rounds)}, not 0 to {repeats - 1}")
+    return problems
 
 
 def run(device: str = "auto", folder: Path | None = None, cells: list | None = None):

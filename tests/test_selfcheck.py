@@ -172,3 +172,27 @@ def test_the_json_file_holds_checks_and_cells_with_nan_as_null(tmp_path):
     sent = json.loads((tmp_path / "s.json").read_text())
     assert sent["passed"] is False and sent["checks"][1] == {"name": "x", "status": "FAIL", "reason": "why"}
     assert sent["cells"][0]["speedup"] is None and sent["cells"][0]["latency_ms_median"] == 2.0
+
+
+def test_the_oversized_batch_check_expects_what_the_sweep_runs_and_names_what_is_missing():
+    from bench_utils.selfcheck import oom_problems
+
+    modes, huge = ("eager", "default", "reduce-overhead"), 7_302_508
+    error = "OutOfMemoryError: CUDA out of memory. [resnet.py:120]"
+    big = [make_row("resnet", huge, mode, None, status="oom", error=error) for mode in modes]
+    # the rows of the first GPU run (2026-11-27): default left batch 1's race after round 0, the oversized
+    # group was not measured again, round 1 reused round 0's processes and round 2 started fresh ones
+    small = ([make_row("resnet", 1, mode) for mode in modes]
+             + [make_row("resnet", 1, mode, repeat=1, process_round=0) for mode in ("eager", "reduce-overhead")]
+             + [make_row("resnet", 1, mode, repeat=2) for mode in ("eager", "reduce-overhead")])
+    assert oom_problems(big + small, huge, modes, 3) == []
+    in_inputs = make_row("resnet", huge, "default", None, status="oom", error="OutOfMemoryError [inputs.py:40]")
+    fresh = make_row("resnet", 1, "eager", repeat=1, process_round=1)
+    problems = oom_problems([big[0], in_inputs] + small[:3] + [fresh] + small[5:6], huge, modes, 3)
+    assert f"batch {huge:,} default round 0: oom OutOfMemoryError [inputs.py:40]" in problems
+    assert f"batch {huge:,} has no round-0 row of reduce-overhead" in problems
+    assert "batch 1 eager round 1 ran in a fresh process" in problems
+    assert "batch 1's eager ran in rounds [0, 1, 2], not 0 to 2" not in problems
+    lost = oom_problems(big + small[:3] + [make_row("resnet", 1, "eager", status="crashed", repeat=1, process_round=0)],
+                        huge, modes, 3)
+    assert lost == ["batch 1 eager round 1: crashed crashed: fixture", "batch 1's eager ran in rounds [0, 1], not 0 to 2"]
