@@ -36,6 +36,7 @@ FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), weights="random
 REUSE = dict(repeats=3, rounds_per_process=3, cold_compile=True)
 OOM_INPUT_SHARE = 0.6  # of the free GPU memory: the oversized batch's input fits, its first activations do not
 FLOAT32_BYTES = 4
+GRAPH_BREAKS_LABEL = "selfcheck cuda graph breaks"
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,10 @@ def profiles(device: str) -> list[BenchConfig]:
             BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
                         configurations=("eager", "default+fp16-autocast+channels-last",
                                         "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST),
-            # tiny SegFormer breaks its graph (transformers 5: 2 graphs, benchmarks/compile_counts.py):
-            # reduce-overhead records a CUDA-graph tree of several graphs, eager code between them
-            BenchConfig(label="selfcheck cuda graph breaks", models=("segformer",), device="cuda",
+            # tiny SegFormer breaks its graph where transformers installs its output hooks, on a model's
+            # first call (benchmarks/compile_counts.py: 2 graphs). A cell calls eager first, so it may
+            # measure one graph: tree_check says whether a tree of several CUDA graphs was exercised
+            BenchConfig(label=GRAPH_BREAKS_LABEL, models=("segformer",), device="cuda",
                         configurations=("eager", "reduce-overhead"), profile=True, **FAST)]
 
 
@@ -188,6 +190,22 @@ def _profile_problems(row: dict, device: str) -> list[str]:
     return []
 
 
+def tree_check(df) -> Check:
+    """The graph-break profile's CUDA-graph-mode rows: PASS when one compiled several graphs (its row
+    check then held each recorded and replayed); SKIP, saying so, when every one compiled a single
+    graph (the model did not break here) and a tree of several CUDA graphs went unexercised."""
+    from .config.modes import CUDAGRAPH_MODES
+
+    rows = [row for row in df.to_dict("records") if row["status"] == "ok" and row["mode"] in CUDAGRAPH_MODES]
+    graphs = max((int(row["graph_count"]) for row in rows if _finite(row["graph_count"])), default=0)
+    name = "CUDA-graph tree of several graphs"
+    if graphs > 1:
+        return Check(name, "PASS", f"{graphs} compiled graphs, each recorded and replayed on every call")
+    versions = sorted({str(row["transformers"]) for row in rows})
+    return Check(name, "SKIP", f"the model compiled as {graphs} graph here (transformers {', '.join(versions) or '?'}):"
+                 " no tree of several CUDA graphs to check")
+
+
 def env_check(rows, device: str) -> Check:
     keys = ENV_KEYS + (CUDA_ENV_KEYS if device == "cuda" else ())
     missing = sorted({k for row in rows for k in keys if row.env.get(k) in (None, "")})
@@ -294,6 +312,8 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
             yield from row_checks(frame, device, profiled=cfg.profile)
+            if cfg.label == GRAPH_BREAKS_LABEL:
+                yield tree_check(frame)
             rows = read_results(path).rows
             cells.append({"label": cfg.label, "environment": rows[0].env if rows else {}})
             if reuse:

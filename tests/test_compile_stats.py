@@ -57,3 +57,32 @@ def test_cudagraph_pool_counts_private_pool_segments_only():
     assert private_pool_mb(segments) == 8.0
     assert private_pool_mb(segments[:1]) == 0.0
     assert cudagraph_pool_mb("cpu") is None
+
+
+def test_cudagraphs_recorded_counts_the_tree_of_the_current_device(monkeypatch):
+    """The CUDA-graph trees' count, as torch 2.11 (device index required) and 2.14 (optional) both take
+    it: on the H200 the call without it raised and every row's count was None (unknown)."""
+    import inspect
+    import types
+
+    import torch
+    from torch._inductor import cudagraph_trees
+
+    from bench_utils.measure.compile_stats import cudagraphs_recorded
+
+    assert list(inspect.signature(cudagraph_trees.get_manager).parameters)[:2] == ["device_index",
+                                                                                  "create_if_none_exists"]
+    node = lambda *kids: types.SimpleNamespace(children={"fn": list(kids)})  # noqa: E731
+    manager = types.SimpleNamespace(roots={"fn": [node(node(), node())], "fn2": [node()]})
+    asked = []
+
+    def get_manager(device_index, create_if_none_exists=True):  # torch 2.11's signature
+        asked.append((device_index, create_if_none_exists))
+        return manager
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(cudagraph_trees, "get_manager", get_manager)
+    assert cudagraphs_recorded("cuda") == 4 and asked == [(3, False)]
+    monkeypatch.setattr(cudagraph_trees, "get_manager", lambda device_index, create_if_none_exists=True: None)
+    assert cudagraphs_recorded("cuda") == 0  # no tree: the mode ran without CUDA graphs
+    assert cudagraphs_recorded("cpu") is None

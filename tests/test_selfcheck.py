@@ -196,3 +196,15 @@ def test_the_oversized_batch_check_expects_what_the_sweep_runs_and_names_what_is
     lost = oom_problems(big + small[:3] + [make_row("resnet", 1, "eager", status="crashed", repeat=1, process_round=0)],
                         huge, modes, 3)
     assert lost == ["batch 1 eager round 1: crashed crashed: fixture", "batch 1's eager ran in rounds [0, 1], not 0 to 2"]
+
+
+def test_the_graph_break_profile_says_when_no_tree_of_several_cuda_graphs_was_exercised():
+    """On the H200 (2026-11-27) tiny SegFormer compiled as one graph in a cell (its eager call first
+    installs transformers' hooks, where a first compiled call breaks): a SKIP that says so, not a PASS."""
+    from bench_utils.selfcheck import tree_check
+
+    one = tree_check(_cuda_rows("reduce-overhead"))
+    assert one.status == "SKIP" and "compiled as 1 graph here" in one.reason, one.reason
+    several = tree_check(_cuda_rows("reduce-overhead", graph_count=2, graph_breaks=1, cudagraphs_recorded=2))
+    assert several.status == "PASS" and several.reason.startswith("2 compiled graphs")
+    assert tree_check(_cuda_rows("default", graph_count=2)).status == "SKIP"  # no CUDA graphs in that mode

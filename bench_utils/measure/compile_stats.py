@@ -58,9 +58,11 @@ def cudagraphs_recorded(device: str) -> int | None:
     if device != "cuda":
         return None
     try:
+        import torch
         from torch._inductor import cudagraph_trees
 
-        manager = cudagraph_trees.get_manager(create_if_none_exists=False)
+        # the device index given: torch 2.11's get_manager requires it (the H200 run's rows had None)
+        manager = cudagraph_trees.get_manager(torch.cuda.current_device(), create_if_none_exists=False)
         if manager is None:
             return 0
 
