@@ -191,19 +191,23 @@ def _profile_problems(row: dict, device: str) -> list[str]:
 
 
 def tree_check(df) -> Check:
-    """The graph-break profile's CUDA-graph-mode rows: PASS when one compiled several graphs (its row
-    check then held each recorded and replayed); SKIP, saying so, when every one compiled a single
-    graph (the model did not break here) and a tree of several CUDA graphs went unexercised."""
+    """The graph-break profile's CUDA-graph-mode rows: where one compiled several graphs, PASS when each
+    was recorded as a CUDA graph and replayed on every call; SKIP, saying so, when every one compiled a
+    single graph (the model did not break here) and a tree of several CUDA graphs went unexercised."""
     from .config.modes import CUDAGRAPH_MODES
 
     rows = [row for row in df.to_dict("records") if row["status"] == "ok" and row["mode"] in CUDAGRAPH_MODES]
-    graphs = max((int(row["graph_count"]) for row in rows if _finite(row["graph_count"])), default=0)
     name = "CUDA-graph tree of several graphs"
-    if graphs > 1:
-        return Check(name, "PASS", f"{graphs} compiled graphs, each recorded and replayed on every call")
-    versions = sorted({str(row["transformers"]) for row in rows})
-    return Check(name, "SKIP", f"the model compiled as {graphs} graph here (transformers {', '.join(versions) or '?'}):"
-                 " no tree of several CUDA graphs to check")
+    if not rows:
+        return Check(name, "SKIP", "no CUDA-graph mode measured ok")
+    row = max(rows, key=lambda r: r["graph_count"] if _finite(r["graph_count"]) else 0)
+    graphs = int(row["graph_count"]) if _finite(row["graph_count"]) else 0
+    if graphs <= 1:
+        return Check(name, "SKIP", f"the model compiled as {graphs} graph here (transformers {row['transformers']}): "
+                     "no tree of several CUDA graphs to check")
+    recorded, replays = row["cudagraphs_recorded"], row["profile_graph_replays_per_call"]
+    return _check(name, _finite(recorded) and recorded >= graphs and _finite(replays) and replays >= graphs,
+                  f"{graphs} compiled graphs, {recorded} CUDA graphs recorded, {replays} replays per call")
 
 
 def env_check(rows, device: str) -> Check:
@@ -278,6 +282,7 @@ def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> 
     big, small = [r for r in rows if r.batch_size == huge], [r for r in rows if r.batch_size == 1]
     problems = [f"batch {huge:,} {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in big
                 if r.status != "oom" or "inputs.py" in r.error]
+    problems += [f"batch {huge:,} {r.configuration} measured again in round {r.repeat}" for r in big if r.repeat > 0]
     problems += [f"batch 1 {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in small if r.status != "ok"]
     problems += [f"batch 1 {r.configuration} round 1 ran in a fresh process" for r in small
                  if r.repeat == 1 and r.process_round != 0]

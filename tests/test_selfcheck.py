@@ -192,7 +192,9 @@ def test_the_oversized_batch_check_expects_what_the_sweep_runs_and_names_what_is
     assert f"batch {huge:,} default round 0: oom OutOfMemoryError [inputs.py:40]" in problems
     assert f"batch {huge:,} has no round-0 row of reduce-overhead" in problems
     assert "batch 1 eager round 1 ran in a fresh process" in problems
-    assert "batch 1's eager ran in rounds [0, 1, 2], not 0 to 2" not in problems
+    assert not [p for p in problems if p.startswith("batch 1's eager ran")]  # rounds 0, 1 (fresh) and 2
+    again = make_row("resnet", huge, "eager", None, status="oom", error=error, repeat=1)
+    assert oom_problems(big + [again] + small, huge, modes, 3) == [f"batch {huge:,} eager measured again in round 1"]
     lost = oom_problems(big + small[:3] + [make_row("resnet", 1, "eager", status="crashed", repeat=1, process_round=0)],
                         huge, modes, 3)
     assert lost == ["batch 1 eager round 1: crashed crashed: fixture", "batch 1's eager ran in rounds [0, 1], not 0 to 2"]
@@ -205,6 +207,10 @@ def test_the_graph_break_profile_says_when_no_tree_of_several_cuda_graphs_was_ex
 
     one = tree_check(_cuda_rows("reduce-overhead"))
     assert one.status == "SKIP" and "compiled as 1 graph here" in one.reason, one.reason
-    several = tree_check(_cuda_rows("reduce-overhead", graph_count=2, graph_breaks=1, cudagraphs_recorded=2))
-    assert several.status == "PASS" and several.reason.startswith("2 compiled graphs")
+    several = dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=2, profile_graph_replays_per_call=2.0)
+    check = tree_check(_cuda_rows("reduce-overhead", **several))
+    assert check.status == "PASS" and check.reason.startswith("2 compiled graphs, 2 CUDA graphs recorded"), check.reason
+    assert tree_check(_cuda_rows("reduce-overhead", **(several | {"cudagraphs_recorded": 1}))).status == "FAIL"
+    assert tree_check(_cuda_rows("reduce-overhead", **(several | {"profile_graph_replays_per_call": 1.0}))).status == "FAIL"
+    assert tree_check(_cuda_rows("reduce-overhead", status="crashed")).reason == "no CUDA-graph mode measured ok"
     assert tree_check(_cuda_rows("default", graph_count=2)).status == "SKIP"  # no CUDA graphs in that mode
