@@ -36,11 +36,12 @@ START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server 
 # first GPU run, docs/gpu.md: a tiny ViT compiled cold in 12.5 s, ViT-B/16 in 12.3 s; Triton's kernel
 # compiles, not the model's size, take the time)
 TINY_SHARE = {"cpu": 0.1, "cuda": 1.0}
-# Inductor's C++ backend on this project's 2-core CPU, full-size models of the default report, default
-# mode (seconds, cold and warm): 24-41 s and 4-5 s measured here (benchmarks/README.md); the mode
-# table's constants are for GPUs. max-autotune-no-cudagraphs with freezing compiled no longer on this
-# CPU (14-32 s cold, 9-10 s warm, 2026-11-25): the same constants, times the modifiers' compile_cost
-CPU_COMPILE_S = (35.0, 4.5)
+# Inductor's C++ backend compiling a full-size model of the default report on a 2-core CPU (seconds,
+# cold and warm; the mode table's constants are for GPUs), times the modifiers' compile_cost. CPUs
+# differ 2-3x: "point" and "high", the AVX2 EPYC of 2026-11-25, 24-41 s cold and 4-5 s warm in default
+# mode (max-autotune-no-cudagraphs with freezing no longer); "low", the AMX Xeon of 2026-11-27, 8-25 s
+# cold (14 s the mean of a default report's 16 compiles) and 2.1-3.0 s warm (benchmarks/README.md)
+CPU_COMPILE_S = {"low": (14.0, 2.7), "point": (35.0, 4.5), "high": (41.0, 5.0)}
 PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
 PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
@@ -115,7 +116,7 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
         return seconds
     share = (TINY_SHARE[device] if cfg.size == "tiny" else 1.0) * config.compile_cost
     if device == "cpu":
-        return (CPU_COMPILE_S[0] if cold else CPU_COMPILE_S[1]) * share
+        return CPU_COMPILE_S[bound][0 if cold else 1] * share
     return getattr(gpu_compile_s(model, config.mode, cold), bound) * share
 
 
@@ -159,8 +160,8 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     """(estimates of the rounds still to run, rounds the results file already holds). The race decides
     which configurations later rounds hold: `race` "worst", every one in every round (none clearly
     slower); "best", after the selection round only eager and one. Configurations that cannot run on
-    the device cost nothing (their worker says so at once). `bound`: which end of the GPU compile
-    ranges ("low", "point", "high")."""
+    the device cost nothing (their worker says so at once). `bound`: which end of the compile-time
+    ranges ("low", "point", "high": per model on a GPU, per CPU measured on a CPU)."""
     rows = read_cell_rows(cfg, Path(results_path)) if results_path else []
     done = done_keys(rows)
     device = "cpu" if cfg.device == "cpu" else "cuda"
@@ -249,16 +250,18 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                      "another --results file (or move that one away)")
         return "\n".join(lines)
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
-    spread = f" ({_duration(low)} to {_duration(high)} with GPU compile times as ranges)" if high > low else ""
+    ranges = "the CPUs measured, fastest to slowest compiling" if cfg.device == "cpu" else "GPU compile times as ranges"
+    spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if high > low else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
     lines.append(f"  estimated {_duration(total)}{spread}{race}"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
                     if lower else ""))
     if cfg.device == "cpu" and any(configuration(name).compiled for name in cfg.configurations):
-        lines.append(f"  compile times: the results file's where it measured them, else {CPU_COMPILE_S[0]:g} s cold and "
-                     f"{CPU_COMPILE_S[1]:g} s warm a full-size model (measured on this project's 2-core EPYC: "
-                     "another CPU compiles sooner or later)")
+        (cold_low, warm_low), (cold, warm) = CPU_COMPILE_S["low"], CPU_COMPILE_S["point"]
+        lines.append(f"  compile times: the results file's where it measured them, else {cold:g} s cold and {warm:g} s "
+                     f"warm a full-size model, as a 2-core EPYC compiled (a 2-core Xeon with AMX: {cold_low:g} s "
+                     f"and {warm_low:g} s)")
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
