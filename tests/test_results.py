@@ -251,7 +251,13 @@ def test_a_round_that_disagrees_with_the_others_marks_the_cell_disturbed():
     assert record["outlying_rounds"] == [4] and record["disturbed"]
     from bench_utils.report.notes import disturbance_words
 
-    assert disturbance_words(record) == "round(s) 4 disagree with the others more than their spread explains"
+    assert disturbance_words(record) == "the 5th round disagreed with the others more than their spread explains"
+    from bench_utils.report.notes import _rounds_words, disturbance_caveat
+
+    assert disturbance_caveat(record).startswith("unsteady machine: the 5th round")  # no CPU taken: not "busy"
+    assert disturbance_caveat(record | {"busy_pct": 30.0}).startswith("busy machine: other processes used 30%")
+    assert [_rounds_words(r) for r in ([0], [1, 10], [2, 11, 21])] == [
+        "the 1st round", "the 2nd and 11th rounds", "the 3rd, 12th and 22nd rounds"]
 
 
 def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():

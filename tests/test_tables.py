@@ -212,3 +212,22 @@ def test_the_data_dictionary_names_units_and_leaves_out_other_devices_columns():
     assert cpu.loc["held_mem_mb", "unit"] == "MiB" and cpu["meaning"].all()
     gpu = cells_dictionary(to_dataframe([make_row("vit", 1, "eager", 2.0, **cuda)]))
     assert "peak_reserved_mb" not in cpu.index and "peak_reserved_mb" in set(gpu["column"])
+
+
+def test_a_rows_improvement_is_its_speedups_where_the_pooled_medians_say_otherwise():
+    """Eager ran rounds 0 and 1 (the machine slower in round 1), the configuration round 0 only (it
+    left the race): the pooled medians' ratio is 1.48x, the paired speedup round 0's 1.25x, and the
+    improvement beside it says 20%, not the medians' 32%."""
+    rows = [row("vit", 1, "eager", 10.0), row("vit", 1, "eager", 14.0, repeat=1),
+            row("vit", 1, "default", 8.0, compile_s=2.0)]
+    table = improvement_table(to_dataframe(rows)).iloc[0]
+    assert table["speedup"] == pytest.approx(1.25)
+    assert table["improvement_pct"] == pytest.approx(20.0)
+    assert table["eager_ms_median"] / table["compiled_ms_median"] == pytest.approx((10.0 * 14.0) ** 0.5 / 8.0)
+
+
+def test_every_rows_improvement_agrees_with_its_speedup(df):
+    table = improvement_table(df)
+    shown = table[table["speedup"].notna()]
+    assert len(shown) >= 3
+    assert shown["improvement_pct"].tolist() == pytest.approx((100 * (1 - 1 / shown["speedup"])).tolist())

@@ -121,6 +121,9 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert "default+channels-last: dropped after the first round, slower than the choice there" in row["others"]
     # out for the same reason: named together, the reason said once
     assert "eager+bf16-autocast, eager+fp16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
+    # plain default is named once: with its figure, and why it left the race if it did
+    assert row["others"].count("default:") == 0 and row["others"].split("; ")[0].count("(default mode)") == 1
+    assert "default, " not in row["others"] and not row["others"].startswith("default")
 
 
 def test_a_model_whose_configurations_are_all_not_supported_here_says_so_not_a_failure_code():
@@ -153,7 +156,8 @@ def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runne
     assert row["runner_up"].startswith("eager in bfloat16 autocast: 1.2")
     assert "the choice is faster (1.6" in row["runner_up"] and "in the first round, which dropped it" in row["runner_up"]
     assert "eager+bf16-autocast" not in row["others"]  # said once, in its own column
-    assert "default: dropped after the first round, slower than the choice there" in row["others"]
+    assert row["others"] == ("plain torch.compile (default mode) 1.05× (1.03–1.07×), dropped after the first round, "
+                             "slower than the choice there")  # named once, with why it left
 
 
 def test_a_dropped_runner_up_within_a_round_s_spread_is_not_called_slower_for_sure():

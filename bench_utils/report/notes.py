@@ -45,8 +45,32 @@ def disturbance_words(record) -> str:
         words.append(f"the hypervisor took {record['stolen_pct']:.0f}% of the CPU")
     rounds = record.get("outlying_rounds")
     if isinstance(rounds, list) and rounds:
-        words.append(f"round(s) {', '.join(map(str, rounds))} disagree with the others more than their spread explains")
+        words.append(f"{_rounds_words(rounds)} disagreed with the others more than their spread explains")
     return "; ".join(words)
+
+
+def machine_was_busy(record) -> bool:
+    """Did other processes or the hypervisor take the CPU while the cell timed (not only a round apart)?"""
+    from ..results.aggregate import DISTURBED_PCT
+
+    return any((_value(record, key) or 0) > DISTURBED_PCT for key in ("busy_pct", "stolen_pct"))
+
+
+def disturbance_caveat(record) -> str:
+    """A disturbed cell's caveat: a busy machine where the CPU was taken, else rounds that moved."""
+    return f"{'busy machine' if machine_was_busy(record) else 'unsteady machine'}: {disturbance_words(record)}"
+
+
+def _rounds_words(rounds: list[int]) -> str:
+    """0-based round numbers in words: [1] -> "the 2nd round", [1, 3] -> "the 2nd and 4th rounds"."""
+    def ordinal(n: int) -> str:
+        suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+        return f"{n}{suffix}"
+
+    names = [ordinal(r + 1) for r in rounds]
+    if len(names) == 1:
+        return f"the {names[0]} round"
+    return f"the {', '.join(names[:-1])} and {names[-1]} rounds"
 
 
 def outcome_words(record) -> str:

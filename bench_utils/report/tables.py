@@ -280,8 +280,8 @@ def compile_table(df) -> pd.DataFrame:
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     table["compile_notes"] = [compile_note_words(record) for record in compiled.to_dict("records")]
-    order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s",
-             "fx_cache_hits", "eager_ms_median", "compiled_ms_median", "speedup", "graph_breaks", "recompiles",
+    order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "fx_cache_hits",
+             "compile_warm_s", "eager_ms_median", "compiled_ms_median", "speedup", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",
              "peak_mem_mb"]
     return sort_cells(table[order])

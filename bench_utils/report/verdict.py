@@ -23,7 +23,7 @@ from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
 from .display import MISSING, model_text, number, plus_minus, rounded, span, times
 from .explain import why_sentence
 from .header import weights_words
-from .notes import compile_note_words, disturbance_words, outcome_words
+from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
 from .tables import check_frame, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
@@ -105,7 +105,8 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
         return (f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); run the same command "
                 f"again with budget_min: {2 * rules.budget_min:g} (measured rounds are kept)")
     if reason == "busy":
-        return f"the machine was busy while timing ({disturbance_words(row)}); run again on a quiet machine"
+        state = "was busy" if machine_was_busy(row) else "moved"
+        return f"the machine {state} while timing ({disturbance_words(row)}); run again on a quiet machine"
     if width is None or not math.isfinite(width):  # one block pair: no spread to halve
         return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
     return (f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; run again with target_halfwidth: "
@@ -136,16 +137,19 @@ def _runner_up(rec, runner, rules: Rules) -> str:
 def _others(rows: pd.DataFrame, rec) -> str:
     """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
     parts = []
-    default = first_row(rows, "configuration", "default")
-    if rec is not None and rec["configuration"] != "default" and default is not None and \
-            not pd.isna(default["race_speedup"]):
-        parts.append(f"plain torch.compile (default mode) {_interval(default)}")
     why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
            "unsupported": None, "failed": None}
-    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     runner_up = rec.get("runner_up") if rec is not None else None
+    shown = {runner_up} if runner_up else set()  # the runner-up has a column of its own
+    default = first_row(rows, "configuration", "default")
+    if rec is not None and rec["configuration"] != "default" and runner_up != "default" and default is not None and \
+            not pd.isna(default["race_speedup"]):
+        reason = why.get(default["race_outcome"])
+        parts.append(f"plain torch.compile (default mode) {_interval(default)}" + (f", {reason}" if reason else ""))
+        shown.add("default")
+    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     for row in rows.itertuples():
-        if row.race_outcome in why and row.configuration != runner_up:  # the runner-up has a column of its own
+        if row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)
     parts += [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
@@ -165,7 +169,7 @@ def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     if (rec.get("graph_breaks") or 0) > 0:
         notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
     if rec.get("disturbed"):
-        notes.append(f"busy machine: {disturbance_words(rec)}")
+        notes.append(disturbance_caveat(rec))
     spread = _spread(rec)
     if spread > NOISY_SPREAD and spread > NOISY_FACTOR * typical_spread:
         notes.append(f"noisy timings: calls spread ±{spread / 2:.0%}, {spread / typical_spread:.0f}× the page's typical")
@@ -243,8 +247,10 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                      (f"; {pays}" if pays else "")}
 
 
-LEGEND = ("Speedup: eager float32 time ÷ the configuration's (medians; 2× = twice as fast), with its 95% interval "
-          "over every round, the recommended one's lowered by the most the round that chose it can have lifted it. Worth it when the whole interval is at or above the margin (worthwhile, "
+LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fast), the two timed in turns within "
+          "each round and compared block by block, with its 95% interval over every round; the recommended one's is "
+          "lowered by the most the round that chose it can have lifted it. It can differ a little from the ratio of "
+          "the medians in the tables, which pool every round; the improvement (%) is the speedup's. Worth it when the whole interval is at or above the margin (worthwhile, "
           "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
           "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
           "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled).")

@@ -19,7 +19,7 @@ from ..config.modes import CUDAGRAPH_MODES
 from .race import races
 from .record import COLUMNS, RECORD
 from .rows import read_results
-from .stats import (block_medians_ms, outlying_rounds, paired_log_ratios, percent_improvement, relative_halfwidth,
+from .stats import (block_medians_ms, improvement_from_speedup, outlying_rounds, paired_log_ratios, relative_halfwidth,
                     round_clusters, speedup_over_rounds, summarize_runs)
 
 # others' CPU share or steal while timing (measure/machine_load.py), % of the machine: above this, disturbed
@@ -190,7 +190,6 @@ def _pair(record: dict, eager: dict | None) -> dict:
     return fields | {
         "speedup": estimate.speedup, "speedup_ci95_low": estimate.ci95_low, "speedup_ci95_high": estimate.ci95_high,
         "significant": estimate.significant, "speedup_halfwidth": relative_halfwidth(estimate),
-        "improvement_pct": percent_improvement(eager["latency_ms_median"], record["latency_ms_median"]),
         "paired_rounds": len(common), "outlying_rounds": [common[i] for i in outlying_rounds(logs)],
         "round_logs": list(logs), "round_workers": labels}
 
@@ -228,7 +227,8 @@ def cells(rows) -> list[dict]:
 NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan,
            "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
            "race_selection_bias": math.nan, "runner_up": "", "versus_runner_up": math.nan,
-           "versus_ci95_low": math.nan, "versus_ci95_high": math.nan}  # eager's, and before any race
+           "versus_ci95_low": math.nan, "versus_ci95_high": math.nan,
+           "improvement_pct": math.nan}  # eager's, and before any race
 
 
 def _race_fields(entry, race) -> dict:
@@ -240,7 +240,8 @@ def _race_fields(entry, race) -> dict:
     if estimate:
         fields |= {"race_speedup": estimate.speedup, "race_ci95_low": estimate.ci95_low,
                    "race_ci95_high": estimate.ci95_high, "race_halfwidth": relative_halfwidth(estimate),
-                   "race_selection_bias": math.expm1(entry.selection_bias)}
+                   "race_selection_bias": math.expm1(entry.selection_bias),
+                   "improvement_pct": improvement_from_speedup(estimate.speedup)}  # the race figure's, as shown
     if entry.outcome == "recommended" and race.versus is not None:
         fields |= {"runner_up": race.runner_up, "versus_runner_up": race.versus.speedup,
                    "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high}

@@ -88,9 +88,9 @@ RECORD = (
     Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end"),
     Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end"),
     Column("speedup_halfwidth", "computed", "fraction", "the interval's half-width on the log scale (0.08: ±8%)"),
-    Column("significant", "computed", meaning="the speedup's interval excludes 1×", label="Sure?"),
-    Column("improvement_pct", "computed", "%", "the guide's improvement: (eager - compiled) / eager of the medians",
-           "Improvement (%)"),
+    Column("significant", "computed", meaning="the speedup's interval excludes 1×", label="Differs from eager?"),
+    Column("improvement_pct", "computed", "%", "the guide's improvement, (eager - compiled) / eager, of the race "
+           "figure: 100 * (1 - 1 / race_speedup)", "Improvement (%)"),
     Column("paired_rounds", "computed", "rounds", "rounds both cells timed in blocks (the interval's rounds)"),
     Column("outlying_rounds", "computed", meaning="rounds whose speedup lies outside the others' 99% prediction "
            "interval"),
@@ -140,7 +140,8 @@ RECORD = (
            "Cold compile (s)"),
     Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes (the cache filled)",
            "Warm compile (s)"),
-    Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits while compiling", "Cache hits"),
+    Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits of round 0's compile (0: it was cold)",
+           "Cold compile's cache hits"),
     Column("fx_cache_misses", "first", "graphs", "... and misses"),
     Column("graph_breaks", "largest", "breaks", "dynamo's graph breaks", "Graph breaks"),
     Column("graph_count", "largest", "graphs", "graphs dynamo compiled"),

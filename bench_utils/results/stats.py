@@ -386,6 +386,12 @@ def percent_improvement(eager_ms: float, compiled_ms: float) -> float:
     return (eager_ms - compiled_ms) / eager_ms * 100.0
 
 
+def improvement_from_speedup(speedup: float) -> float:
+    """The same improvement from a speedup (eager time / compiled time): 100 * (1 - 1/speedup), so that
+    a page's improvement and speedup of one configuration say the same thing."""
+    return (1.0 - 1.0 / speedup) * 100.0
+
+
 def breakeven_calls(compile_s: float, eager_ms: float, compiled_ms: float) -> float:
     """Calls after which compiling has paid for itself: compile time / time saved per call.
 
