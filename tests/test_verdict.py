@@ -156,7 +156,7 @@ def test_when_the_first_round_drops_every_rival_the_fastest_of_them_is_the_runne
     assert row["runner_up"].startswith("eager in bfloat16 autocast: 1.2")
     assert "the choice is faster (1.6" in row["runner_up"] and "in the first round, which dropped it" in row["runner_up"]
     assert "eager+bf16-autocast" not in row["others"]  # said once, in its own column
-    assert row["others"] == ("plain torch.compile (default mode) 1.05× (1.03–1.07×), dropped after the first round, "
+    assert row["others"] == ("plain torch.compile (default mode) 1.05× (1.03–1.07×): dropped after the first round, "
                              "slower than the choice there")  # named once, with why it left
 
 

@@ -141,13 +141,16 @@ def _others(rows: pd.DataFrame, rec) -> str:
            "unsupported": None, "failed": None}
     runner_up = rec.get("runner_up") if rec is not None else None
     shown = {runner_up} if runner_up else set()  # the runner-up has a column of its own
+    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     default = first_row(rows, "configuration", "default")
     if rec is not None and rec["configuration"] != "default" and runner_up != "default" and default is not None and \
             not pd.isna(default["race_speedup"]):
-        reason = why.get(default["race_outcome"])
-        parts.append(f"plain torch.compile (default mode) {_interval(default)}" + (f", {reason}" if reason else ""))
+        plain = f"plain torch.compile (default mode) {_interval(default)}"  # the guide's setting: its figure too
+        if why.get(default["race_outcome"]):
+            by_reason[why[default["race_outcome"]]] = [plain]
+        else:
+            parts.append(plain)
         shown.add("default")
-    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
     for row in rows.itertuples():
         if row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
