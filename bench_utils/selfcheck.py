@@ -206,8 +206,10 @@ def tree_check(df) -> Check:
         return Check(name, "SKIP", f"the model compiled as {graphs} graph here (transformers {row['transformers']}): "
                      "no tree of several CUDA graphs to check")
     recorded, replays = row["cudagraphs_recorded"], row["profile_graph_replays_per_call"]
-    return _check(name, _finite(recorded) and recorded >= graphs and _finite(replays) and replays >= graphs,
-                  f"{graphs} compiled graphs, {recorded} CUDA graphs recorded, {replays} replays per call")
+    ok = _finite(recorded) and recorded >= graphs and _finite(replays) and replays >= graphs
+    said = lambda value: f"{value:.3g}" if _finite(value) else "no"  # noqa: E731
+    return _check(name, ok, f"{graphs} compiled graphs, {said(recorded)} CUDA graphs recorded, {said(replays)} "
+                  "replays per call")
 
 
 def env_check(rows, device: str) -> Check:
@@ -293,6 +295,10 @@ def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> 
     eager_rounds = {r.repeat for r in small if r.configuration == BASELINE}
     if eager_rounds != set(range(repeats)):
         problems.append(f"batch 1's eager ran in rounds {sorted(eager_rounds)}, not 0 to {repeats - 1}")
+    alone = sorted(r for r in eager_rounds if r > 0 and not any(o.repeat == r and o.configuration != BASELINE
+                                                                    for o in small))
+    if alone:  # an ok group keeps a contender in its race: a later round with eager only lost it
+        problems.append(f"batch 1's round(s) {', '.join(map(str, alone))} measured eager without a contender")
     return problems
 
 

@@ -197,7 +197,8 @@ def test_the_oversized_batch_check_expects_what_the_sweep_runs_and_names_what_is
     assert oom_problems(big + [again] + small, huge, modes, 3) == [f"batch {huge:,} eager measured again in round 1"]
     lost = oom_problems(big + small[:3] + [make_row("resnet", 1, "eager", status="crashed", repeat=1, process_round=0)],
                         huge, modes, 3)
-    assert lost == ["batch 1 eager round 1: crashed crashed: fixture", "batch 1's eager ran in rounds [0, 1], not 0 to 2"]
+    assert lost == ["batch 1 eager round 1: crashed crashed: fixture", "batch 1's eager ran in rounds [0, 1], not 0 to 2",
+                    "batch 1's round(s) 1 measured eager without a contender"]
 
 
 def test_the_graph_break_profile_says_when_no_tree_of_several_cuda_graphs_was_exercised():
@@ -214,3 +215,14 @@ def test_the_graph_break_profile_says_when_no_tree_of_several_cuda_graphs_was_ex
     assert tree_check(_cuda_rows("reduce-overhead", **(several | {"profile_graph_replays_per_call": 1.0}))).status == "FAIL"
     assert tree_check(_cuda_rows("reduce-overhead", status="crashed")).reason == "no CUDA-graph mode measured ok"
     assert tree_check(_cuda_rows("default", graph_count=2)).status == "SKIP"  # no CUDA graphs in that mode
+
+
+def test_the_oversized_batch_check_fails_a_later_round_that_lost_every_contender():
+    from bench_utils.selfcheck import oom_problems
+
+    modes, huge = ("eager", "default", "reduce-overhead"), 1_000_000
+    big = [make_row("resnet", huge, mode, None, status="oom", error="OutOfMemoryError [conv.py:548]") for mode in modes]
+    small = [make_row("resnet", 1, mode) for mode in modes] + [make_row("resnet", 1, "eager", repeat=1, process_round=0),
+                                                              make_row("resnet", 1, "eager", repeat=2)]
+    small += [make_row("resnet", 1, "reduce-overhead", repeat=2)]
+    assert oom_problems(big + small, huge, modes, 3) == ["batch 1's round(s) 1 measured eager without a contender"]

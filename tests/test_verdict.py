@@ -3,6 +3,7 @@ page (pay-back only where compiling is worth it, a compile cost on every line, c
 apart). Rows are made so each round's speedup is exactly what the test names."""
 
 import math
+import re
 
 import numpy as np
 
@@ -117,6 +118,9 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert row["runner_up"].startswith("compile (max-autotune-no-cudagraphs mode) with freezing: 1.4")
     assert "within the margin of the choice" in row["runner_up"]
     assert row["others"].startswith("plain torch.compile (default mode) 0.9")
+    # dropped with channels_last: its figure first, "and" before the other name, the reason once
+    assert re.match(r"plain torch\.compile \(default mode\) 0\.9\d+× \([0-9.–×]+\) and default\+channels-last: dropped "
+                    "after the first round", row["others"]), row["others"]
     assert "default+bf16-autocast: changes the answer" in row["others"]  # never recommended, with the reason
     assert "default+channels-last: dropped after the first round, slower than the choice there" in row["others"]
     # out for the same reason: named together, the reason said once

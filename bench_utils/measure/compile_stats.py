@@ -70,7 +70,7 @@ def cudagraphs_recorded(device: str) -> int | None:
             return sum(1 + count([c for kids in node.children.values() for c in kids]) for node in nodes)
 
         return count([node for nodes in manager.roots.values() for node in nodes])
-    except (AttributeError, ImportError, TypeError):
+    except (AttributeError, ImportError, TypeError, RuntimeError):  # RuntimeError: no CUDA device to ask
         return None
 
 

@@ -155,7 +155,9 @@ def _others(rows: pd.DataFrame, rec) -> str:
         if row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)
-    parts += [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
+    # plain default's figure first, "and" before the names beside it: its interval is not one of them
+    parts += [f"{names[0]} and {', '.join(names[1:])}: {reason}" if names[0].startswith("plain") and len(names) > 1
+              else f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
     return "; ".join(parts) or MISSING
 
 

@@ -39,8 +39,9 @@ TINY_SHARE = {"cpu": 0.1, "cuda": 1.0}
 # Inductor's C++ backend compiling a full-size model of the default report on a 2-core CPU (seconds,
 # cold and warm; the mode table's constants are for GPUs), times the modifiers' compile_cost. CPUs
 # differ 2-3x: "point" and "high", the AVX2 EPYC of 2026-11-25, 24-41 s cold and 4-5 s warm in default
-# mode (max-autotune-no-cudagraphs with freezing no longer); "low", the AMX Xeon of 2026-11-27, 8-25 s
-# cold (14 s the mean of a default report's 16 compiles) and 2.1-3.0 s warm (benchmarks/README.md)
+# mode (max-autotune-no-cudagraphs with freezing no longer); "low", the AMX Xeon, 8-27 s cold over its
+# default reports (benchmarks/README.md), 14 s cold and 2.7 s warm the means of one report's compiles
+# (2026-11-27: 16 cold, 7.9-25.5 s; 8 warm, 2.1-3.0 s)
 CPU_COMPILE_S = {"low": (14.0, 2.7), "point": (35.0, 4.5), "high": (41.0, 5.0)}
 PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
@@ -107,7 +108,8 @@ def measured(rows: list) -> dict[tuple, Measured]:
 def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measured | None, device: str,
                bound: str = "point") -> float:
     """Seconds of one compile of configuration `name`: measured, else estimated (`bound`: "low",
-    "point" or "high" of a GPU's range), times what the configuration's modifiers add (compile_cost)."""
+    "point" or "high" of a GPU model's range, or of the CPUs measured), times what the configuration's
+    modifiers add (compile_cost)."""
     config = configuration(name)
     if not config.compiled:
         return 0.0
