@@ -183,11 +183,17 @@ def _profile_problems(row: dict, device: str) -> list[str]:
     if device == "cuda" and row["mode"] in CUDAGRAPH_MODES and (row["graph_count"] or 0) > 1:
         # a tree of several graphs: each graph recorded, and each replayed on every call
         graphs = int(row["graph_count"])
-        if (row["cudagraphs_recorded"] or 0) < graphs:
-            return [f"{row['cudagraphs_recorded']} CUDA graphs recorded for {graphs} compiled graphs"]
-        if row["profile_graph_replays_per_call"] < graphs:
-            return [f"{row['profile_graph_replays_per_call']:.3g} CUDA-graph replays per call for {graphs} graphs"]
+        recorded, replays = row["cudagraphs_recorded"], row["profile_graph_replays_per_call"]
+        if not (_finite(recorded) and recorded >= graphs):  # an unknown count (NaN) proves nothing either
+            return [f"{_count(recorded)} CUDA graphs recorded for {graphs} compiled graphs"]
+        if not (_finite(replays) and replays >= graphs):
+            return [f"{_count(replays)} CUDA-graph replays per call for {graphs} graphs"]
     return []
+
+
+def _count(value) -> str:
+    """A count a row holds, as a page says it ("no" when unknown)."""
+    return f"{value:.3g}" if _finite(value) else "no"
 
 
 def tree_check(df) -> Check:
@@ -205,11 +211,10 @@ def tree_check(df) -> Check:
     if graphs <= 1:
         return Check(name, "SKIP", f"the model compiled as {graphs} graph here (transformers {row['transformers']}): "
                      "no tree of several CUDA graphs to check")
-    recorded, replays = row["cudagraphs_recorded"], row["profile_graph_replays_per_call"]
-    ok = _finite(recorded) and recorded >= graphs and _finite(replays) and replays >= graphs
-    said = lambda value: f"{value:.3g}" if _finite(value) else "no"  # noqa: E731
-    return _check(name, ok, f"{graphs} compiled graphs, {said(recorded)} CUDA graphs recorded, {said(replays)} "
-                  "replays per call")
+    problems = _profile_problems(row, "cuda")  # the row check's rule: each graph recorded and replayed
+    return _check(name, not problems, "; ".join(problems) or f"{graphs} compiled graphs, "
+                  f"{_count(row['cudagraphs_recorded'])} CUDA graphs recorded, "
+                  f"{_count(row['profile_graph_replays_per_call'])} replays per call")
 
 
 def env_check(rows, device: str) -> Check:

@@ -226,3 +226,13 @@ def test_the_oversized_batch_check_fails_a_later_round_that_lost_every_contender
                                                               make_row("resnet", 1, "eager", repeat=2)]
     small += [make_row("resnet", 1, "reduce-overhead", repeat=2)]
     assert oom_problems(big + small, huge, modes, 3) == ["batch 1's round(s) 1 measured eager without a contender"]
+
+
+def test_a_tree_of_several_graphs_with_no_count_of_cuda_graphs_fails_in_the_row_check_and_the_tree_check():
+    from bench_utils.selfcheck import tree_check
+
+    unknown = dict(graph_count=2, graph_breaks=1, cudagraphs_recorded=None, profile_graph_replays_per_call=2.0)
+    row = row_checks(_cuda_rows("reduce-overhead", **unknown), "cuda", profiled=True)[1]
+    assert row.status == "FAIL" and "no CUDA graphs recorded for 2 compiled graphs" in row.reason, row.reason
+    tree = tree_check(_cuda_rows("reduce-overhead", **unknown))
+    assert tree.status == "FAIL" and tree.reason == "no CUDA graphs recorded for 2 compiled graphs"

@@ -36,12 +36,10 @@ def compile_note_words(record) -> str:
 
 def disturbance_words(record) -> str:
     """What says a cell's numbers may not be the machine's own, "" when nothing does."""
-    from ..results.aggregate import DISTURBED_PCT
-
     words = []
-    if (_value(record, "busy_pct") or 0) > DISTURBED_PCT:
+    if _taken(record, "busy_pct"):
         words.append(f"other processes used {record['busy_pct']:.0f}% of the CPU")
-    if (_value(record, "stolen_pct") or 0) > DISTURBED_PCT:
+    if _taken(record, "stolen_pct"):
         words.append(f"the hypervisor took {record['stolen_pct']:.0f}% of the CPU")
     rounds = record.get("outlying_rounds")
     if isinstance(rounds, list) and rounds:
@@ -49,11 +47,17 @@ def disturbance_words(record) -> str:
     return "; ".join(words)
 
 
-def machine_was_busy(record) -> bool:
-    """Did other processes or the hypervisor take the CPU while the cell timed (not only a round apart)?"""
+def _taken(record, key: str) -> bool:
+    """Did others (busy_pct) or the hypervisor (stolen_pct) take more of the CPU than aggregate.py
+    lets a cell's numbers stand undisturbed?"""
     from ..results.aggregate import DISTURBED_PCT
 
-    return any((_value(record, key) or 0) > DISTURBED_PCT for key in ("busy_pct", "stolen_pct"))
+    return (_value(record, key) or 0) > DISTURBED_PCT
+
+
+def machine_was_busy(record) -> bool:
+    """Did other processes or the hypervisor take the CPU while the cell timed (not only a round apart)?"""
+    return _taken(record, "busy_pct") or _taken(record, "stolen_pct")
 
 
 def disturbance_caveat(record) -> str:

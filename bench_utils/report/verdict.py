@@ -142,12 +142,14 @@ def _others(rows: pd.DataFrame, rec) -> str:
     runner_up = rec.get("runner_up") if rec is not None else None
     shown = {runner_up} if runner_up else set()  # the runner-up has a column of its own
     by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
+    plain, plain_reason = None, None  # plain default's figure (the guide's setting), and why it left if it did
     default = first_row(rows, "configuration", "default")
     if rec is not None and rec["configuration"] != "default" and runner_up != "default" and default is not None and \
             not pd.isna(default["race_speedup"]):
-        plain = f"plain torch.compile (default mode) {_interval(default)}"  # the guide's setting: its figure too
-        if why.get(default["race_outcome"]):
-            by_reason[why[default["race_outcome"]]] = [plain]
+        plain = f"plain torch.compile (default mode) {_interval(default)}"
+        plain_reason = why.get(default["race_outcome"])
+        if plain_reason:
+            by_reason[plain_reason] = []  # its reason's list comes first
         else:
             parts.append(plain)
         shown.add("default")
@@ -155,9 +157,9 @@ def _others(rows: pd.DataFrame, rec) -> str:
         if row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)
-    # plain default's figure first, "and" before the names beside it: its interval is not one of them
-    parts += [f"{names[0]} and {', '.join(names[1:])}: {reason}" if names[0].startswith("plain") and len(names) > 1
-              else f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
+    for reason, names in by_reason.items():  # plain default's figure first, "and" before the names beside it
+        named = " and ".join(filter(None, [plain if reason == plain_reason else "", ", ".join(names)]))
+        parts.append(f"{named}: {reason}")
     return "; ".join(parts) or MISSING
 
 

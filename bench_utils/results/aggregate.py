@@ -163,7 +163,7 @@ def _baseline_key(record: dict) -> tuple:
 
 
 PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
-          "speedup_ci95_low", "speedup_ci95_high", "improvement_pct", "speedup_halfwidth")
+          "speedup_ci95_low", "speedup_ci95_high", "speedup_halfwidth")
 
 
 def _pair(record: dict, eager: dict | None) -> dict:
