@@ -36,7 +36,15 @@ def test_readable_frames_have_labels_in_words_and_text_values():
     assert list(shown.columns) == ["Model", "Batch (images)", "Speedup (×)", "Pays back after (calls, cold)",
                                    "Graph breaks", "Why the graph broke", "Warm compile (s)", "Some new column"]
     assert shown.iloc[0].tolist() == ["ViT-B/16", "1", "1.05", NEVER, "0", "a; b", MISSING, "2"]
-    assert label("eager_peak_mem_mb") == "Eager peak memory (MiB; GPU: reserved)"
+
+
+def test_a_peak_memory_label_says_what_it_holds_on_the_tables_devices():
+    # a CPU page's memory is the process's peak resident memory: "GPU: reserved" there misleads
+    cpu = pd.DataFrame({"device": ["cpu"], "compiled_peak_mem_mb": [900.0]})
+    assert list(readable(cpu, ["compiled_peak_mem_mb"]).columns) == ["Compiled peak memory (MiB; whole process)"]
+    assert label("eager_peak_mem_mb", {"cuda"}) == "Eager peak memory (MiB; GPU reserved)"
+    assert label("eager_peak_mem_mb", {"cpu", "cuda"}) == label("eager_peak_mem_mb") == \
+        "Eager peak memory (MiB; CPU: whole process, CUDA: GPU reserved)"
 
 
 def test_csv_keeps_unrounded_numbers_and_adds_the_checkpoint(tmp_path):

@@ -200,3 +200,16 @@ def test_a_tiny_model_compiles_as_long_as_a_full_one_on_a_gpu_and_a_tenth_as_lon
     assert on_gpu[0] == on_gpu[1] == gpu_compile_s("vit", "default", True).point
     cpu = BenchConfig(**(GPU | {"size": "tiny", "device": "cpu", "label": "CPU"}))
     assert plan._compile_s(cpu, "vit", "default", True, None, "cpu", "point") == pytest.approx(plan.CPU_COMPILE_S["point"][0] / 10)
+
+
+def test_an_auto_profile_is_planned_for_the_device_its_workers_will_use(monkeypatch):
+    # "auto" on a machine without a GPU runs on the CPU: its plan counts CPU compiles, not a GPU's
+    from bench_utils.sweep import workers
+
+    auto = BenchConfig(**(GPU | {"device": "auto", "label": "CPU"}))
+    monkeypatch.setattr(plan, "uses_cuda", lambda device: False)
+    assert plan.planned_device(auto) == "cpu"
+    assert "the CPUs measured" in plan.plan_text(auto, "auto.yaml")
+    assert plan.estimate(auto, None)[0][0].seconds["start"] == 2 * plan.START_S["cpu"]
+    monkeypatch.setattr(plan, "uses_cuda", workers.uses_cuda)
+    assert plan.planned_device(BenchConfig(**GPU)) == "cuda"  # cuda is cuda, without asking torch

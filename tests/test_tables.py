@@ -171,7 +171,7 @@ def test_guide_table_puts_the_median_beside_the_mean_and_marks_outliers():
 def test_gpu_memory_is_compared_on_the_reserved_peak_that_holds_the_cuda_graph_pool():
     # a replay allocates nothing: reduce-overhead's allocated peak (60 MiB) would read leaner than
     # eager's (300 MiB) while it holds more (its pool); the table shows what each held
-    from bench_utils.report.display import COLUMN_LABELS
+    from bench_utils.report.display import readable
     from bench_utils.report.tables import main_table
 
     cuda = dict(device="cuda", env={"device": "cuda"})
@@ -179,10 +179,13 @@ def test_gpu_memory_is_compared_on_the_reserved_peak_that_holds_the_cuda_graph_p
             make_row("vit", 1, "reduce-overhead", 1.0, peak_mem_mb=60.0, peak_reserved_mb=420.0,
                      cudagraph_pool_mb=350.0, **cuda),
             make_row("resnet", 1, "eager", 2.0, peak_mem_mb=900.0), make_row("resnet", 1, "default", 1.0, peak_mem_mb=950.0)]
-    table = main_table(to_dataframe(rows)).set_index("model")
+    frame = main_table(to_dataframe(rows))
+    table = frame.set_index("model")
     assert (table.loc["vit", "eager_peak_mem_mb"], table.loc["vit", "compiled_peak_mem_mb"]) == (340.0, 420.0)
     assert (table.loc["resnet", "eager_peak_mem_mb"], table.loc["resnet", "compiled_peak_mem_mb"]) == (900.0, 950.0)
-    assert COLUMN_LABELS["compiled_peak_mem_mb"] == "Compiled peak memory (MiB; GPU: reserved)"
+    assert "Compiled peak memory (MiB; CPU: whole process, CUDA: GPU reserved)" in readable(frame).columns
+    gpu_only = readable(frame[frame["device"] == "cuda"])
+    assert "Compiled peak memory (MiB; GPU reserved)" in gpu_only.columns
 
 
 def test_configurations_no_model_could_run_are_one_sentence_not_empty_bars_and_columns():

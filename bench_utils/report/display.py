@@ -34,11 +34,14 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
     "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
     "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
-    "eager_peak_mem_mb": "Eager peak memory (MiB; GPU: reserved)",
-    "compiled_peak_mem_mb": "Compiled peak memory (MiB; GPU: reserved)",  # CUDA-graph pools in it (aggregate.held_memory_mb)
+    "eager_peak_mem_mb": "Eager peak memory (MiB)", "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
     "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
     "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
     "setting": "Setting"}
+# what a peak-memory column holds, per device (results/aggregate.held_memory_mb): a CPU process's
+# whole peak resident memory; a GPU's reserved peak, CUDA-graph pools in it
+HELD_MEMORY = {"cpu": "whole process", "cuda": "GPU reserved"}
+HELD_MEMORY_COLUMNS = {"eager_peak_mem_mb", "compiled_peak_mem_mb"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
                  "breakeven_calls", "breakeven_warm_calls"}
@@ -138,9 +141,16 @@ def model_text(name: str, with_checkpoint: bool = False) -> str:
     return f"{shown} ({spec.checkpoint})" if with_checkpoint and spec else shown
 
 
-def label(column: str) -> str:
-    """A column's label on a page; a column without one is shown in words, never in snake_case."""
-    return COLUMN_LABELS.get(column, column.replace("_", " ").capitalize())
+def label(column: str, devices=()) -> str:
+    """A column's label on a page; a column without one is shown in words, never in snake_case. A peak
+    memory says what it holds on the table's `devices` (both kinds when none is known)."""
+    text = COLUMN_LABELS.get(column, column.replace("_", " ").capitalize())
+    if column not in HELD_MEMORY_COLUMNS:
+        return text
+    known = [device for device in HELD_MEMORY if device in devices] or list(HELD_MEMORY)
+    held = ", ".join(f"{device.upper()}: {HELD_MEMORY[device]}" for device in known) if len(known) > 1 \
+        else HELD_MEMORY[known[0]]
+    return f"{text.removesuffix(')')}; {held})"
 
 
 def page_columns(columns) -> list[str]:
@@ -152,14 +162,16 @@ def page_columns(columns) -> list[str]:
 
 def readable(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
     """`frame` (or its `columns`) ready for a page: model short names as display names, every value as
-    text (`cell_text`), column labels in words with units (`label`). The index is dropped."""
+    text (`cell_text`), column labels in words with units (`label`, for the frame's devices). The index
+    is dropped."""
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    devices = set(frame["device"]) if "device" in frame.columns else set()
     shown = pd.DataFrame(index=range(len(frame)))
     for column in columns:
         values = frame[column].tolist()
         if column == "model":
             values = [model_text(v) for v in values]
-        shown[label(column)] = [cell_text(v, column) for v in values]
+        shown[label(column, devices)] = [cell_text(v, column) for v in values]
     return shown
 
 

@@ -210,7 +210,7 @@ def improvement_table(df) -> pd.DataFrame:
     return sort_cells(table)
 
 
-MAIN_COLUMNS = ["model", "batch_size", "configuration", "status", "eager_ms_median", "compiled_ms_median",
+MAIN_COLUMNS = ["model", "batch_size", "configuration", "device", "status", "eager_ms_median", "compiled_ms_median",
                 "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "eager_ms_p90", "compiled_ms_p90",
                 "eager_images_per_s", "compiled_images_per_s", "eager_peak_mem_mb", "compiled_peak_mem_mb"]
 
@@ -235,6 +235,7 @@ def main_table(df) -> pd.DataFrame:
     table["compiled_images_per_s"] = images * 1000.0 / table["compiled_ms_median"]
     table["eager_peak_mem_mb"] = pd.Series(eager_value("held_mem_mb"), index=compiled.index)
     table["compiled_peak_mem_mb"] = numeric_column(compiled, "held_mem_mb").where(ok)
+    table["device"] = compiled["device"]  # what its peak memory holds (display.label)
     return sort_cells(table)[["label", "task_model"] + MAIN_COLUMNS]
 
 

@@ -27,6 +27,7 @@ from ..config.configurations import BASELINE, configuration
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
 from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
+from .workers import uses_cuda
 
 START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
 # (CUDA: sweep/workers.py), model build or load, .to(device) (CUDA: a context per process). CPU: measured
@@ -157,6 +158,11 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     return estimate
 
 
+def planned_device(cfg: BenchConfig) -> str:
+    """"cpu" or "cuda": where the profile's workers will run ("auto" asks torch, as they will)."""
+    return "cuda" if uses_cuda(cfg.device) else "cpu"
+
+
 def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
              bound: str = "point") -> tuple[list[RoundEstimate], int]:
     """(estimates of the rounds still to run, rounds the results file already holds). The race decides
@@ -166,7 +172,7 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     ranges ("low", "point", "high": per model on a GPU, per CPU measured on a CPU)."""
     rows = read_cell_rows(cfg, Path(results_path)) if results_path else []
     done = done_keys(rows)
-    device = "cpu" if cfg.device == "cpu" else "cuda"
+    device = planned_device(cfg)
     gpu = guide_gpu(cfg.label) if device == "cuda" else None
     known = measured(rows)
     lacks = cpu_lacks() if device == "cpu" else set()  # read once, not per configuration
@@ -252,14 +258,15 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                      "another --results file (or move that one away)")
         return "\n".join(lines)
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
-    ranges = "the CPUs measured, fastest to slowest compiling" if cfg.device == "cpu" else "GPU compile times as ranges"
+    on_cpu = planned_device(cfg) == "cpu"
+    ranges = "the CPUs measured, fastest to slowest compiling" if on_cpu else "GPU compile times as ranges"
     spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if high > low else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
     lines.append(f"  estimated {_duration(total)}{spread}{race}"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
                     if lower else ""))
-    if cfg.device == "cpu" and any(configuration(name).compiled for name in cfg.configurations):
+    if on_cpu and any(configuration(name).compiled for name in cfg.configurations):
         (cold_low, warm_low), (cold, warm) = CPU_COMPILE_S["low"], CPU_COMPILE_S["point"]
         lines.append(f"  compile times: the results file's where it measured them, else {cold:g} s cold and {warm:g} s "
                      f"warm a full-size model, as a 2-core EPYC compiled (a 2-core Xeon with AMX: {cold_low:g} s "

@@ -1,5 +1,5 @@
 """Measuring processes, seen from the runner: start one, ask it something, kill it. No torch here (but
-for asking whether an auto profile's workers will use CUDA, `_uses_cuda`).
+for asking whether an auto profile's workers will use CUDA, `uses_cuda`).
 
 On a CPU, workers are forked from multiprocessing's fork server, which imports torch, its compiler and
 transformers' model classes once (measure/worker.py is its preloaded module): a worker is a fresh
@@ -62,7 +62,7 @@ def _context(device: str):
     `torch.cuda.is_available()` at import (seen on the first GPU run, docs/gpu.md). A spawned worker
     starts in seconds (its imports), not milliseconds; `plan` counts it (sweep/plan.py, START_S)."""
     global _server_environment
-    if _uses_cuda(device):
+    if uses_cuda(device):
         return multiprocessing.get_context("spawn")
     wanted = server_environment(os.environ)
     if _server_environment is not None and wanted != _server_environment:
@@ -74,7 +74,7 @@ def _context(device: str):
 
 
 @functools.cache
-def _uses_cuda(device: str) -> bool:
+def uses_cuda(device: str) -> bool:
     """Will a worker of a `device` profile use CUDA? "auto" asks torch as the worker will
     (environment.resolve_device), once per process, not at every worker's start; the runner of an auto
     profile imported torch already, to fit it to the GPU (environment.ready_here)."""
