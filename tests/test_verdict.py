@@ -225,6 +225,26 @@ def test_an_eager_alternative_faster_than_the_margin_is_the_answer_without_a_com
     assert row["cost"] == "nothing to compile"
 
 
+def test_a_compile_pays_back_on_what_it_adds_to_the_fastest_configuration_that_compiles_nothing():
+    # eager in bfloat16 autocast is 1.6x without a compile: compiled bfloat16's 2x saves 6.25 - 5 ms a
+    # call over it, not 10 - 5 ms over eager float32 (ViT-B/16 on this CPU: 2.07x eager, 2.31x compiled)
+    fast = (2.0, 2.01, 1.99, 2.0, 2.01, 1.99)
+    rows = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": (1.6, 1.61, 1.59, 1.6, 1.61, 1.59)})
+    row = verdict_of(rows).loc[("vit", 1)]
+    assert row["verdict"] == decision.COMPILE
+    assert row["breakeven_calls"] == pytest.approx(33.3 / (EAGER_MS / 1.6 - EAGER_MS / 2.0) * 1000, rel=1e-3)
+    assert row["cost"] == ("33 s cold; pays back after 27,000 calls over eager in bfloat16 autocast (1.60×, "
+                           "nothing to compile)")
+    # one that changes the answer, or is slower than eager float32, is no alternative: over eager float32
+    lossy = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": {
+        "speedups": (1.6, 1.61, 1.59, 1.6, 1.61, 1.59), "accuracy_ok": False}})
+    slow = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": (0.9, 0.91, 0.89, 0.9, 0.91, 0.89)})
+    for other in (lossy, slow):
+        row = verdict_of(other).loc[("vit", 1)]
+        assert row["breakeven_calls"] == pytest.approx(33.3 / (EAGER_MS - EAGER_MS / 2.0) * 1000, rel=1e-3)
+        assert row["cost"] == "33 s cold; pays back after 6,700 calls"
+
+
 def test_caveats_are_said_where_they_set_a_model_apart():
     busy = {"others_cpu_pct": 18.0}
     rows = (race_rows("resnet", {"default": CLEAR}) + race_rows("vit", {"default": CLEAR}, eager=busy)

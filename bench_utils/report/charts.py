@@ -203,4 +203,4 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
     names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
     grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]])])
     ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
-    ax.set(xlabel="calls until the cold compile is paid back", title="When compiling pays off (the verdict's choice)")
+    ax.set(xlabel="calls until the cold compile is paid back (over the fastest run without one)", title="When compiling pays off (the verdict's choice)")

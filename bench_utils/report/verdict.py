@@ -1,7 +1,8 @@
 """The answer first: per model and batch size, the fastest accurate configuration, whether it is worth
 it, and for what (batch, precision, device); in words. Reads the DataFrame of aggregate.to_dataframe
 (the race, results/race.py) and the decision code (results/decision.py); computes nothing the cells do
-not hold except the pay-back count (stats.breakeven_calls). No torch.
+not hold except the pay-back count (stats.breakeven_calls, against the fastest configuration that
+compiles nothing: no_compile_alternative). No torch.
 
 Every figure on a verdict line comes from the recommended configuration's cell (its compile cost shown
 for every decision: for a gain too small it is the deciding fact); what a line shows and which caveats
@@ -67,15 +68,33 @@ def compile_cost_words(row) -> str:
     return text + (f", {number(row['compile_warm_s'])} s warm" if not pd.isna(row.get("compile_warm_s")) else "")
 
 
-def payback_words(row) -> tuple[str, float, float]:
-    """("pays back after 190 calls (cold), 27 once the cache is warm", cold calls, warm calls)."""
-    eager, fast = row["eager_ms_median"], row["latency_ms_median"]
+def payback_words(row, over=None) -> tuple[str, float, float]:
+    """("pays back after 190 calls, 27 once the compile cache is warm", cold calls, warm calls): the time
+    saved per call against eager float32, or against `over` (no_compile_alternative) when given."""
+    eager = row["eager_ms_median"] if over is None else over["latency_ms_median"]
+    fast = row["latency_ms_median"]
     cold = breakeven_calls(row["compile_s"], eager, fast) if not pd.isna(row.get("compile_s")) else math.nan
     warm = breakeven_calls(row["compile_warm_s"], eager, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
     if math.isnan(cold):
         return "", cold, warm
-    text = f"pays back after {rounded(cold)} calls"
+    against = (f" over {configuration(over['configuration']).words} ({times(over['race_speedup'])}, nothing to "
+               "compile)" if over is not None else "")
+    if math.isinf(cold):  # the medians pool every round; the race paired them: they can disagree this much
+        return f"never pays back{against}: as fast by the medians", cold, warm
+    text = f"pays back after {rounded(cold)} calls{against}"
     return text + (f", {rounded(warm)} once the compile cache is warm" if not math.isnan(warm) else ""), cold, warm
+
+
+def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
+    """The fastest configuration but eager float32 that compiles nothing and keeps eager's answer (eager
+    in bfloat16 autocast), when a compiled `rec` is recommended and it beats eager float32 by the medians:
+    a user has its speed without compiling, so a compile pays back only on what it adds to it."""
+    if rec is None or not configuration(rec["configuration"]).compiled:
+        return None
+    faster = [row for row in rows.to_dict("records") if row["configuration"] != BASELINE
+              and not configuration(row["configuration"]).compiled and row["status"] == "ok"
+              and row.get("accuracy_ok") is not False and row["latency_ms_median"] < rec["eager_ms_median"]]
+    return min(faster, key=lambda row: row["latency_ms_median"], default=None)
 
 
 def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
@@ -243,7 +262,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                 f"No answer: the configurations were {', '.join(failed)}" if failed else "No answer: not measured")
         return record | {"answer": text, "cost": MISSING, "summary": f"{name}: {text}"}
     cost = compile_cost_words(rec)
-    pays, cold, warm = payback_words(rec) if decision.outcome == codes.COMPILE else ("", math.nan, math.nan)
+    pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
+                        else ("", math.nan, math.nan))
     answer = _answer(decision.outcome, decision.reason, rec, rules)
     record |= {"configuration": rec["configuration"], "speedup": rec["race_speedup"],
                "speedup_ci95_low": rec["race_ci95_low"], "speedup_ci95_high": rec["race_ci95_high"],
@@ -260,7 +280,9 @@ LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fa
           "the medians in the tables, which pool every round; the improvement (%) is the speedup's. Worth it when the whole interval is at or above the margin (worthwhile, "
           "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
           "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
-          "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled).")
+          "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled), saved "
+          "against eager float32 or, where one keeps eager's answer faster, eager in a lower precision: a speed had "
+          "without compiling.")
 
 
 def legend(rules: Rules = Rules()) -> str:
