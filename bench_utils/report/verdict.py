@@ -69,20 +69,19 @@ def compile_cost_words(row) -> str:
 
 
 def payback_words(row, over=None) -> tuple[str, float, float]:
-    """("pays back after 190 calls, 27 once the compile cache is warm", cold calls, warm calls): the time
-    saved per call against eager float32, or against `over` (no_compile_alternative) when given."""
+    """("pays back after 190 calls (27 with a warm cache)", cold calls, warm calls): the time saved per
+    call against eager float32, or against `over` (no_compile_alternative, named) when given."""
     eager = row["eager_ms_median"] if over is None else over["latency_ms_median"]
     fast = row["latency_ms_median"]
     cold = breakeven_calls(row["compile_s"], eager, fast) if not pd.isna(row.get("compile_s")) else math.nan
     warm = breakeven_calls(row["compile_warm_s"], eager, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
     if math.isnan(cold):
         return "", cold, warm
-    against = (f" over {configuration(over['configuration']).words} ({times(over['race_speedup'])}, nothing to "
-               "compile)" if over is not None else "")
+    against = f" over {configuration(over['configuration']).words} ({times(over['race_speedup'])})" if over is not None else ""
     if math.isinf(cold):  # the medians pool every round; the race paired them: they can disagree this much
         return f"never pays back{against}: as fast by the medians", cold, warm
-    text = f"pays back after {rounded(cold)} calls{against}"
-    return text + (f", {rounded(warm)} once the compile cache is warm" if not math.isnan(warm) else ""), cold, warm
+    warm_text = f" ({rounded(warm)} with a warm cache)" if not math.isnan(warm) else ""
+    return f"pays back after {rounded(cold)} calls{warm_text}{against}", cold, warm
 
 
 def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
