@@ -196,6 +196,16 @@ def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
     assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
 
 
+def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target(tmp_path):
+    # the e9fd0db default report: three of four groups stopped at +-6.6-7.8% when the budget ended
+    widths = {("vit", 1): 0.038, ("resnet", 1): 0.066, ("segformer", 1): 0.078, ("deeplabv3-mobilenet", 1): 0.074}
+    summary = SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.05, halfwidths=widths)
+    assert ("; 3 of 4 cell group(s) left wider than the ±5% target (widest ±7.8%): raise budget_min or max_repeats "
+            "and run again to narrow them -> ") in summary.line()
+    assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.10, halfwidths=widths).line()
+    assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, halfwidths=widths).line()  # no target
+
+
 def test_in_process_sweep_api(tmp_path):
     cfg = load_config(tiny_params(tmp_path, iterations=3))
     summary = run_sweep(cfg, tmp_path / "r.jsonl", progress=False)

@@ -201,6 +201,8 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
         return
     calls = chosen["breakeven_calls"].to_numpy(float)
     names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
-    grouped_barh(ax, names, [Bars("calls", calls, [colour.get(c) for c in chosen["configuration"]])])
+    never = ["no pay-back: not faster than a run without compiling" if np.isinf(n) else "" for n in calls]
+    grouped_barh(ax, names, [Bars("calls", np.where(np.isinf(calls), np.nan, calls),
+                                  [colour.get(c) for c in chosen["configuration"]], never)])
     ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
     ax.set(xlabel="calls until the cold compile is paid back (over the fastest run without one)", title="When compiling pays off (the verdict's choice)")

@@ -20,6 +20,7 @@ from ..config.configurations import BASELINE, configuration
 from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide
+from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
 from .display import MISSING, model_text, number, plus_minus, rounded, span, times
 from .explain import why_sentence
@@ -69,31 +70,38 @@ def compile_cost_words(row) -> str:
 
 
 def payback_words(row, over=None) -> tuple[str, float, float]:
-    """("pays back after 190 calls (27 with a warm cache)", cold calls, warm calls): the time saved per
-    call against eager float32, or against `over` (no_compile_alternative, named) when given."""
-    eager = row["eager_ms_median"] if over is None else over["latency_ms_median"]
-    fast = row["latency_ms_median"]
-    cold = breakeven_calls(row["compile_s"], eager, fast) if not pd.isna(row.get("compile_s")) else math.nan
-    warm = breakeven_calls(row["compile_warm_s"], eager, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
+    """("pays back after 190 calls (27 with a warm cache)", cold calls, warm calls). The time a call
+    saves is read from the shown speedups, which share one eager time: eager float32's median ×
+    (1/`over`'s speedup − 1/the row's), `over` the no_compile_alternative (named) or eager itself (1×)."""
+    eager = row["eager_ms_median"]
+    fast = eager / row["race_speedup"]
+    before = eager / (over["race_speedup"] if over is not None else 1.0)
+    cold = breakeven_calls(row["compile_s"], before, fast) if not pd.isna(row.get("compile_s")) else math.nan
+    warm = breakeven_calls(row["compile_warm_s"], before, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
     if math.isnan(cold):
         return "", cold, warm
-    against = f" over {configuration(over['configuration']).words} ({times(over['race_speedup'])})" if over is not None else ""
-    if math.isinf(cold):  # the medians pool every round; the race paired them: they can disagree this much
-        return f"never pays back{against}: as fast by the medians", cold, warm
+    against = ("" if over is None else
+               f" over {configuration(over['configuration']).words} ({times(over['race_speedup'])})")
+    if math.isinf(cold):  # a dropped alternative's figure is its first round's; the choice's, every round's
+        return f"no pay-back{against}: not faster than it by these figures", cold, warm
     warm_text = f" ({rounded(warm)} with a warm cache)" if not math.isnan(warm) else ""
     return f"pays back after {rounded(cold)} calls{warm_text}{against}", cold, warm
 
 
+ALTERNATIVE_OUTCOMES = (RUNNER_UP, CONTENDER, DROPPED)  # raced, kept eager's answer, has a figure
+
+
 def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
-    """The fastest configuration but eager float32 that compiles nothing and keeps eager's answer (eager
-    in bfloat16 autocast), when a compiled `rec` is recommended and it beats eager float32 by the medians:
-    a user has its speed without compiling, so a compile pays back only on what it adds to it."""
+    """The fastest configuration but eager float32 that compiles nothing and stayed in the race (kept
+    eager's answer, measured: eager in bfloat16 autocast), when a compiled `rec` is recommended and its
+    race figure beats eager float32: a user has its speed without compiling, so a compile pays back
+    only on what it adds to it."""
     if rec is None or not configuration(rec["configuration"]).compiled:
         return None
     faster = [row for row in rows.to_dict("records") if row["configuration"] != BASELINE
-              and not configuration(row["configuration"]).compiled and row["status"] == "ok"
-              and row.get("accuracy_ok") is not False and row["latency_ms_median"] < rec["eager_ms_median"]]
-    return min(faster, key=lambda row: row["latency_ms_median"], default=None)
+              and not configuration(row["configuration"]).compiled and row.get("race_outcome") in ALTERNATIVE_OUTCOMES
+              and math.isfinite(row.get("race_speedup") or math.nan) and row["race_speedup"] > 1.0]
+    return max(faster, key=lambda row: row["race_speedup"], default=None)
 
 
 def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
@@ -280,8 +288,8 @@ LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fa
           "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
           "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
           "calls until the time saved covers compiling (cold: empty compiler cache; warm: the cache filled), saved "
-          "against eager float32 or, where one keeps eager's answer faster, eager in a lower precision: a speed had "
-          "without compiling.")
+          "against eager float32 or, where one is faster and keeps eager's answer, the fastest configuration that "
+          "compiles nothing (eager in bfloat16 autocast): a speed had without compiling.")
 
 
 def legend(rules: Rules = Rules()) -> str:

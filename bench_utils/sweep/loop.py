@@ -39,6 +39,8 @@ class SweepSummary:
     seconds: float = 0.0  # wall time of this run
     timed_s: float = 0.0  # of it, timed calls (the sum of every sample)
     cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
+    target_halfwidth: float = 0.0  # the profile's precision target (relative half-width; 0: none)
+    halfwidths: dict = field(default_factory=dict)  # cell group -> its widest contender's half-width at the end
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
@@ -47,7 +49,19 @@ class SweepSummary:
         if self.timed_s and self.seconds > self.cold_compile_s:
             share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
                      f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
-        return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share} -> {self.results_path}"
+        short = self._short()
+        return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share}{short} -> {self.results_path}"
+
+    def _short(self) -> str:
+        """The groups the sweep left wider than its precision target (the budget or max_repeats ended
+        them): a decided verdict can rest on them, but a re-run with more budget narrows them."""
+        wide = sorted(width for width in self.halfwidths.values() if width > self.target_halfwidth)
+        if not self.target_halfwidth or not wide:
+            return ""
+        widest = f"±{wide[-1]:.1%}" if wide[-1] < float("inf") else "no interval"
+        return (f"; {len(wide)} of {len(self.halfwidths)} cell group(s) left wider than the "
+                f"±{self.target_halfwidth:.0%} target (widest {widest}): raise budget_min or max_repeats and run "
+                "again to narrow them")
 
     def count(self, rows: list) -> None:
         for row in rows:
@@ -199,6 +213,9 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             if bar is not None:
                 bar.close()
     summary.seconds = time.perf_counter() - started - outside_s
+    summary.target_halfwidth = cfg.target_halfwidth
+    summary.halfwidths = {group: adaptive.widest_halfwidth(records)
+                          for group, records in adaptive.contenders(cfg, rows).items()}
     return summary
 
 

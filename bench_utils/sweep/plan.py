@@ -1,5 +1,5 @@
 """How long will a profile take, and where does the time go? An estimate per round before anything
-runs (`python -m bench_utils plan PARAMS.yaml`). No torch.
+runs (`python -m bench_utils plan PARAMS.yaml`). No torch, but where an "auto" profile asks it for a GPU.
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
