@@ -19,6 +19,7 @@ def test_run_facts_make_random_weights_loud():
     df = to_dataframe(df_rows())
     facts = run_facts(df)
     assert list(facts.columns) == ["CPU"]
+    assert facts.index.name is None  # a named index shows as a stray header row ("fact") on the page
     assert facts.loc["hardware", "CPU"] == "Test CPU"
     assert facts.loc["torch", "CPU"] == "2.9"
     assert facts.loc["cells", "CPU"] == "3 ok, 1 failed"

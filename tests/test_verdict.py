@@ -70,7 +70,8 @@ def test_compile_when_the_whole_interval_clears_the_margin_and_it_pays_back():
     assert row["verdict"] == decision.COMPILE and row["answer"].startswith("Compile — compile (default mode): 1.50× faster (")
     # 33.3 s / (10 - 6.67 ms) saved per call = 10,000 calls; warm: 4.63 s -> 1,389
     assert row["breakeven_calls"] == pytest.approx(33.3 / (EAGER_MS - EAGER_MS / 1.5) * 1000, rel=1e-3)
-    assert row["cost"] == "33 s cold, 4.63 s warm; pays back after 10,000 calls (1,400 with a warm cache)"
+    assert row["cost"] == ("33 s cold, 4.63 s warm; pays back after 10,000 calls (1,400 with a warm "
+                           "cache), saving 3.3 ms a call over eager")
 
 
 def test_slower_and_cant_tell_say_why_and_what_settles_it():
@@ -237,18 +238,23 @@ def test_a_compile_pays_back_on_what_it_adds_to_the_fastest_configuration_that_c
     assert row["verdict"] == decision.COMPILE
     saved_ms = EAGER_MS / speedups["eager+bf16-autocast"] - EAGER_MS / speedups["default+bf16-autocast"]
     assert row["breakeven_calls"] == pytest.approx(33.3 / saved_ms * 1000) and 25_000 < row["breakeven_calls"] < 29_000
-    assert row["cost"] == "33 s cold; pays back after 27,000 calls over eager in bfloat16 autocast (1.60×)"
-    # one that changes the answer, failed, or is slower than eager float32, is no alternative: over eager
+    assert row["cost"] == ("33 s cold; pays back after 27,000 calls, saving 1.2 ms a call over eager in bfloat16 "
+                           "autocast, 1.60× without a compile")
+    # one that changes the answer, failed, or is not surely faster than eager float32 (its interval
+    # reaches 1x, as DeepLabV3's eager bfloat16 once did: 0.945-1.40x), is no alternative: over eager
     lossy = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": {
         "speedups": (1.6, 1.61, 1.59, 1.6, 1.61, 1.59), "accuracy_ok": False}})
     slow = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": (0.9, 0.91, 0.89, 0.9, 0.91, 0.89)})
+    unsure = race_rows("vit", {"default+bf16-autocast": fast, "eager+bf16-autocast": (1.01, 1.3, 0.95, 1.2, 0.92, 1.25)})
+    unsure_alt = to_dataframe(unsure).set_index("configuration").loc["eager+bf16-autocast"]
+    assert unsure_alt["race_speedup"] > 1.0 > unsure_alt["race_ci95_low"]
     failed = race_rows("vit", {"default+bf16-autocast": fast}) + [
         make_row("vit", 1, "eager+bf16-autocast", status="crashed", repeat=0)]
-    for other in (lossy, slow, failed):
+    for other in (lossy, slow, failed, unsure):
         rec = to_dataframe(other).set_index("configuration").loc["default+bf16-autocast"]
         row = verdict_of(other).loc[("vit", 1)]
         assert row["breakeven_calls"] == pytest.approx(33.3 / (EAGER_MS - EAGER_MS / rec["race_speedup"]) * 1000)
-        assert row["cost"].startswith("33 s cold; pays back after 6,") and "over" not in row["cost"]
+        assert row["cost"].startswith("33 s cold; pays back after 6,") and row["cost"].endswith("a call over eager")
 
 
 def test_a_pay_back_that_never_comes_says_so_and_its_bar_says_why():
@@ -261,7 +267,7 @@ def test_a_pay_back_that_never_comes_says_so_and_its_bar_says_why():
            "compile_s": 33.3, "compile_warm_s": 4.0}
     over = {"configuration": "eager+bf16-autocast", "race_speedup": 2.0}
     text, cold, warm = payback_words(rec, over)
-    assert text == "no pay-back over eager in bfloat16 autocast (2.00×): not faster than it by these figures"
+    assert text == "no pay-back: by these figures not faster than eager in bfloat16 autocast, 2.00× without a compile"
     assert math.isinf(cold) and math.isinf(warm)
     fig, axes = figure(6, 2)
     chosen = {"model": ["vit"], "batch_size": [1], "configuration": ["default+bf16-autocast"],

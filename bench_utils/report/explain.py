@@ -103,9 +103,11 @@ def why_sentence(row) -> str:
 
 
 def explain_table(df):
-    """Per profiled compiled cell: the speedup beside its one-line explanation and the trace files."""
+    """Per profiled compiled cell: the speedup beside its one-line explanation and the trace files. The
+    speedup is the race figure every other table and the verdict show (results/race.py)."""
     rows = df[(df["configuration"] != "eager") & df["profile_ops_per_call"].notna()]
-    frame = rows[["label", "model", "batch_size", "configuration", "speedup"]].copy()
+    frame = rows[["label", "model", "batch_size", "configuration"]].copy()
+    frame["speedup"] = rows["race_speedup"]
     frame["why"] = [explanation(row) for _, row in rows.iterrows()]
     frame["trace"] = rows["profile_trace"].fillna("")
     return sort_cells(frame)

@@ -57,8 +57,6 @@ def run_facts(df) -> pd.DataFrame:
     device, dtype, size, cells, and the weights each model actually used, with the reason)."""
     check_frame(df)
     if df.empty:
-        return pd.DataFrame({MISSING: [MISSING]}, index=pd.Index(["results"], name="fact"))
+        return pd.DataFrame({MISSING: [MISSING]}, index=["results"])
     columns = {label: _facts_of_run(df[df["label"] == label]) for label in sorted(set(df["label"]))}
-    table = pd.DataFrame(columns).fillna(MISSING)
-    table.index.name = "fact"
-    return table
+    return pd.DataFrame(columns).fillna(MISSING)  # no index name: it would show as a header row of its own
