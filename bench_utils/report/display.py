@@ -39,8 +39,9 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
     "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
     "setting": "Setting"}
 # what a peak-memory column holds, per device (results/aggregate.held_memory_mb): a CPU process's
-# whole peak resident memory; a GPU's reserved peak, CUDA-graph pools in it
-HELD_MEMORY = {"cpu": "whole process", "cuda": "GPU reserved"}
+# peak resident memory over its life (ru_maxrss: its compile included); a GPU's reserved peak while
+# timing, CUDA-graph pools in it
+HELD_MEMORY = {"cpu": "process peak, compile included", "cuda": "GPU reserved"}
 HELD_MEMORY_COLUMNS = {"eager_peak_mem_mb", "compiled_peak_mem_mb"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
@@ -148,7 +149,7 @@ def label(column: str, devices=()) -> str:
     if column not in HELD_MEMORY_COLUMNS:
         return text
     known = [device for device in HELD_MEMORY if device in devices] or list(HELD_MEMORY)
-    held = ", ".join(f"{device.upper()}: {HELD_MEMORY[device]}" for device in known) if len(known) > 1 \
+    held = "; ".join(f"{device.upper()}: {HELD_MEMORY[device]}" for device in known) if len(known) > 1 \
         else HELD_MEMORY[known[0]]
     return f"{text.removesuffix(')')}; {held})"
 

@@ -156,7 +156,7 @@ RECORD = (
            "replays (profiled)", device=CUDA),
     # --- memory, MiB, right after the timed calls ---
     Column("peak_mem_mb", "largest", "MiB", "CUDA: max allocated while timing; CPU: the process's peak resident "
-           "memory (model, inputs, torch and Python)", "Peak memory (MiB)"),
+           "memory over its life (model, inputs, torch, Python and its compile)", "Peak memory (MiB)"),
     Column("peak_reserved_mb", "largest", "MiB", "CUDA: max reserved while timing (CUDA-graph pools included)",
            device=CUDA),
     Column("cudagraph_pool_mb", "largest", "MiB", "CUDA: reserved in CUDA-graph pools after timing", device=CUDA),
