@@ -181,6 +181,8 @@ def _pair(record: dict, eager: dict | None) -> dict:
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
     if record is eager or not common:
         return fields
+    if len(common) < len(eager["round_blocks_ms"]):  # e.g. dropped after round 0: eager of those rounds only,
+        fields |= _eager_over(eager, common)  # so its row's medians and its speedup tell one story
     rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
     # per round, the workers that measured it (eager's, compiled's first round): the design effect's clusters
     pairs = [(eager["round_process"][r], record["round_process"][r]) for r in common]
@@ -192,6 +194,14 @@ def _pair(record: dict, eager: dict | None) -> dict:
         "significant": estimate.significant, "speedup_halfwidth": relative_halfwidth(estimate),
         "paired_rounds": len(common), "outlying_rounds": [common[i] for i in outlying_rounds(logs)],
         "round_logs": list(logs), "round_workers": labels}
+
+
+def _eager_over(eager: dict, rounds: list[int]) -> dict:
+    """Eager's latency columns over `rounds` only (its samples_s follow round_blocks_ms's rounds)."""
+    kept = [samples for r, samples in zip(eager["round_blocks_ms"], eager["samples_s"]) if r in rounds]
+    summary = summarize_runs(kept)
+    return {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms,
+            "eager_ms_ci95_low": summary.ci95_low_ms, "eager_ms_ci95_high": summary.ci95_high_ms}
 
 
 def _disturbance(record: dict, eager: dict | None) -> dict:

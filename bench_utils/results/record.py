@@ -79,9 +79,9 @@ RECORD = (
     Column("between_process", "computed", meaning="the intervals include the variation between processes"),
     Column("noisy", "computed", meaning="(p90 - p10) / median above 10%", label="Noisy"),
     Column("mean_outliers", "computed", meaning="the mean is more than 10% above the median: a few slow calls"),
-    # --- against eager (a compiled cell; an eager cell leaves them empty) ---
-    Column("eager_ms_mean", "computed", "ms", "the eager float32 cell's mean", "Eager mean (ms)"),
-    Column("eager_ms_median", "computed", "ms", "the eager cell's median", "Eager median (ms)"),
+    # --- against eager (a compiled cell; an eager cell leaves them empty), over the rounds both ran ---
+    Column("eager_ms_mean", "computed", "ms", "the eager float32 cell's mean over the rounds this cell ran", "Eager mean (ms)"),
+    Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran", "Eager median (ms)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
     Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
     Column("speedup", "computed", "×", "eager time / this configuration's over every paired round (> 1: faster)"),
