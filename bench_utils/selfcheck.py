@@ -227,19 +227,20 @@ def env_check(rows, device: str) -> Check:
 
 
 def reuse_checks(rows: list) -> list[Check]:
-    """A REUSE profile's rows: round 1 measured in round 0's workers (a reused worker: a new round in a
-    process that timed blocks and handed its turns over); round 0's compile cold (an FX-graph cache
+    """A REUSE profile's rows: round 1 measured from round 0's prepared workers (a reused worker: on a GPU
+    a new round in a process that timed blocks and handed its turns over; on a CPU a process forked
+    from the prepared one, no compile); round 0's compile cold (an FX-graph cache
     miss: the empty cache was used) and round 2's fresh workers warm (a hit: the cold cache was merged
     where a new process reads it)."""
     by_round = {r: [row for row in rows if row.repeat == r] for r in (0, 1, 2)}
     second = by_round[1]
-    reused = bool(second) and all(row.status == "ok" and row.process_round == 0 for row in second)
+    reused = bool(second) and all(row.status == "ok" and row.prepared_round == 0 for row in second)
     compiled = lambda r: [row for row in by_round[r] if row.configuration != "eager"]  # noqa: E731
     cold = [row.fx_cache_misses for row in compiled(0)]
     warm = [row.fx_cache_hits for row in compiled(2)]
     merged = bool(cold) and bool(warm) and all(cold) and all(warm)
     return [_check("reused worker", reused, "round 1: " + ", ".join(
-                f"{row.configuration} {row.status} in round {row.process_round}'s process" for row in second)),
+                f"{row.configuration} {row.status} from round {row.prepared_round}'s prepared process" for row in second)),
             _check("cold cache merged", merged, f"round 0 FX-graph cache misses {cold}, round 2 (fresh "
                    f"workers) hits {warm}")]
 
@@ -292,7 +293,7 @@ def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> 
     problems += [f"batch {huge:,} {r.configuration} measured again in round {r.repeat}" for r in big if r.repeat > 0]
     problems += [f"batch 1 {r.configuration} round {r.repeat}: {r.status} {r.error[:120]}" for r in small if r.status != "ok"]
     problems += [f"batch 1 {r.configuration} round 1 ran in a fresh process" for r in small
-                 if r.repeat == 1 and r.process_round != 0]
+                 if r.repeat == 1 and r.prepared_round != 0]
     for batch, group in ((f"{huge:,}", big), ("1", small)):
         missing = sorted(set(configurations) - {r.configuration for r in group if r.repeat == 0})
         if missing:

@@ -69,20 +69,25 @@ def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
         # started_at is to the second: each process began before the other ended, within that second
         assert all(start <= other + duration + 1 for start, _ in spans for other, duration in spans)
     logs = results.parent / "logs"
-    # rounds 0 and 1 in the workers round 0 started; the first pass's last round (2) in fresh ones
-    assert [row.process_round for row in rows] == [0] * 8 + [2] * 4
+    # every round in a process of its own, forked from a prepared one (a CPU's template): rounds 0 and 1
+    # from the templates round 0 prepared, the first pass's last round (2) from fresh ones
+    assert [row.process_round for row in rows] == [0] * 4 + [1] * 4 + [2] * 4
+    assert [row.template_round for row in rows] == [0] * 8 + [2] * 4
     for row in rows:
-        text = (logs / f"{row.model}-bs1-{row.configuration}-r{row.process_round}.log").read_text()
+        text = (logs / f"{row.model}-bs1-{row.configuration}-r{row.template_round}.log").read_text()
         commands = [line for line in text.splitlines() if line.startswith("worker: ")]
-        # prepared once (no worker ever runs a second mode), its blocks timed when asked, then its row, and
-        # in round 0 (profile: true) the profiler's pass once the row is safe with the runner; round 1 in
-        # the same process, its blocks only; then the worker is asked to exit
-        first = ["worker: cell", *["worker: block"] * BLOCKS, "worker: finish"]
-        if row.process_round == 0:
-            assert commands == [*first, "worker: profile", "worker: round", *["worker: block"] * BLOCKS,
-                                "worker: finish", "worker: exit"]
+        # prepared once (no worker ever runs a second mode); each round's fork times its blocks when asked,
+        # then its row, and in round 0 (profile: true) the profiler's pass once the row is safe with the
+        # runner; released, the template forks round 1's; then the worker is asked to exit
+        def forked_round(r, *more):
+            return [*[f"worker: block (round {r}, forked)"] * BLOCKS, f"worker: finish (round {r}, forked)",
+                    *[f"worker: {command} (round {r}, forked)" for command in more]]
+
+        if row.template_round == 0:
+            assert commands == ["worker: cell", *forked_round(0, "profile", "release"), "worker: round",
+                                *forked_round(1, "exit")]
         else:
-            assert commands == [*first, "worker: exit"]
+            assert commands == ["worker: cell", *forked_round(2, "exit")]
 
 
 def test_cells_combine_their_rounds_and_read_one_eager_number(sweep):
@@ -121,8 +126,9 @@ def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
             assert row.compile_s > 0.1  # tracing + code generation + the first call, seconds
             assert row.fx_cache_hits + row.fx_cache_misses >= 1  # Inductor's cache was asked for the graph
             assert row.warmup_calls >= 1
-        else:  # a later round of the same process: neither compiled nor warmed up again
-            assert row.compile_s is None and row.fx_cache_hits is None and row.warmup_calls is None
+        else:  # a process forked from round 0's prepared one: warmed up, never compiled
+            assert row.compile_s is None and row.fx_cache_hits is None and row.warmup_calls >= 1
+            assert (row.process_round, row.template_round) == (1, 0)
 
 
 def test_progress_and_one_line_per_process(sweep):

@@ -48,6 +48,9 @@ MODIFIERS = (
     Modifier("bf16-autocast", "in bfloat16 autocast", needs="bf16", autocast="bfloat16"),
     Modifier("fp16-autocast", "in float16 autocast", needs="fp16", autocast="float16"),
     Modifier("channels-last", "in channels_last layout", needs="conv", channels_last=True),
+    # changes nothing: "eager+twin" is eager float32 again, in processes of its own, raced against eager as
+    # any configuration is (an A/A check: its speedup must read 1x inside its interval; benchmarks/aa_check.py)
+    Modifier("twin", "again, as a twin of itself (an A/A check)"),
 )
 MODIFIER_BY_NAME = {modifier.name: modifier for modifier in MODIFIERS}
 # A pure compile mode is a configuration; so is each mode with modifiers, in this order when written.

@@ -21,6 +21,7 @@ import gc
 import os
 import re
 import resource
+import statistics
 import time
 import traceback
 
@@ -40,14 +41,21 @@ from .models import TORCH_DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
 
 
-def _peak_mem_mb(device: str) -> dict:
+def _peak_mem_mb(device: str, before_fork_mb: float = 0.0) -> dict:
     """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, and
-    what the CUDA-graph pools hold now, MiB (see BenchResult.peak_mem_mb); CPU: the process's peak RSS, MiB."""
+    what the CUDA-graph pools hold now, MiB (see BenchResult.peak_mem_mb); CPU: the process's peak RSS,
+    MiB, and for a process forked from a prepared one, that one's peak up to the fork (`before_fork_mb`:
+    a fork's own count starts at the fork, without the compile that came before)."""
     if device == "cuda":
         return {"peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20,
                 "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20,
                 "cudagraph_pool_mb": cudagraph_pool_mb(device)}
-    return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux reports KiB
+    return {"peak_mem_mb": max(peak_rss_mb(), before_fork_mb)}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def accuracy_numerics(device: str) -> str:
@@ -63,9 +71,11 @@ def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[fl
     return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
 
 
-def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float) -> dict:
-    """Untimed calls until the latency is steady (or max_warmup_s): the row's warm-up record."""
-    warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, window_s, cfg.max_warmup_s)
+def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float,
+            steady_s: float | None = None) -> dict:
+    """Untimed calls until the latency is steady (or max_warmup_s): the row's warm-up record
+    (`steady_s`: timing.warm_until_steady's)."""
+    warmup = warm_until_steady(fn, device, cfg.warmup + extra_warmup, window_s, cfg.max_warmup_s, steady_s)
     return {"warmup_calls": warmup.calls, "warmup_s": warmup.seconds, "warmup_steady": warmup.steady}
 
 
@@ -172,6 +182,10 @@ class CellProcess:
         self.fault = faults.planned_fault(job.model, job.batch_size, job.option)
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
         self.call = None
+        self.before_fork_mb = 0.0  # a forked round's: the prepared process's peak RSS at the fork, MiB
+        self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
+        self.forking = False  # a template: each round is measured in a process forked from this one
+        self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
         self._contexts = contextlib.ExitStack()
         self._start_row(job.repeat, {"process_round": job.repeat})
 
@@ -214,11 +228,11 @@ class CellProcess:
         check_supported(config, device, loaded.model)
         self.fields["num_params"] = loaded.num_params
         inputs = process_inputs(cfg, spec, self.batch_size, device)
-        self._contexts.enter_context(torch.inference_mode())
+        self._enter_call_contexts(autocast=False)  # autocast once the eager reference is taken (_candidate)
         faults.maybe_inject("eager", self.fault)
         if config.baseline:
             self.call = lambda: loaded.model(**inputs)
-            self.fields.update(warm_up(self.call, cfg, device, 0, block_window_s(cfg)))
+            self.fields.update(self._warm_up(self.call, 0))
         else:
             # a cold compile's cache (in the runner's scratch folder, removed however the process ends)
             # is merged into the user's before the worker replies "ready", not at its exit, where a
@@ -239,7 +253,7 @@ class CellProcess:
             call = self._compile(model, inputs)
         else:
             call = lambda: model(**inputs)  # noqa: E731 - eager, in another precision or layout
-            fields.update(warm_up(call, cfg, device, 0, block_window_s(cfg)))
+            fields.update(self._warm_up(call, 0))
         output = accuracy.to_host(call())  # copy now: CUDA-graph outputs are overwritten by the next replay
         fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
         fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
@@ -251,6 +265,52 @@ class CellProcess:
             fields["accuracy_ok"] = fields["task_agreement"] >= TASK_AGREEMENT_MIN
             fields["accuracy_reference"] = "task"
         return call
+
+    def _warm_up(self, call, extra_calls: int) -> dict:
+        """The warm-up record of a prepared call: until steady; in a template (`forking`: its rounds are
+        measured in forked processes, measure/forked.py) the profile's minimum calls only, their latency
+        kept (`prepared_call_s`): each fork warms up until steady anyway, and stops at its first window
+        that agrees with it (a second of warm-up saved per process and round)."""
+        if not self.forking:
+            return warm_up(call, self.cfg, self.device, extra_calls, block_window_s(self.cfg))
+        started = time.perf_counter()
+        samples = time_calls(call, self.device, max(1, self.cfg.warmup + extra_calls), 0.0)
+        self.prepared_call_s = statistics.median_high(samples)
+        return {"warmup_calls": len(samples), "warmup_s": time.perf_counter() - started, "warmup_steady": True}
+
+    def _enter_call_contexts(self, autocast: bool) -> None:
+        """Enter, in this thread, what every call of the cell runs under: inference mode and, with
+        `autocast`, the configuration's precision (both are thread-local)."""
+        self._contexts.enter_context(torch.inference_mode())
+        if autocast:
+            self._contexts.enter_context(precision_context(self.config, self.device))
+
+    def forked(self, repeat: int, first: bool) -> None:
+        """In a process forked from this prepared one (measure/forked.py), in its main thread: measure
+        round `repeat` here. Inference mode and autocast are entered again (the prepared process
+        entered them in its compute thread); the row is round `repeat`'s, a process of its own
+        (`process_round`) forked from the one prepared in `template_round`. The first round of the
+        prepared process (`first`) keeps everything its preparation recorded (compile time, cache hits,
+        its warm-up and its clock: the round's time includes the preparation); a later one carries
+        what describes the prepared process only (PROCESS_FIELDS), as next_round does. Then warm-up
+        until steady: a fork starts with cold caches and no OpenMP threads, never with a compile."""
+        if self.failed:
+            raise RuntimeError("a failed cell process measures no round")
+        prepared = self.fields
+        self._contexts = contextlib.ExitStack()
+        self._enter_call_contexts(autocast=True)
+        if not first:
+            self._start_row(repeat, {name: value for name, value in prepared.items() if name in PROCESS_FIELDS})
+        self.fields.update(process_round=repeat, template_round=prepared["process_round"])
+        warmup = warm_up(self.call, self.cfg, self.device, 0, block_window_s(self.cfg), self.prepared_call_s)
+        if first:  # the prepared process's calls and this one's; steady is this one's (the template's made no claim)
+            warmup |= {"warmup_calls": warmup["warmup_calls"] + prepared.get("warmup_calls", 0),
+                       "warmup_s": warmup["warmup_s"] + prepared.get("warmup_s", 0.0)}
+        self.fields.update(warmup)
+
+    def at_exit(self) -> None:
+        """A forked round's process ends here (its contexts need no leaving: it exits)."""
+        faults.maybe_inject("exit", self.fault)
 
     def _compile(self, model, inputs: dict):
         """Compile `model` as the configuration says, time its first call (compile_s), warm it up."""
@@ -268,9 +328,9 @@ class CellProcess:
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
         fields["compile_s"] = time_once(compiled, device)
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
-        frames_after_first_call = int(counters["frames"]["total"])
-        fields.update(warm_up(compiled, cfg, device, EXTRA_WARMUP_CALLS[config.mode], block_window_s(cfg)))
-        fields.update(graph_stats(frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
+        self.frames_after_first_call = int(counters["frames"]["total"])
+        fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[config.mode]))
+        fields.update(graph_stats(self.frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
     def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:
@@ -336,7 +396,10 @@ class CellProcess:
         loads = [load for load in self._loads if load is not None]
         summary = summarize(self.fields["samples_s"])
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
-                           **_peak_mem_mb(self.device))
+                           **_peak_mem_mb(self.device, self.before_fork_mb))
+        if self.frames_after_first_call is not None:  # what compiled again up to now, timed rounds and forks
+            stats = graph_stats(self.frames_after_first_call)  # included: a fork's counters go on from its parent's
+            self.fields.update(recompiles=stats["recompiles"], recompile_reasons=stats["recompile_reasons"])
         if loads:  # the blocks' mean: each block is about as long as the others
             self.fields["others_cpu_pct"] = sum(load.others_cpu_pct for load in loads) / len(loads)
             self.fields["steal_pct"] = sum(load.steal_pct for load in loads) / len(loads)

@@ -98,15 +98,16 @@ class WarmupRecord:
 
 
 def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, window_s: float,
-                      max_s: float) -> WarmupRecord:
+                      max_s: float, steady_s: float | None = None) -> WarmupRecord:
     """Untimed calls until the latency settles (schedule.warmup_done): caches, allocator, autotuning
-    and CUDA-graph capture settle here."""
-    if min_calls < 0 or window_s <= 0 or max_s < 0:
-        raise ValueError(f"min_calls, window_s, max_s: {min_calls}, {window_s}, {max_s} are not allowed; "
-                         "allowed: >= 0, > 0, >= 0")
+    and CUDA-graph capture settle here. `steady_s`: a latency per call already known to be steady (the
+    process this one was forked from reached it): the first window that agrees with it is steady."""
+    if min_calls < 0 or window_s <= 0 or max_s < 0 or (steady_s is not None and not steady_s > 0):
+        raise ValueError(f"min_calls, window_s, max_s, steady_s: {min_calls}, {window_s}, {max_s}, {steady_s} "
+                         "are not allowed; allowed: >= 0, > 0, >= 0, > 0 or None")
     started = time.perf_counter()
-    medians: list[float] = []
-    calls, per_call_s, steady = 0, 0.0, False
+    medians: list[float] = [] if steady_s is None else [steady_s]
+    calls, per_call_s, steady = 0, steady_s or 0.0, False
     while True:
         stop, steady = schedule.warmup_done(medians, calls, time.perf_counter() - started, min_calls, max_s)
         if stop or (calls == 0 and min_calls == 0 and max_s == 0):

@@ -9,14 +9,17 @@ cell's workers for several rounds of that cell, and no process ever runs two mod
 Messages, runner -> worker, each answered by one reply (tasks and rows travel as the typed objects
 they are, pickled by the pipe):
 - ("cell", Task) -> ("ready", None) or ("failed", row): build, compile and warm up (measure/cell.py's
-  CellProcess.prepare);
-- ("round", repeat) -> ("ready", None): the prepared cell measures another round (a new row);
+  CellProcess.prepare); on a CPU the worker is then a *template* and round `job.repeat` is measured
+  in a process forked from it, which sends the reply once it has warmed up (measure/forked.py);
+- ("round", repeat) -> ("ready", None): the prepared cell measures another round (a new row): on a CPU
+  in a new forked process, on a GPU in this one;
 - ("block", Block) -> ("timed", None) or ("failed", row): one timed block of the prepared cell, after
   an untimed call when another worker ran since this one's last block, and on CUDA with the cached
   memory given back when the next turn is another worker's (task.Block);
 - ("finish", None) -> ("row", row): the cell's row;
 - ("profile", None) -> ("profile", fields): the profiler's pass over the prepared cell (round 0 with
   `profile`), asked for after the row is safe with the runner;
+- ("release", None), no reply: the round is over (a CPU round's forked process ends);
 - ("study", Task) -> ("row", row): a whole study process (its measurement: results/studies.py);
 - ("exit", None): the worker returns.
 Any failure of a job becomes its row's status; only a crash (a signal, os._exit) ends a worker
@@ -34,6 +37,7 @@ import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on th
 import transformers
 
 from ..config.registry import MODELS
+from . import forked
 from .compiler_cache import cache_variables
 from .host_memory import keep_freed_memory
 from .task import Task
@@ -74,15 +78,20 @@ def _study_row(task: Task):
 
 
 def serve(conn) -> None:
-    """The worker's loop, once it has its own session and log (sweep/workers._worker_main, detach.py)."""
+    """The worker's loop, once it has its own session and log (sweep/workers._worker_main, detach.py).
+    On a CPU the worker is a template: it prepares in a thread of its own and measures every round in
+    a process forked from itself (measure/forked.py); on a GPU it measures its rounds itself."""
     from .cell import CellProcess
+    from .environment import resolve_device
 
     process = None
+    compute = None  # forked.Compute of a template
     while True:
         command, payload = conn.recv()
         print(f"worker: {command}", flush=True)
         if command in ("exit", "cell") and process is not None:
-            process.close()  # out of inference mode and autocast before anything else starts
+            if compute is None:  # a template's contexts belong to a thread that has ended: nothing to leave
+                process.close()  # out of inference mode and autocast before anything else starts
             process = None
         if command == "exit":
             return
@@ -91,11 +100,23 @@ def serve(conn) -> None:
         elif command == "cell":
             _use(payload)
             process = CellProcess(payload)
-            process.prepare()
-            conn.send(("failed", process.finish()) if process.failed else ("ready", None))
+            compute = forked.Compute() if forked.forks(resolve_device(payload.cfg.device)) else None
+            process.forking = compute is not None
+            compute.run(process.prepare) if compute else process.prepare()
+            if process.failed:
+                conn.send(("failed", process.finish()))
+            elif compute:
+                if not forked.measure_round(conn, process, payload.job.repeat, first=True):
+                    return
+            else:
+                conn.send(("ready", None))
         elif command == "round":
-            process.next_round(payload)
-            conn.send(("ready", None))
+            if compute:
+                if not forked.measure_round(conn, process, payload, first=False):
+                    return
+            else:
+                process.next_round(payload)
+                conn.send(("ready", None))
         elif command == "block":
             process.time_block(payload.after_switch, payload.hand_over)
             conn.send(("failed", process.finish()) if process.failed else ("timed", None))
@@ -103,4 +124,6 @@ def serve(conn) -> None:
             conn.send(("row", process.finish()))
         elif command == "profile":
             conn.send(("profile", process.profile()))
+        # forked.RELEASE: a round's end, for a template's child; nothing to do in a worker that measures itself
         sys.stdout.flush()
+

@@ -106,7 +106,9 @@ _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
                  # a cell has at most max_repeats (100) rounds: a larger one would be a loop's bound
                  "repeat": ("a round from 0 to 1,000", lambda v: type(v) is int and 0 <= v <= 1000),
                  "process_round": ("a round from 0 to 1,000, or null",
-                                   lambda v: v is None or (type(v) is int and 0 <= v <= 1000))}
+                                   lambda v: v is None or (type(v) is int and 0 <= v <= 1000)),
+                 "template_round": ("a round from 0 to 1,000, or null",
+                                    lambda v: v is None or (type(v) is int and 0 <= v <= 1000))}
 
 
 def _field_problem(values: dict, types: dict) -> str:

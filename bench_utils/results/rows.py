@@ -181,10 +181,19 @@ class BenchResult(Row):
     duration_s: float | None = None  # wall time of the whole cell
     exit_code: int | None = None  # the worker's exit status (-N: killed by signal N) when it ended after this
     # round; None while it went on to later rounds
-    # the round this row's worker process started in (built, compiled, warmed up): `repeat` for a fresh
-    # process, smaller when the process measured earlier rounds too (rounds_per_process); None in the row
-    # of a process lost before it wrote one
+    # the round this row's measuring process started in: `repeat` for a fresh process (on a CPU every
+    # round's, forked from a prepared one), smaller when the process measured earlier rounds too (a GPU's
+    # rounds_per_process); None in the row of a process lost before it wrote one
     process_round: int | None = None
+    # CPU: the round in which the process it was forked from was prepared (built, compiled, warmed up;
+    # measure/forked.py); None where the measuring process prepared itself (a GPU's)
+    template_round: int | None = None
+
+    @property
+    def prepared_round(self) -> int | None:
+        """The round whose start built and compiled what this row measured: a fresh preparation (a
+        compile) when it equals `repeat`."""
+        return self.template_round if self.template_round is not None else self.process_round
 
     @property
     def cell(self) -> tuple:

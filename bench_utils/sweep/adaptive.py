@@ -76,11 +76,11 @@ def _epoch(stamp: str) -> float | None:
 def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> float:
     """What the group's next round will take, seconds: the median of its earlier rounds of the same
     kind after the first (the first may compile cold): rounds that started fresh workers (`fresh`:
-    build and warm compile) or rounds of workers already prepared; else of any round after the first,
-    else the first's."""
+    build and warm compile) or rounds of workers already prepared (on a CPU each forked from them:
+    BenchResult.prepared_round); else of any round after the first, else the first's."""
     per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(rows).items()
                  if (model, batch_size) == group}
-    started = {row.repeat: row.process_round == row.repeat for row in rows
+    started = {row.repeat: row.prepared_round == row.repeat for row in rows
                if (row.model, row.batch_size) == group}
     later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
     alike = [seconds for repeat, seconds in per_round.items() if repeat > 0 and started.get(repeat) == fresh]
@@ -93,7 +93,7 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     mine = [row for row in rows if (row.model, row.batch_size) == group]
     last = max(row.repeat for row in mine)
     last_rows = [row for row in mine if row.repeat == last]
-    first = min((row.process_round for row in last_rows if row.process_round is not None), default=last)
+    first = min((row.prepared_round for row in last_rows if row.prepared_round is not None), default=last)
     return any(row.status not in ("ok", "unsupported") for row in last_rows) or needs_fresh_workers(cfg, last + 1,
                                                                                                  first)
 

@@ -5,7 +5,7 @@ A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at ea
 profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
 workers, one at a time (rounds.py; start: fork and model load; compile: cold
 in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
-(rounds.py). Per call, the latency is, in this order: what the results file measured for the cell,
+(rounds.py): on a CPU each round in a process forked from them, which warms up again (measure/forked.py). Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
 min_time_s, and the estimate is a lower bound). Compile times come from the results file where it
 measured the cell's; else on a GPU from the mode table scaled per model (compile_estimate.py), a range
@@ -142,11 +142,13 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         parts = {}
+        warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
         if fresh:
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
-            warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
+        if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
+            parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         for part, seconds in parts.items():  # fresh workers prepare one at a time (rounds.py): each counts

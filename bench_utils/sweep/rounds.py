@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..measure.forked import RELEASE, forks
 from ..measure.task import Block, Job, Task, log_path
 from ..results.rows import BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers
-from .workers import Worker, WorkerLost
+from .workers import Worker, WorkerLost, uses_cuda
 
 
 @dataclass
@@ -157,8 +158,9 @@ class _RoundRun:
         return self.answered(job, lambda: self.workers[job].ask(command, payload))
 
     def prepare(self, fresh: bool) -> list[Job]:
-        """Fresh workers build, compile and warm up one at a time, kept ones start a new round; nothing
-        is timed. The jobs whose workers are ready to time.
+        """Fresh workers build, compile and warm up one at a time, kept ones start a new round (on a CPU
+        one at a time too: each forks the process that measures the round, which warms up); nothing is
+        timed. The jobs whose workers are ready to time.
 
         One at a time on every device: on a CPU a worker warming up beside another's compile is starved
         (its warm-up measures nothing and slows the compile); on a GPU Inductor times kernels while it
@@ -166,7 +168,9 @@ class _RoundRun:
         reuses from the cache (docs/method.md; docs/gpu.md, item 2); two compile pools at once also
         inflate compile_s. plan.py counts every worker's preparation for this reason."""
         jobs = self.round.jobs
-        waves = [[job] for job in jobs] if fresh else [jobs]
+        # one at a time, also kept workers on a CPU: each forks a process that warms up (measure/forked.py)
+        alone = fresh or forks("cuda" if uses_cuda(self.cfg.device) else "cpu")
+        waves = [[job] for job in jobs] if alone else [jobs]
         ready = set()
         for wave in waves:
             for job in wave:
@@ -230,6 +234,9 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
         sessions.close(round_.group)
         return [dataclasses.replace(row, exit_code=session.workers[row.configuration].exit_code) for row in measured]
     session.last_rows = measured
+    for mode, worker in session.workers.items():  # a CPU round's forked processes end; their templates wait
+        if mode not in session.closed:
+            worker.send(RELEASE)
     return measured
 
 

@@ -1,0 +1,62 @@
+"""A/A check: eager against eager, each in processes of its own, measured by the real sweep with a
+profile's settings (its rounds, blocks, forks, extra rounds for precision). An honest design reads
+1.00x inside every interval; an interval that excludes 1x means rounds of one process (or of one
+prepared template) resemble each other more than the interval assumes.
+
+    python benchmarks/aa_check.py                          # resnet and vit, cpu-report.yaml's settings
+    python benchmarks/aa_check.py --models resnet vit segformer deeplabv3-mobilenet --budget-min 4
+
+The twin is the configuration "eager+twin" (config/configurations.py): eager float32 again, raced
+against eager as any configuration is. Exit status 1 when an interval excludes 1x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_utils.config.parameters_file import load_config  # noqa: E402
+from bench_utils.results.aggregate import load_dataframe  # noqa: E402
+from bench_utils.sweep.loop import run_sweep  # noqa: E402
+
+TWIN = "eager+twin"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
+    parser.add_argument("--params", type=Path, default=Path(__file__).resolve().parents[1] / "parameters" /
+                        "cpu-report.yaml", help="the sweep's settings (default: the default CPU report's)")
+    parser.add_argument("--budget-min", type=float, help="the sweep's budget (default: the profile's)")
+    parser.add_argument("--results", type=Path, help="keep the rows here (default: a temporary folder)")
+    args = parser.parse_args()
+    cfg = load_config(args.params)
+    cfg = dataclasses.replace(cfg, label="A/A check", models=tuple(args.models), weights="random", profile=False,
+                              configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="aa-check-") as tmp:
+        path = args.results or Path(tmp) / "results.jsonl"
+        summary = run_sweep(cfg, path, progress=False)
+        df = load_dataframe(path).set_index(["model", "configuration"])
+    print(f"A/A check with {args.params.name}'s settings: sweep {summary.seconds:.0f} s, "
+          f"whole run {time.perf_counter() - started:.0f} s")
+    failed = 0
+    for model in args.models:
+        twin = df.loc[(model, TWIN)]
+        low, high = twin["speedup_ci95_low"], twin["speedup_ci95_high"]
+        inside = low <= 1.0 <= high
+        failed += not inside
+        print(f"  {model}: eager / its twin {twin['speedup']:.3f}x [{low:.3f}, {high:.3f}] over "
+              f"{int(twin['paired_rounds'])} rounds (half-width ±{twin['speedup_halfwidth']:.1%}); "
+              f"1.00x inside: {'yes' if inside else 'NO'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""A CPU worker as a template (bench_utils/measure/forked.py): it compiles once, in a thread of its own,
+and each round is measured by a process forked from it, which compiles nothing; a forked process that
+dies takes its template with it, so the runner reads the death as before."""
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.measure.forked import RELEASE, forks
+from bench_utils.measure.task import CELL, Block, Job, Task
+from bench_utils.sweep.workers import Worker, WorkerLost
+
+BLOCK = Block(after_switch=True, hand_over=False)
+
+
+def task(tmp_path, configuration: str = "default", fault: str = "") -> Task:
+    cfg = BenchConfig(models=("vit",), configurations=("eager", configuration), iterations=4, min_time_s=0.1,
+                      max_warmup_s=1.0, blocks=2, profile=False)
+    environ = {**os.environ, FAULT: fault} if fault else dict(os.environ)
+    return Task(cfg, Job(CELL, "vit", 1, configuration), tmp_path / "results.jsonl", environ)
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` forked (its threads' children lists)."""
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        found += [int(child) for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+    return found
+
+
+def measure(worker: Worker) -> object:
+    for _ in range(2):
+        assert worker.ask("block", BLOCK) == ("timed", None)
+    kind, row = worker.ask("finish")
+    assert kind == "row" and row.status == "ok", row
+    return row
+
+
+def test_only_a_cpu_worker_forks_its_rounds():
+    assert forks("cpu") and not forks("cuda")
+
+
+def test_each_round_is_a_process_forked_from_the_prepared_one_and_compiles_nothing(tmp_path):
+    worker = Worker(tmp_path / "logs" / "w.log", timeout_s=300.0)
+    try:
+        assert worker.ask("cell", task(tmp_path)) == ("ready", None)
+        first_child = children(worker.process.pid)
+        first = measure(worker)
+        worker.send(RELEASE)
+        assert worker.ask("round", 1) == ("ready", None)
+        second_child = children(worker.process.pid)
+        second = measure(worker)
+    finally:
+        worker.close()
+    # two rounds, two processes, neither of them the template
+    assert len(first_child) == 1 and len(second_child) == 1 and first_child != second_child
+    # round 0 carries the template's compile; round 1 compiled nothing (dynamo's frame count after the
+    # compiling call is where the fork found it: BenchResult.recompiles) and warmed up on its own
+    assert first.compile_s > 0 and first.recompiles == 0 and (first.process_round, first.template_round) == (0, 0)
+    assert second.compile_s is None and second.recompiles == 0 and second.graph_count >= 1
+    assert (second.process_round, second.template_round) == (1, 0) and second.warmup_calls >= 1
+    # the peak memory of a forked round includes the template's compile (a fork's own count starts at the fork)
+    assert second.peak_mem_mb >= first.peak_mem_mb * 0.9
+    assert worker.exit_code == 0
+
+
+def test_a_forked_process_killed_mid_round_is_the_workers_death(tmp_path):
+    worker = Worker(tmp_path / "w.log", timeout_s=300.0)
+    try:
+        assert worker.ask("cell", task(tmp_path, "eager+twin")) == ("ready", None)
+        (child,) = children(worker.process.pid)
+        os.kill(child, signal.SIGKILL)
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("block", BLOCK)
+        assert lost.value.status == "crashed"
+        assert lost.value.error.startswith("worker process killed by SIGKILL; log: ")
+    finally:
+        worker.close()
+    assert worker.exit_code == -signal.SIGKILL
+
+
+def test_a_forked_process_that_dies_after_its_row_keeps_the_row_and_gives_its_status(tmp_path):
+    # segfault-at-exit: the round's process sends its row, then dies as it ends (released by the runner)
+    worker = Worker(tmp_path / "w.log", timeout_s=300.0)
+    try:
+        assert worker.ask("cell", task(tmp_path, "eager+twin", "vit/1/eager+twin=segfault-at-exit")) == ("ready", None)
+        row = measure(worker)
+        worker.send(RELEASE)
+        worker.process.join(30)
+    finally:
+        worker.close()
+    assert row.status == "ok" and worker.exit_code == -signal.SIGSEGV
