@@ -96,7 +96,7 @@ def clock_check(device: str) -> Check:
         time_once(call, device)
     expected_s = median_high([time_once(call, device) for _ in range(CLOCK_CALLS)])  # host clock, synchronized
     median = median_high(time_calls(call, device, CLOCK_CALLS, 0.0))  # on CUDA maybe more calls: an even count
-    how = "CUDA events, synchronized before reading" if device == "cuda" else "perf_counter"
+    how = "perf_counter, the device synchronized around each call" if device == "cuda" else "perf_counter"
     return _check("clock", abs(median / expected_s - 1) < 0.25,
                   f"{how}: median sample {median * 1000:.2f} ms vs {expected_s * 1000:.2f} ms, the median of "
                   f"{CLOCK_CALLS} synchronized calls timed on the host after {CLOCK_WARMUP_CALLS} warm-up calls")

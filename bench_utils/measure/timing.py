@@ -1,17 +1,14 @@
 """Clock reads for one callable: raw per-call samples in seconds, nothing summarized here.
 
-The CUDA-or-CPU branch lives once, in `_Clock`: on CUDA each call is bracketed by CUDA events
-(device time); on CPU by `time.perf_counter`. When to stop warming up and timing is decided by the
-pure rules of `schedule`, on the time the calls have taken: on CUDA the device time of the calls
-that completed, never the host's clock, which runs ahead of the device.
-
-Samples are back-to-back calls: on CUDA the host queues call n+1 while the device runs call n, so a
-sample is the device time of one call in a busy pipeline (throughput per call), not the latency of
-a lone request that includes its launch. The host queues at most IN_FLIGHT_CALLS calls ahead of the
-device: neither a CUDA-graph replay nor a kernel launch waits for the device (cudagraph_trees.py,
-CUDAGraphNode.run: graph.replay(), no synchronize unless triton.force_cudagraph_sync, False by
-default), so without a bound a fast host queues hundreds of calls of a slow model and a block runs
-seconds past its `block_s` on the device while its turn has ended on the host.
+A sample is the latency a caller waits: from calling the model to having its output, one call after
+another, host work included. On CPU that is `time.perf_counter` around the call. On CUDA the device
+is synchronized before the call (it starts idle, as a lone request finds it) and after it (the output
+is there), and the host's clock reads the time between: a CUDA-graph replay's host work (dynamo's
+guards, the CUDA-graph tree's bookkeeping, the replay's launch) and every kernel launch count, as
+they do for a caller. CUDA events around calls queued back to back read only the device's part: on
+an H100 (2026-11-27, docs/gpu.md) 0.60 ms for ResNet-50's reduce-overhead call where a caller waits
+0.84-0.98 ms, the host preparing call n+1 while the device ran call n. When to stop warming up and
+timing is decided by the pure rules of `schedule`, on the time the calls have taken.
 """
 
 from __future__ import annotations
@@ -25,63 +22,33 @@ import torch
 
 from . import schedule
 
-IN_FLIGHT_CALLS = 4  # CUDA: calls queued ahead of the device at most (the device never waits on the host for fewer)
-
-
-def _cuda_event():
-    return torch.cuda.Event(enable_timing=True)
-
 
 class _Clock:
-    """A mark before and after each call, and the time the calls so far have taken (`elapsed_s`)."""
+    """A mark before and after each call, and the time the calls so far have taken (`elapsed_s`). The
+    CUDA-or-CPU branch lives here once: on CUDA each mark waits for the device first."""
 
     def __init__(self, device: str):
         self.cuda = device == "cuda"
-        self.starts: list = []
-        self.ends: list = []
-        self.completed = 0  # CUDA: calls whose end event the device has passed
+        self.starts: list[float] = []
+        self.ends: list[float] = []
         self.began = time.perf_counter()
 
     def _mark(self, marks: list) -> None:
         if self.cuda:
-            event = _cuda_event()
-            event.record()
-            marks.append(event)
-        else:
-            marks.append(time.perf_counter())
+            torch.cuda.synchronize()
+        marks.append(time.perf_counter())
 
     def start(self) -> None:
         self._mark(self.starts)
 
     def stop(self) -> None:
         self._mark(self.ends)
-        if self.cuda:
-            self._catch_up()
-
-    def _catch_up(self) -> None:
-        """Wait for the call IN_FLIGHT_CALLS back (Event.synchronize: cudaEventSynchronize, torch/cuda/
-        streams.py), then count every later call whose end event has completed (Event.query). One
-        stream: events complete in the order they were recorded."""
-        behind = len(self.ends) - IN_FLIGHT_CALLS
-        if behind > self.completed:
-            self.ends[behind - 1].synchronize()
-            self.completed = behind
-        while self.completed < len(self.ends) and self.ends[self.completed].query():
-            self.completed += 1
 
     def elapsed_s(self) -> float:
-        """Seconds the calls have taken so far: on CUDA the device time from the first call's start to
-        the end of the last completed call (Event.elapsed_time, milliseconds); on CPU the host's."""
-        if not self.cuda:
-            return time.perf_counter() - self.began
-        if not self.completed:
-            return 0.0
-        return self.starts[0].elapsed_time(self.ends[self.completed - 1]) / 1000.0
+        """Seconds since the first call began (the calls and the marks between them)."""
+        return time.perf_counter() - self.began
 
     def samples_s(self) -> list[float]:
-        if self.cuda:
-            torch.cuda.synchronize()  # events are complete only after the device caught up
-            return [s.elapsed_time(e) / 1000.0 for s, e in zip(self.starts, self.ends)]  # ms -> s
         return [e - s for s, e in zip(self.starts, self.ends)]
 
 
@@ -122,11 +89,8 @@ def warm_until_steady(fn: Callable[[], object], device: str, min_calls: int, win
 
 
 def time_calls(fn: Callable[[], object], device: str, min_calls: int, min_time_s: float) -> list[float]:
-    """Per-call latency of `fn`, seconds: at least `min_calls` back-to-back calls and at least
-    `min_time_s` seconds of them (schedule.timing_done), seconds the calls took (_Clock.elapsed_s: on
-    CUDA completed device time). On CUDA the calls still queued when the rule is met run too: a block
-    lasts at most IN_FLIGHT_CALLS calls longer than the rule asks, never less; returns once the device
-    has finished them."""
+    """Per-call latency of `fn`, seconds: at least `min_calls` calls one after another and at least
+    `min_time_s` seconds of them (schedule.timing_done), each from its call to its output (_Clock)."""
     if min_calls < 1:
         raise ValueError(f"min_calls: {min_calls} is not allowed; allowed: >= 1")
     clock = _Clock(device)
