@@ -85,7 +85,7 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
 
 
 def _row_html(line: ProfileLine) -> str:
-    failed = cell_states(line.frame)[2]
+    failed = cell_states(line.frame)[-1]
     missing = max(line.expected_cells - len(line.frame), 0)
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else '<span class="ok">complete</span>' if not failed and not missing

@@ -16,6 +16,7 @@ from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
 from ..results.record import RECORD
+from ..results.rows import NOT_FAILED
 from .display import MISSING, number
 from .notes import compile_note_words, disturbance_words
 
@@ -298,21 +299,24 @@ def placement_table(df) -> pd.DataFrame:
     return sort_cells(table)
 
 
-# a configuration that does not apply here is an answer, not a failure: run_here says it once
-NOT_FAILED = ("ok", "unsupported")
+# a configuration that does not apply here is an answer, not a failure: run_here says it once; one left
+# out to fit the budget (sweep/fit.py) is neither
 
 
-def cell_states(df) -> tuple[int, int, int]:
-    """(cells ok, cells whose configuration is not supported here, cells that failed)."""
+def cell_states(df) -> tuple[int, int, int, int]:
+    """(cells ok, cells whose configuration is not supported here, cells left out to fit the budget,
+    cells that failed)."""
     status = df["status"]
-    ok, unsupported = int((status == "ok").sum()), int((status == "unsupported").sum())
-    return ok, unsupported, int((~status.isin(NOT_FAILED)).sum())
+    counts = [int((status == name).sum()) for name in ("ok", "unsupported", "skipped")]
+    return (*counts, int((~status.isin(NOT_FAILED)).sum()))
 
 
 def cell_states_text(df, sep: str = ", ") -> str:
-    """"16 ok, 8 not supported here, 0 failed" (the middle part only when there are such cells)."""
-    ok, unsupported, failed = cell_states(df)
-    parts = [f"{ok} ok"] + ([f"{unsupported} not supported here"] if unsupported else []) + [f"{failed} failed"]
+    """"16 ok, 8 not supported here, 2 left out to fit the budget, 0 failed" (the middle parts only when
+    there are such cells)."""
+    ok, unsupported, skipped, failed = cell_states(df)
+    parts = ([f"{ok} ok"] + ([f"{unsupported} not supported here"] if unsupported else [])
+             + ([f"{skipped} left out to fit the budget"] if skipped else []) + [f"{failed} failed"])
     return sep.join(parts)
 
 

@@ -166,7 +166,7 @@ def _others(rows: pd.DataFrame, rec) -> str:
     """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
     parts = []
     why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
-           "unsupported": None, "failed": None}
+           "unsupported": None, "skipped": None, "failed": None}
     runner_up = rec.get("runner_up") if rec is not None else None
     shown = {runner_up} if runner_up else set()  # the runner-up has a column of its own
     by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
@@ -183,7 +183,8 @@ def _others(rows: pd.DataFrame, rec) -> str:
         shown.add("default")
     for row in rows.itertuples():
         if row.race_outcome in why and row.configuration not in shown:
-            reason = why[row.race_outcome] or (row.error if row.race_outcome == "unsupported" else row.status.upper())
+            reason = why[row.race_outcome] or (row.error if row.race_outcome in ("unsupported", "skipped")
+                                               else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)
     for reason, names in by_reason.items():  # plain default's figure first, "and" before the names beside it
         named = " and ".join(filter(None, [plain if reason == plain_reason else "", ", ".join(names)]))

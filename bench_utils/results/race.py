@@ -21,8 +21,8 @@ from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, 
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
 # codes a configuration's race outcome can have
-RECOMMENDED, RUNNER_UP, CONTENDER, DROPPED, INACCURATE, UNSUPPORTED, FAILED = (
-    "recommended", "runner_up", "contender", "dropped", "inaccurate", "unsupported", "failed")
+RECOMMENDED, RUNNER_UP, CONTENDER, DROPPED, INACCURATE, UNSUPPORTED, SKIPPED, FAILED = (
+    "recommended", "runner_up", "contender", "dropped", "inaccurate", "unsupported", "skipped", "failed")
 
 
 @dataclass
@@ -59,8 +59,8 @@ def _subset(record: dict, rounds: list[int]) -> SpeedupEstimate | None:
 
 def _eligible(record: dict) -> str:
     """"" when the configuration can be recommended, else its outcome code."""
-    if record["status"] == UNSUPPORTED:
-        return UNSUPPORTED
+    if record["status"] in (UNSUPPORTED, SKIPPED):
+        return record["status"]
     if record["status"] != "ok" or not record.get("round_ids"):
         return FAILED
     if record.get("accuracy_ok") is False:

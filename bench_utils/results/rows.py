@@ -19,8 +19,10 @@ from .row_schema import IDENTITY, field_types, row_problem
 from .runs import MixedRunsError, other_run, run_text
 
 # "unsupported": the configuration does not apply here (the device, the CPU's or GPU's precisions, the
-# model): a row saying so, not a failure
-STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported")
+# model): a row saying so, not a failure. "skipped": left out of the race before it was measured, for
+# the sweep to decide every model within budget_min on this machine (sweep/fit.py); its error says why
+STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported", "skipped")
+NOT_FAILED = ("ok", "unsupported", "skipped")  # a row of these statuses is no failure of its process
 NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.

@@ -21,6 +21,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
 from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
+from ..results.rows import NOT_FAILED
 from ..results.stats import FEW_ROUNDS, halfwidth_with_round
 from .jobs import Round, cell_groups, needs_fresh_workers
 
@@ -94,7 +95,7 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     last = max(row.repeat for row in mine)
     last_rows = [row for row in mine if row.repeat == last]
     first = min((row.prepared_round for row in last_rows if row.prepared_round is not None), default=last)
-    return any(row.status not in ("ok", "unsupported") for row in last_rows) or needs_fresh_workers(cfg, last + 1,
+    return any(row.status not in NOT_FAILED for row in last_rows) or needs_fresh_workers(cfg, last + 1,
                                                                                                  first)
 
 

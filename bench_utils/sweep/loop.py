@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..measure.task import Job
+from ..measure.task import CELL, Job
 from ..messages import terminal_text
 from ..paths import reports_root
 from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
 from . import adaptive
-from .jobs import Round, done_keys, first_rounds, pending_study_jobs, read_cell_rows, round_pending, rows_path, study_jobs
+from ..results.race import SELECTION_ROUNDS
+from .fit import fitted
+from .jobs import (Round, done_keys, failure_row, first_rounds, pending_study_jobs, read_cell_rows, round_pending,
+                   rows_path, study_jobs)
 
 
 @dataclass
@@ -106,6 +109,8 @@ class _Schedule:
         self.later = Counter(round_.group for round_ in firsts)  # cell group -> first-pass rounds to start
         self.extra_possible = cfg.target_halfwidth > 0 and cfg.budget_min > 0
         self.last_group = None  # the cell group of the round that ended last
+        self.left_out: set[str] = set()  # configurations the budget left out of the selection rounds (fit.py)
+        self.skipped_rows: list = []  # their rows, for the loop to write
 
     def next(self, busy: set, elapsed_s: float) -> tuple[Round | Job, bool] | None:
         """(the unit to start, whether it is an extra round), or None while nothing may start."""
@@ -114,6 +119,8 @@ class _Schedule:
                 self.later[round_.group] -= 1
                 del self.firsts[index]
                 raced = adaptive.race_round(self.cfg, self.rows, round_)  # eager and the contenders
+                if raced is not None and raced.repeat < SELECTION_ROUNDS:  # what the budget holds (fit.py)
+                    raced = self._fitted(raced, elapsed_s)
                 return (raced, False) if raced is not None else self.next(busy, elapsed_s)
         if self.firsts:
             return None  # the first pass's next rounds wait for their groups
@@ -128,6 +135,22 @@ class _Schedule:
             if unit_group(job) not in busy:
                 return self.studies.pop(index), False
         return None
+
+    def _fitted(self, round_: Round, elapsed_s: float) -> Round:
+        """The selection round without the configurations the budget cannot hold; theirs are skipped rows."""
+        later = [r for r in self.firsts if r.repeat < SELECTION_ROUNDS]
+        fit = fitted(self.cfg, self.rows, round_, later, elapsed_s, self.left_out)
+        self.left_out |= set(fit.skipped)
+        why = (f"left out to fit budget_min {self.cfg.budget_min:g} at this machine's measured costs: racing every "
+               f"configuration would take about {fit.full_s / 60:.0f} min of sweep")
+        for name in fit.skipped:
+            job = Job(CELL, round_.model, round_.batch_size, name, round_.repeat)
+            self.skipped_rows.append(failure_row(self.cfg, job, "skipped", why, 0.0))
+        return fit.round
+
+    def take_skipped(self) -> list:
+        rows, self.skipped_rows = self.skipped_rows, []
+        return rows
 
     def keep(self, round_: Round) -> bool:
         """Keep the group's workers after this round: it has first-pass rounds to come, or may get extras."""
@@ -180,6 +203,9 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                     # the budget's clock is the rows' (adaptive.seconds_spent): a re-run reads where it stopped
                     elapsed_s = adaptive.seconds_spent(rows, list(launched.values()))
                     chosen = schedule.next(set(in_flight), elapsed_s)
+                    skipped = schedule.take_skipped()
+                    write_cells(skipped)
+                    summary.count(skipped)
                     if chosen is None:
                         break
                     unit, extra = chosen

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..config.bench_config import BenchConfig
 from ..measure.forked import RELEASE, forks
 from ..measure.task import Block, Job, Task, log_path
-from ..results.rows import BenchResult, Row
+from ..results.rows import NOT_FAILED, BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers
 from .workers import Worker, WorkerLost, uses_cuda
 
@@ -230,7 +230,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
         raise
     measured = [run.rows[job] for job in round_.jobs]
     if not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round) or any(
-            row.status not in ("ok", "unsupported") for row in measured):  # a failure: fresh workers next
+            row.status not in NOT_FAILED for row in measured):  # a failure: fresh workers next
         sessions.close(round_.group)
         return [dataclasses.replace(row, exit_code=session.workers[row.configuration].exit_code) for row in measured]
     session.last_rows = measured

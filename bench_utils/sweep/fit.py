@@ -1,0 +1,139 @@
+"""A plan that fits the machine: before a cell group's selection round, can the sweep still decide every
+model within `budget_min` at the costs this machine has shown, and if not, which configurations the
+selection rounds still to come leave out. No torch.
+
+The first group's selection round runs every configuration: it measures what a compile, a warm-up, a
+block and a handoff cost here (a 2-core AVX2 EPYC calls 3x slower and compiles 2x slower than the AMX
+Xeon the default report was sized on). Before each later group's selection round the sweep's remaining
+work is priced at those costs: every pending selection round with its configurations, and for every
+group the rounds it still lacks to stop on precision (adaptive.MIN_ROUNDS_TO_STOP), each of eager and
+one contender. When that ends past the budget, configurations leave the pending selection rounds one
+at a time, those the measured groups' races ranked lowest first (failed or dropped everywhere before
+recommended somewhere; among equals the dearest), until the rest fits or one configuration beside
+eager is left. Each becomes a "skipped" row that says so and what a full run would take; the page
+names it. To race them all: a larger `budget_min` (`--budget-min`) and `--retry-failed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from ..config.bench_config import BenchConfig
+from ..config.configurations import BASELINE
+from ..results.aggregate import cells
+from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
+from .adaptive import MIN_ROUNDS_TO_STOP, round_durations
+from .jobs import Round
+
+# how a configuration's showing in a measured group's race ranks it (higher: kept longer)
+SHOWING = {RECOMMENDED: 3, RUNNER_UP: 2, CONTENDER: 1, DROPPED: 0, INACCURATE: -1, FAILED: -1}
+UNMEASURED = 1  # a configuration no measured group ran (it did not apply there): as a contender
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What this machine showed in the selection rounds measured so far, seconds."""
+
+    own_s: dict  # configuration -> its worker's own time in a selection round (compile, warm-up, timed calls)
+    overhead_s: float  # per configuration and round: start, model load, handoffs, profiler, untimed calls
+    later_round_s: float  # a round of eager and one contender
+    free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
+
+
+@dataclass
+class Fit:
+    """The round to measure (its configurations maybe fewer) and the configurations it leaves out."""
+
+    round: Round
+    skipped: list = field(default_factory=list)  # configuration names
+    full_s: float = 0.0  # what the rest of the sweep would take with every configuration, seconds
+    fitted_s: float = 0.0  # ... and with what is left
+
+
+def _epoch(row) -> float:
+    return dt.datetime.fromisoformat(row.started_at).timestamp()
+
+
+def machine_costs(rows: list) -> Costs | None:
+    """Costs from the completed selection rounds among `rows` (None before the first one)."""
+    selection = [row for row in rows if row.repeat < SELECTION_ROUNDS and row.started_at and row.status == "ok"]
+    tried = [row for row in rows if row.repeat < SELECTION_ROUNDS and row.status != "skipped"]
+    ran = {row.configuration for row in selection}
+    free = frozenset(row.configuration for row in tried if row.status == "unsupported") - ran
+    groups: dict[tuple, list] = {}
+    for row in selection:
+        groups.setdefault((row.model, row.batch_size, row.repeat), []).append(row)
+    if not groups:
+        return None
+    own: dict[str, list[float]] = {}
+    overheads, per_config_round = [], []
+    for measured in groups.values():
+        spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + sum(row.samples_s)
+                 for row in measured}
+        for name, seconds in spent.items():
+            own.setdefault(name, []).append(seconds)
+        wall = max(_epoch(row) + (row.duration_s or 0.0) for row in measured) - min(_epoch(row) for row in measured)
+        overheads.append(max(0.0, wall - sum(spent.values())) / len(measured))
+        per_config_round.append(statistics.median((row.warmup_s or 0.0) + sum(row.samples_s) for row in measured))
+    overhead = statistics.median(overheads)
+    later = [seconds for (_, _, repeat), seconds in round_durations(rows).items() if repeat >= SELECTION_ROUNDS]
+    later_round_s = statistics.median(later) if later else 2 * (statistics.median(per_config_round) + overhead)
+    return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free)
+
+
+def showing(rows: list, label: str) -> dict[str, int]:
+    """Each configuration's best showing over the measured groups' races (SHOWING)."""
+    best: dict[str, int] = {}
+    for record in cells(rows):
+        if record["label"] == label and record["race_outcome"] in SHOWING:
+            name = record["configuration"]
+            best[name] = max(best.get(name, -2), SHOWING[record["race_outcome"]])
+    return best
+
+
+def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Costs) -> float:
+    """The rest of the sweep at `costs`: the pending selection rounds as they are, and for every cell
+    group the rounds it lacks to stop on precision."""
+    done: dict[tuple, int] = {}
+    for row in rows:
+        done[(row.model, row.batch_size)] = max(done.get((row.model, row.batch_size), 0), row.repeat + 1)
+    fallback = statistics.median(costs.own_s.values()) if costs.own_s else 0.0
+    seconds = sum(costs.own_s.get(name, fallback) + costs.overhead_s for round_ in selections
+                  for name in round_.configurations if name not in costs.free)
+    pending = {round_.group for round_ in selections}
+    groups = {(model, batch_size) for model in cfg.models for batch_size in cfg.batch_sizes}
+    lacking = sum(max(0, MIN_ROUNDS_TO_STOP - (1 if group in pending else done.get(group, 0))) for group in groups)
+    return seconds + lacking * costs.later_round_s
+
+
+def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[Round], elapsed_s: float,
+           left_out: set[str] = frozenset()) -> Fit:
+    """`round_` (a selection round about to start) without the configurations the budget cannot hold:
+    `later_selections` are the selection rounds still to come after it, `left_out` what earlier groups
+    left out already (they stay out)."""
+    keep = tuple(name for name in round_.configurations if name not in left_out)
+    skipped = [name for name in round_.configurations if name in left_out]
+    costs = machine_costs(rows)
+    if costs is None or cfg.budget_min <= 0 or cfg.target_halfwidth <= 0 or round_.repeat >= SELECTION_ROUNDS:
+        return Fit(dataclasses.replace(round_, configurations=keep), skipped)
+    budget_s = cfg.budget_min * 60.0
+
+    def need(names: tuple) -> float:
+        rounds = [dataclasses.replace(r, configurations=tuple(n for n in r.configurations if n in names))
+                  for r in (round_, *later_selections)]
+        return remaining_s(cfg, rows, rounds, costs)
+
+    full_s = elapsed_s + need(round_.configurations)
+    rank = showing(rows, cfg.label)
+    # the first to leave: the lowest showing, then the dearest
+    order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
+                   key=lambda name: (rank.get(name, UNMEASURED), -costs.own_s.get(name, math.inf)))
+    while elapsed_s + need(keep) > budget_s and len(order) > 1:
+        out = order.pop(0)
+        keep = tuple(name for name in keep if name != out)
+        skipped.append(out)
+    return Fit(dataclasses.replace(round_, configurations=keep), skipped, full_s, elapsed_s + need(keep))

@@ -1,0 +1,98 @@
+"""A plan that fits the machine (bench_utils/sweep/fit.py): a later group's selection round leaves out the
+configurations the budget cannot hold at the costs the first group showed, lowest showing first."""
+
+import datetime as dt
+
+import pytest
+
+from bench_utils.config.bench_config import BenchConfig
+from bench_utils.results.rows import BenchResult, cell_fields
+from bench_utils.sweep.fit import fitted, machine_costs, remaining_s
+from bench_utils.sweep.jobs import Round
+
+CONFIGS = ("eager", "default", "default+freezing", "max-autotune-no-cudagraphs+freezing")
+SPEED = {"eager": 1.0, "default": 1.5, "default+freezing": 1.0, "max-autotune-no-cudagraphs+freezing": 0.8}
+COMPILE_S = {"eager": None, "default": 20.0, "default+freezing": 30.0, "max-autotune-no-cudagraphs+freezing": 40.0}
+START = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def config(budget_min: float) -> BenchConfig:
+    return BenchConfig(label="fit", models=("resnet", "vit", "segformer"), configurations=CONFIGS, size="full",
+                       budget_min=budget_min, target_halfwidth=0.05, blocks=4)
+
+
+def selection_rows(cfg, model: str) -> list:
+    """A measured selection round of `model`: 100 s of wall, each worker's compile, 2 s of warm-up and
+    2 s of timed calls; eager at 10 ms, the others at 10 ms / SPEED."""
+    rows = []
+    for name in CONFIGS:
+        ms = 10.0 / SPEED[name]
+        samples = [ms / 1000 * (1 + 0.002 * (i % 5)) for i in range(200 // int(ms))][:16]
+        rows.append(BenchResult(**cell_fields(cfg, model, 1, name, "cpu", 0), status="ok", samples_s=samples,
+                                block_lengths=[len(samples) // 4] * 4, process_round=0, template_round=0,
+                                compile_s=COMPILE_S[name], warmup_s=2.0, latency_ms_median=ms, latency_ms_mean=ms,
+                                started_at=START.isoformat(), duration_s=100.0, env={"device_name": "CPU"}))
+    return rows
+
+
+def test_the_costs_are_read_from_the_measured_selection_round():
+    cfg = config(8.75)
+    costs = machine_costs(selection_rows(cfg, "resnet"))
+    timed = {name: sum(row.samples_s) for name, row in zip(CONFIGS, selection_rows(cfg, "resnet"))}
+    assert costs.own_s["default"] == pytest.approx(20.0 + 2.0 + timed["default"])
+    assert costs.own_s["eager"] == pytest.approx(2.0 + timed["eager"])
+    # what the workers' own times leave of the round's 100 s, per configuration
+    assert costs.overhead_s == pytest.approx((100.0 - sum(costs.own_s.values())) / 4)
+    assert machine_costs([]) is None
+
+
+def test_the_first_group_and_a_budget_that_holds_keep_every_configuration():
+    cfg = config(60.0)
+    rounds = [Round(model, 1, 0, CONFIGS) for model in cfg.models]
+    assert fitted(cfg, [], rounds[0], rounds[1:], 0.0).round == rounds[0]  # nothing measured here yet
+    rows = selection_rows(cfg, "resnet")
+    fit = fitted(cfg, rows, rounds[1], rounds[2:], 100.0)
+    assert fit.round == rounds[1] and fit.skipped == []
+
+
+def test_a_short_budget_leaves_out_the_dropped_and_dearest_first_and_keeps_the_winner():
+    cfg = config(4.0)  # 240 s: 100 s spent; two selection rounds of ~100 s each and the rounds to decide left
+    rows = selection_rows(cfg, "resnet")
+    rounds = [Round(model, 1, 0, CONFIGS) for model in cfg.models]
+    fit = fitted(cfg, rows, rounds[1], rounds[2:], 100.0)
+    # max-autotune (slowest in resnet's race, dearest to compile) goes first, then default+freezing;
+    # default, recommended in resnet's race, stays with eager
+    assert fit.skipped == ["max-autotune-no-cudagraphs+freezing", "default+freezing"]
+    assert fit.round.configurations == ("eager", "default")
+    assert fit.full_s > cfg.budget_min * 60 >= fit.fitted_s
+    # what was left out stays out of the next group's selection round, whatever it costs
+    later = fitted(config(600.0), rows, rounds[2], [], 200.0, left_out=set(fit.skipped))
+    assert later.round.configurations == ("eager", "default") and set(later.skipped) == set(fit.skipped)
+
+
+def test_one_configuration_beside_eager_is_always_left():
+    cfg = config(0.5)  # nothing fits
+    rows = selection_rows(cfg, "resnet")
+    fit = fitted(cfg, rows, Round("vit", 1, 0, CONFIGS), [], 100.0)
+    assert fit.round.configurations == ("eager", "default")
+
+
+def test_the_rest_of_the_sweep_counts_the_rounds_each_group_lacks_to_stop():
+    cfg = config(8.75)
+    rows = selection_rows(cfg, "resnet")
+    costs = machine_costs(rows)
+    nothing_pending = remaining_s(cfg, rows, [], costs)
+    # resnet has 1 round of the 5 it needs; vit and segformer have none and are not pending: 4 + 5 + 5
+    assert nothing_pending == pytest.approx(14 * costs.later_round_s)
+
+
+def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out():
+    cfg = BenchConfig(label="fit", models=("resnet", "vit"), size="full", budget_min=0.5, target_halfwidth=0.05,
+                      configurations=(*CONFIGS, "eager+bf16-autocast"))
+    rows = selection_rows(cfg, "resnet")
+    rows.append(BenchResult.failed(cell_fields(cfg, "resnet", 1, "eager+bf16-autocast", "cpu", 0), "unsupported",
+                                   "this CPU has no native bfloat16 (AVX2)", 0.3))
+    costs = machine_costs(rows)
+    assert costs.free == {"eager+bf16-autocast"}
+    fit = fitted(cfg, rows, Round("vit", 1, 0, cfg.configurations), [], 100.0)
+    assert "eager+bf16-autocast" not in fit.skipped and "eager+bf16-autocast" in fit.round.configurations
