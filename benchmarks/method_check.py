@@ -22,6 +22,16 @@ as the engine's worker applies them), then eager again (A-B-A), with the C alloc
 compiled median, so a drift of the machine during the process cancels to
 first order; the reference speedup is the geometric mean over processes, shown with their range.
 It prints each figure and the ratios. Run it on an otherwise idle machine.
+
+On a GPU (`--device cuda`): the engine is a sweep of `--params` (default benchmarks/gpu-probe.yaml, its
+models, batch sizes and configurations), or the rows of one already run (`--engine-results`, as
+benchmarks/gpu_probe.sh does: the probe profile's own rows); then one reference process per model and
+batch size times every configuration by two independent clocks, each a call at a time, the device
+synchronized after it (what a caller waits, the engine's definition): `Timer.blocked_autorange` of
+"fn(); synchronize()" and `triton.testing.do_bench` of the same; and, for information, the device's
+time per call with calls queued back to back (`do_bench` of fn alone). Eager is timed first and last.
+
+    python benchmarks/method_check.py --device cuda --engine-results reports/gpu-probe/results.jsonl
 """
 
 from __future__ import annotations
@@ -118,6 +128,101 @@ def run_reference(model: str, min_run_time: float, keep_freed_memory: bool, name
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def cuda_reference(model_name: str, batch_size: int, names: list[str], min_run_time: float) -> dict:
+    """In this process, on CUDA: per configuration, ms per call by Timer.blocked_autorange and do_bench of
+    a call followed by a synchronize (latency), and do_bench of calls queued back to back (device time);
+    eager first and again last ("eager again")."""
+    import contextlib
+
+    import torch
+    from torch.utils.benchmark import Timer
+    from triton.testing import do_bench
+
+    from bench_utils.config.configurations import configuration
+    from bench_utils.config.registry import get_spec
+    from bench_utils.measure.inputs import build_inputs
+    from bench_utils.measure.models import load_model
+
+    spec = get_spec(model_name)
+    model = load_model(spec, "full", "random", "cuda", "float32").model
+    inputs = build_inputs(spec, "full", batch_size, "cuda", torch.float32, None)
+    out = {}
+
+    def clocks(fn) -> dict:
+        for _ in range(WARMUP_CALLS):
+            fn()
+        torch.cuda.synchronize()
+
+        def waited():
+            fn()
+            torch.cuda.synchronize()
+
+        rep_ms = int(min_run_time * 1000)
+        timer = Timer("f()", globals={"f": waited}, num_threads=torch.get_num_threads())
+        return {"timer_ms": timer.blocked_autorange(min_run_time=min_run_time).median * 1000,
+                "do_bench_ms": do_bench(waited, warmup=25, rep=rep_ms, return_mode="median"),
+                "queued_device_ms": do_bench(fn, warmup=25, rep=rep_ms, return_mode="median")}
+
+    with torch.inference_mode():
+        for name in ["eager", *names, "eager"]:
+            config = configuration(name)
+            key = name if name not in out else "eager again"
+            candidate = model
+            if config.compiled:
+                torch._dynamo.reset()
+                candidate = torch.compile(model, dynamic=False, **config.compile_options())
+            autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
+                        else contextlib.nullcontext())
+
+            def call(candidate=candidate, autocast=autocast):
+                with autocast:
+                    return candidate(**inputs)
+
+            out[key] = clocks(call)
+    return out
+
+
+def cuda_main(args) -> None:
+    """--device cuda: the engine's rows (a sweep of --params, or --engine-results) against reference
+    processes, every configuration's latency and speedup."""
+    params = args.params if args.params_given else Path(__file__).resolve().parents[1] / "benchmarks" / "gpu-probe.yaml"
+    cfg = load_config(params)
+    with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
+        path = args.engine_results
+        if path is None:
+            path = Path(tmp) / "engine.jsonl"
+            run_sweep(cfg, path, progress=False)
+        df = load_dataframe(path)
+    df = df[df["status"] == "ok"]
+    names = [name for name in cfg.configurations if name != "eager"]
+    worst = 0.0
+    for model in sorted(set(df["model"])):
+        for batch in sorted(set(df[df["model"] == model]["batch_size"])):
+            cell = df[(df["model"] == model) & (df["batch_size"] == batch)].set_index("configuration")
+            ran = [name for name in names if name in cell.index]
+            proc = subprocess.run([sys.executable, __file__, "--cuda-reference", model, "--batch-size", str(batch),
+                                   "--configurations", *ran, "--min-run-time", str(args.min_run_time)],
+                                  capture_output=True, text=True, check=True)
+            ref = json.loads(proc.stdout.strip().splitlines()[-1])
+            eager_engine = cell.loc["eager", "latency_ms_median"]
+            print(f"\n{model}, batch {batch} (CUDA); ms per call: engine (the sweep's rows) | "
+                  "Timer.blocked_autorange | do_bench, each a call then synchronize | do_bench, calls queued")
+            eager_ref = {clock: math.sqrt(ref["eager"][clock] * ref["eager again"][clock]) for clock in ref["eager"]}
+            print(f"  eager: {eager_engine:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f} | "
+                  f"{eager_ref['queued_device_ms']:.3f} (reference: eager before and after, geometric mean)")
+            for name in ran:
+                row, r = cell.loc[name], ref[name]
+                speedups = {clock: eager_ref[clock] / r[clock] for clock in ("timer_ms", "do_bench_ms")}
+                ratio = row["speedup"] / speedups["timer_ms"]
+                worst = max(worst, abs(math.log(ratio)))
+                print(f"  {name}: {row['latency_ms_median']:.3f} | {r['timer_ms']:.3f} | {r['do_bench_ms']:.3f} | "
+                      f"{r['queued_device_ms']:.3f}; speedup engine {row['speedup']:.3f} "
+                      f"[{row['speedup_ci95_low']:.3f}, {row['speedup_ci95_high']:.3f}] ({int(row['paired_rounds'])} "
+                      f"rounds), Timer {speedups['timer_ms']:.3f}, do_bench {speedups['do_bench_ms']:.3f}; "
+                      f"engine / Timer {ratio:.3f}")
+    print(f"\nlargest disagreement of a speedup with Timer's: {math.exp(worst) - 1:.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
@@ -128,7 +233,19 @@ def main() -> None:
     parser.add_argument("--min-run-time", type=float, default=4.0, help="Timer.blocked_autorange, seconds")
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: one model's reference, as JSON
     parser.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)  # internal: the profile's
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--engine-results", type=Path, help="cuda: the engine's rows of an earlier sweep of --params")
+    parser.add_argument("--cuda-reference", help=argparse.SUPPRESS)  # internal: one cell's reference on CUDA, as JSON
+    parser.add_argument("--batch-size", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--configurations", nargs="*", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.params_given = any(arg == "--params" or arg.startswith("--params=") for arg in sys.argv[1:])
+    if args.cuda_reference:
+        print(json.dumps(cuda_reference(args.cuda_reference, args.batch_size, args.configurations, args.min_run_time)))
+        return
+    if args.device == "cuda":
+        cuda_main(args)
+        return
     if args.reference:
         print(json.dumps(reference(args.reference, args.min_run_time, args.keep_freed_memory, args.configuration)))
         return
