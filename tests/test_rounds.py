@@ -291,5 +291,5 @@ def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monk
     assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log", "vit-bs1-eager-r1.log",
                        "vit-bs1-default-r1.log"]  # round 1 in fresh workers, though rounds_per_process is 4
     assert [what for mode, what in events if mode == "eager" and what.startswith("send")] == [
-        "send cell", "send release", "send cell"]  # prepared again: a build and a compile, not a "round"
+        "send cell", "send release", "send cell", "send release"]  # prepared again: a build and a compile, not a "round"
     assert [row.status for row in rows] == ["ok", "ok"]

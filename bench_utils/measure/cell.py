@@ -185,6 +185,7 @@ class CellProcess:
         self.call = None
         self.before_fork_mb = 0.0  # a forked round's: the prepared process's peak RSS at the fork, MiB
         self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
+        self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
         self.forking = False  # a template: each round is measured in a process forked from this one
         self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
         self._contexts = contextlib.ExitStack()
@@ -314,6 +315,18 @@ class CellProcess:
                        "warmup_s": warmup["warmup_s"] + prepared.get("warmup_s", 0.0)}
         self.fields.update(warmup)
 
+    def warm_compile_s(self) -> float:
+        """In a process forked from this prepared one (measure/forked.py): the same compile again after
+        forgetting every in-process cache (forget_compiled: dynamo's, Inductor's loaded modules), the
+        on-disk cache as the cold compile left it; the first call's seconds, what a new process pays."""
+        model, inputs = self.compiled_from
+        self._contexts = contextlib.ExitStack()
+        self._enter_call_contexts(autocast=True)
+        forget_compiled()
+        compiled = torch.compile(model, fullgraph=self.cfg.fullgraph, dynamic=self.cfg.compile_dynamic(),
+                                 **self.config.compile_options())
+        return time_once(lambda: compiled(**inputs), self.device)
+
     def at_exit(self) -> None:
         """A forked round's process ends here (its contexts need no leaving: it exits)."""
         faults.maybe_inject("exit", self.fault)
@@ -329,6 +342,7 @@ class CellProcess:
         # (results/aggregate.py), every in-process cache included
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
+        self.compiled_from = (model, inputs)  # what warm_compile_s compiles again
         compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
                                        **config.compile_options())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731

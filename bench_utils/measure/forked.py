@@ -120,6 +120,32 @@ def measure_round(conn, process, repeat: int, first: bool) -> bool:
     return False
 
 
+def warm_compile(process) -> float | None:
+    """Seconds of `process`'s compile again in a process forked from it, every in-process cache
+    forgotten (CellProcess.warm_compile_s): the warm compile a new process pays, measured at the cost of
+    that compile alone (a fresh worker would also build the model and warm up). None when it failed: the
+    cold compile's figure stands alone; the template is not harmed (the fork changed nothing of it)."""
+    seconds = _SteadyLatency()  # the page the fork writes its figure to
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            _die_with_parent()
+            seconds.write(process.warm_compile_s())
+            code = 0
+        except BaseException:  # noqa: BLE001 - the figure is missing, nothing else
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    return seconds.read() or None if ok else None
+
+
 def _share_fate(status: int) -> None:
     """End this process as its child ended: by its signal (a segfault, the OOM killer's SIGKILL) or its
     exit status, so the runner's reading of a worker's death (sweep/workers.Worker.receive) holds."""

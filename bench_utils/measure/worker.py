@@ -106,6 +106,8 @@ def serve(conn) -> None:
             if process.failed:
                 conn.send(("failed", process.finish()))
             elif compute:
+                if process.compiled_from is not None:  # the warm compile a new process pays, in a fork of this one
+                    process.fields["compile_warm_s"] = forked.warm_compile(process)
                 if not forked.measure_round(conn, process, payload.job.repeat, first=True):
                     return
             else:

@@ -133,7 +133,9 @@ def combine(rows: list) -> dict:
     record["hostname"] = ", ".join(sorted({row.env.get("hostname", "") for row in rows} - {""}))
     record["repeats"], record["repeats_ok"] = len(rows), len(ok)
     warm = [row.compile_s for row in ok if row.repeat > 0 and row.compile_s is not None]
-    # later fresh processes compile with the cache round 0 filled: what a restart pays
+    # later fresh processes compile with the cache round 0 filled: what a restart pays; on a CPU, forks of
+    # the prepared process compile again with every in-process cache forgotten (rows' compile_warm_s)
+    warm += [row.compile_warm_s for row in ok if row.compile_warm_s is not None]
     record["compile_warm_s"] = sorted(warm)[len(warm) // 2] if warm else None
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}

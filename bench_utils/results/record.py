@@ -138,7 +138,8 @@ RECORD = (
     # --- compiling ---
     Column("compile_s", "first", "s", "the first compiled call of round 0 (cold with cold_compile)",
            "Cold compile (s)"),
-    Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes (the cache filled)",
+    Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes, or of a compile again "
+           "in a fork of the prepared one with its in-process caches forgotten (the on-disk cache filled)",
            "Warm compile (s)"),
     Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits of round 0's compile (0: it was cold)",
            "Cold compile's cache hits"),

@@ -135,6 +135,9 @@ class BenchResult(Row):
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
+    # CPU: seconds of the same compile again in a process forked from the prepared one, every in-process
+    # cache forgotten first (the on-disk one filled): what a new process pays (measure/forked.py)
+    compile_warm_s: float | None = None
     # a cell's warm compile is its later fresh processes' compile_s (results/aggregate.py)
     # Memory, MiB, read right after the timed calls (before the accuracy check). peak_mem_mb: CUDA max
     # allocated while timing, or the process's peak RSS on CPU. A CUDA-graph replay allocates nothing

@@ -19,6 +19,7 @@ from ..measure.task import CELL, Job
 from ..results.race import SELECTION_ROUNDS
 from ..results.rows import BenchResult, Row, cell_fields, read_results, run_key
 from ..results.studies import study, studies
+from .workers import uses_cuda
 
 
 class SettingsMismatchError(ValueError):
@@ -67,12 +68,15 @@ def first_rounds(cfg: BenchConfig) -> list[Round]:
 
 def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) -> bool:
     """Does round `repeat` of a cell group start fresh workers, when its current ones started in round
-    `first_round` (None: it has none)? After `rounds_per_process` rounds, and at the last round of the
-    first pass: every cell then has two pairs of workers at least (results/stats.design_effect can
-    weigh their disagreement) and a warm compile (a fresh worker's, from the cache round 0 filled)."""
+    `first_round` (None: it has none)? After `rounds_per_process` rounds; on a GPU also at the last round
+    of the first pass: every cell then has two pairs of workers at least (results/stats.design_effect
+    can weigh their disagreement) and a warm compile (a fresh worker's, from the cache round 0 filled).
+    On a CPU every round is a process of its own already and the warm compile is measured in a fork
+    of the prepared one (measure/forked.py): a fresh start at the first pass's end would only cost."""
     if first_round is None:
         return True
-    return repeat - first_round >= cfg.rounds_per_process or (repeat == cfg.repeats - 1 and first_round < repeat)
+    first_pass_end = repeat == cfg.repeats - 1 and first_round < repeat and uses_cuda(cfg.device)
+    return repeat - first_round >= cfg.rounds_per_process or first_pass_end
 
 
 def pair_start(cfg: BenchConfig, repeat: int) -> int:
