@@ -8,7 +8,7 @@ import signal
 import sys
 
 from .config.bench_config import ConfigError
-from .config.parameters_file import load_config
+from .config.parameters_file import load_config, with_budget
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
@@ -32,11 +32,23 @@ def _cmd_models(args) -> int:
 
 
 def _configs(args) -> list:
-    """The parameters files' configs; --results names one file, so it takes one parameters file."""
-    configs = [load_config(path) for path in args.params]
+    """The parameters files' configs (with --budget-min's budget); --results names one file, so it takes one
+    parameters file."""
+    configs = with_budget([load_config(path) for path in args.params], getattr(args, "budget_min", None))
     if args.results and len(configs) > 1:
         raise ConfigError("--results names one file: give one parameters file with it")
     return configs
+
+
+def _budget(text: str) -> float:
+    """--budget-min: minutes of sweep, a number >= 0."""
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = -1.0
+    if not minutes >= 0 or minutes == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: minutes of sweep, a number >= 0")
+    return minutes
 
 
 def _cmd_run(args) -> int:
@@ -164,11 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ray", metavar="ADDRESS", help="run the cells as Ray tasks, all profiles at once: auto "
                      "(the cluster `ray start` joined), ray://HOST:PORT, HOST:PORT, or local:N (N CPUs here)")
     run.add_argument("--cpus-per-cell", type=int, default=1, help="with --ray: CPUs (and torch threads) per cell")
+    run.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profile's budget_min instead: extra "
+                     "rounds for precision until this many minutes of sweep (rounds already measured count)")
     run.set_defaults(func=_cmd_run)
 
     plan = _verb(sub, "plan", "estimate how long a parameters file will run, and which cells may time out")
     plan.add_argument("params", nargs="+", help="parameters YAML files")
     plan.add_argument("--results", help="results JSONL whose finished processes are left out (default: as run)")
+    plan.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profile's budget_min instead")
     plan.set_defaults(func=_cmd_plan)
 
     check = _verb(sub, "selfcheck", "first thing on a new machine: tiny models through every mode, each "
@@ -190,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="measure nothing: report the results files already in the report folder")
     report.add_argument("--allow-long", action="store_true",
                         help="measure even when `plan` (printed first) estimates more than an hour")
+    report.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profiles' budget_min instead: extra "
+                        "rounds for precision until this many minutes of sweep (rounds already measured count)")
     report.set_defaults(func=_cmd_report)
     return parser
 

@@ -31,9 +31,10 @@ CLOCK_WARMUP_CALLS = 5  # spin calls before the clock check: lazy module loading
 CLOCK_CALLS = 7  # synchronized host-timed calls whose median is the expected duration
 FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
             repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
-# rounds 0 and 1 in one set of workers (a reused worker), round 2 in fresh ones (the last of the first
-# pass, jobs.needs_fresh_workers) that compile warm from what round 0's cold compile merged
-REUSE = dict(repeats=3, rounds_per_process=3, cold_compile=True)
+# rounds 0 and 1 from one set of workers (a reused worker), round 2 in fresh ones (rounds_per_process 2;
+# on a GPU also the last round of the first pass, jobs.needs_fresh_workers) that compile warm from what
+# round 0's cold compile merged
+REUSE = dict(repeats=3, rounds_per_process=2, cold_compile=True)
 OOM_INPUT_SHARE = 0.6  # of the free GPU memory: the oversized batch's input fits, its first activations do not
 FLOAT32_BYTES = 4
 GRAPH_BREAKS_LABEL = "selfcheck cuda graph breaks"

@@ -9,7 +9,8 @@ import math
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.sweep.adaptive import contenders, next_round, round_seconds, seconds_spent, widest_halfwidth
+from bench_utils.results.sweep_time import seconds_spent
+from bench_utils.sweep.adaptive import contenders, next_round, round_seconds, widest_halfwidth
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 

@@ -77,13 +77,25 @@ def test_one_configuration_beside_eager_is_always_left():
     assert fit.round.configurations == ("eager", "default")
 
 
-def test_the_rest_of_the_sweep_counts_the_rounds_each_group_lacks_to_stop():
+def test_the_rest_of_the_sweep_counts_the_first_pass_rounds_each_group_lacks():
     cfg = config(8.75)
     rows = selection_rows(cfg, "resnet")
     costs = machine_costs(rows)
     nothing_pending = remaining_s(cfg, rows, [], costs)
-    # resnet has 1 round of the 5 it needs; vit and segformer have none and are not pending: 4 + 5 + 5
-    assert nothing_pending == pytest.approx(14 * costs.later_round_s)
+    # resnet has 1 round of the first pass's 3; vit and segformer have none and are not pending: 2 + 3 + 3
+    assert nothing_pending == pytest.approx(8 * costs.later_round_s)
+    # a round of eager and one contender: two workers' warm-up and blocks (2 s each and their timed calls),
+    # and their share of the round's rest
+    per_worker = sorted(2.0 + sum(row.samples_s) for row in rows)[1:3]
+    assert costs.later_round_s == pytest.approx(2 * (sum(per_worker) / 2 + costs.overhead_s))
+
+
+def test_among_equal_showings_plain_torch_compile_is_the_last_to_leave():
+    cfg = config(0.5)
+    rows = [row for row in selection_rows(cfg, "resnet") if row.configuration == "eager"]  # no race to rank by
+    fit = fitted(cfg, rows, Round("vit", 1, 0, CONFIGS), [], 100.0)
+    assert fit.skipped == ["max-autotune-no-cudagraphs+freezing", "default+freezing"]
+    assert fit.round.configurations == ("eager", "default")
 
 
 def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out():

@@ -81,17 +81,20 @@ def test_slower_and_cant_tell_say_why_and_what_settles_it():
     vit = table.loc[("vit", 1)]
     assert (vit["verdict"], vit["reason"]) == (decision.CANT_TELL, "budget")  # wider than the +-5% asked for
     assert "straddles 1.10×: the budget ran out at ±" in vit["answer"]
-    assert "run the same command again with budget_min: 16 (measured rounds are kept)" in vit["answer"]
+    # what settles it: the rounds its spread asks for, as a command (test_a_cant_tell_for_the_budget_...)
+    assert re.search(r"about \d+ more rounds would settle it.*: the same command --budget-min [0-9.]+ \(the rounds "
+                     "measured are kept\)", vit["answer"]) or "spread too widely" in vit["answer"]
     close = verdict_of(race_rows("vit", {"default": STRADDLE}), Rules(1.10, 0.5, 8.0)).loc[("vit", 1)]
     assert (close["verdict"], close["reason"]) == (decision.CANT_TELL, "close")
-    assert "run again with target_halfwidth: 0.0" in close["answer"]
+    assert "more rounds would settle it" in close["answer"] or "spread too widely" in close["answer"]
 
 
 @pytest.mark.parametrize("low, high, target, width, disturbed, outcome", [
     (1.12, 1.3, 0.05, 0.07, False, ("compile", "")), (0.905, 1.025, 0.08, 0.06, False, ("no_gain", "")),
     (0.95, 1.074, 0.08, 0.06, False, ("no_gain", "")), (0.8, 0.95, 0.05, 0.08, False, ("slower", "")),
     (1.0, 1.2, 0.05, 0.09, False, ("cant_tell", "budget")), (1.0, 1.2, 0.10, 0.09, True, ("cant_tell", "busy")),
-    (1.05, 1.15, 0.10, 0.05, False, ("cant_tell", "close"))])
+    (1.05, 1.15, 0.10, 0.05, False, ("cant_tell", "close")),
+    (1.0, 1.2, 0.05, 0.09, True, ("cant_tell", "busy"))])  # a disturbed machine is said first, before the budget
 def test_the_decision_reads_the_interval_against_the_margin(low, high, target, width, disturbed, outcome):
     row = {"configuration": "default", "race_ci95_low": low, "race_ci95_high": high, "race_halfwidth": width,
            "disturbed": disturbed}
@@ -340,3 +343,39 @@ def test_an_interval_end_just_below_the_margin_never_reads_as_the_margin():
     assert "(0.937–1.0997×)" in answer and "less than 10% faster, below the 1.10×" in answer
     plain = _answer(made.outcome, made.reason, row | {"race_ci95_high": 1.074}, RULES)
     assert "(0.937–1.07×)" in plain and "at most 7% faster" in plain
+
+
+def test_a_cant_tell_for_the_budget_advises_a_command_whose_budget_adds_the_rounds(tmp_path):
+    # eager at 2 ms; the compiled configuration 1.10-1.30x by round: about 1.2x (1.06-1.36x) straddles 1.10,
+    # and the budget (1 min) ran out after 4 rounds of 30 s each
+    import dataclasses
+    import datetime as dt
+
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.aggregate import to_dataframe
+    from bench_utils.results.sweep_time import seconds_spent
+    from bench_utils.sweep.adaptive import next_round
+    from conftest import make_row
+
+    cfg = BenchConfig(label="CPU", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), repeats=2,
+                      target_halfwidth=0.05, budget_min=1.0, max_repeats=30, blocks=2)
+    start = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.timezone.utc)
+    rows = []
+    for repeat, speedup in enumerate((1.10, 1.30, 1.15, 1.25)):
+        when = (start + dt.timedelta(seconds=30 * repeat)).isoformat()
+        forked = dict(started_at=when, template_round=0)  # each round a process forked from round 0's
+        rows += [make_row("vit", 1, "eager", 2.0, repeat=repeat, duration_s=29.0, **forked),
+                 make_row("vit", 1, "default", 2.0 / speedup, repeat=repeat, duration_s=30.0, **forked)]
+    df = to_dataframe(rows)
+    text = verdict_text(df, Rules.of(cfg, "parameters/mine.yaml"))
+    assert "Can't tell" in text and "the budget ran out" in text
+    found = re.search(r"about (\d+) more rounds would settle it \(about (\d+) min\): python -m bench_utils report "
+                      r"parameters/mine\.yaml --budget-min ([0-9.]+)", text)
+    assert found, text
+    extra, budget = int(found.group(1)), float(found.group(3))
+    spent = seconds_spent(rows)
+    assert spent == pytest.approx(120.0) and next_round(cfg, rows, spent) is None  # the budget is spent
+    # the advised budget: the sweep's clock so far plus the rounds' minutes (30 s each) with a fifth to spare
+    assert budget * 60 >= spent + extra * 30.0
+    more = next_round(dataclasses.replace(cfg, budget_min=budget), rows, spent)
+    assert more is not None and more.repeat == 4  # the command adds rounds, where "budget_min: 2" added none

@@ -79,9 +79,9 @@ class BenchConfig:
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a configuration's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
-    rounds_per_process: int = parameter(4, "rounds a cell's worker processes measure before fresh ones replace "
-                                        "them (later rounds cost only their blocks; fresh processes let the "
-                                        "interval see process-to-process variation)", "count",
+    rounds_per_process: int = parameter(8, "rounds a cell's prepared workers serve before fresh ones replace them "
+                                        "(a fresh one builds and compiles again; on a CPU each round is a process "
+                                        "forked from the prepared one anyway, on a GPU the worker itself)", "count",
                                         unit="rounds per worker", low=1, high=MAX_REPEATS)
     live_groups: int = parameter(4, "model x batch-size groups whose workers stay alive together, taking "
                                  "turns round by round (GPU memory: one CUDA context per worker)", "count",

@@ -5,6 +5,8 @@ key, and the file when there is one. No torch.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 from .bench_config import BenchConfig
@@ -183,3 +185,14 @@ def load_config(path: str | Path) -> BenchConfig:
         return config_from_dict(values, source=str(path))
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
+
+
+def with_budget(configs: list, budget_min: float | None) -> list:
+    """`configs` with `budget_min` in place of their own (None: as they are), checked as a profile's is.
+    A results file keeps taking rows: the budget is a decision field, not a measurement setting."""
+    if budget_min is None:
+        return configs
+    try:
+        return [dataclasses.replace(cfg, budget_min=budget_min) for cfg in configs]
+    except ValueError as err:
+        raise ConfigError(f"--budget-min: {err}") from None

@@ -247,7 +247,7 @@ class CellProcess:
     def _candidate(self, model, inputs: dict, task: str):
         """The configuration's callable, warmed up and its output compared with eager float32's (step 2 of
         the module docstring)."""
-        cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
+        device, config, fields = self.device, self.config, self.fields
         reference = accuracy.to_host(model(**inputs))
         inputs = with_layout(config, model, inputs)
         self._contexts.enter_context(precision_context(config, device))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
-from ..config.parameters_file import load_config
+from ..config.parameters_file import load_config, with_budget
 from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
 from ..measure.environment import ready_here
@@ -42,6 +42,7 @@ class ProfileOutcome:
     page: Path  # the exported HTML page
     results: Path
     error: str = ""  # why the notebook failed; "" when it ran through
+    params: str = ""  # the parameters file as a command names it (shown_path)
 
 
 CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not fit the 10-minute budget
@@ -251,7 +252,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label)
     write_profile_state(results.parent, cfg, params.name, error)
-    return ProfileOutcome(cfg, page, results, error)
+    return ProfileOutcome(cfg, page, results, error, shown_path(params))
 
 
 def shown_path(params: Path) -> str:
@@ -283,7 +284,7 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     blocks = []
     for outcome in outcomes:
         if outcome.results.exists():
-            text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg))
+            text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg, outcome.params))
             blocks.append(f"{outcome.cfg.label}:\n{text}")
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
@@ -391,7 +392,8 @@ def main(args) -> int:
     runs = [(Path(p), None) for p in args.params] or default_runs(repo_root())
     profiles = [path for path, _ in runs]
     # every file is checked before anything runs
-    configs = [relabelled(load_config(path), label) for path, label in runs]
+    configs = with_budget([relabelled(load_config(path), label) for path, label in runs],
+                          getattr(args, "budget_min", None))
     check_distinct_folders(configs, profiles)
     check_outputs(out_dir, configs)
     if args.report_only:

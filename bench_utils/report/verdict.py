@@ -19,7 +19,7 @@ import pandas as pd
 from ..config.configurations import BASELINE, configuration
 from ..config.registry import display_name
 from ..results import decision as codes
-from ..results.decision import decide
+from ..results.decision import decide, rounds_to_decide
 from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
 from .display import MISSING, model_text, number, plus_minus, rounded, span, times
@@ -44,10 +44,11 @@ class Rules:
     worthwhile: float = 1.10
     target_halfwidth: float = 0.05
     budget_min: float = 8.0
+    params: str = ""  # the parameters file a page was measured with: its advice is a command on it
 
     @classmethod
-    def of(cls, cfg) -> "Rules":
-        return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)
+    def of(cls, cfg, params: str = "") -> "Rules":
+        return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min, params)
 
 
 def _bounds(row, margin: float = math.nan) -> str:
@@ -130,15 +131,32 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
     """Why the interval straddles the margin, and what settles it."""
     width = row.get("race_halfwidth")
     if reason == "budget":
-        return (f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); run the same command "
-                f"again with budget_min: {2 * rules.budget_min:g} (measured rounds are kept)")
+        return f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); {_more_rounds(row, rules)}"
     if reason == "busy":
         state = "was busy" if machine_was_busy(row) else "moved"
         return f"the machine {state} while timing ({disturbance_words(row)}); run again on a quiet machine"
     if width is None or not math.isfinite(width):  # one block pair: no spread to halve
         return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
-    return (f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; run again with target_halfwidth: "
-            f"{width / 2:.2f}, or set worthwhile to the gain that matters to you")
+    return f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; {_more_rounds(row, rules)}"
+
+
+def _more_rounds(row, rules: Rules) -> str:
+    """What settles a figure the budget left straddling the margin: the rounds its spread asks for
+    (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
+    its --budget-min the sweep's clock so far (sweep_s: the budget counts every round measured) plus
+    those minutes and a fifth to spare; the rounds already measured are kept."""
+    extra = rounds_to_decide(row, rules.worthwhile)
+    if not math.isfinite(extra):
+        return ("its rounds spread too widely for more of them to settle it: run again on a quiet machine, or set "
+                "worthwhile to the gain that matters to you")
+    round_s = row.get("round_s")
+    seconds = extra * (round_s if round_s and not pd.isna(round_s) else 0.0)
+    spent = row.get("sweep_s")
+    budget = math.ceil(((spent if spent and not pd.isna(spent) else 0.0) + 1.2 * seconds) / 30.0) / 2.0
+    target = f"python -m bench_utils report {rules.params}" if rules.params else "the same command"
+    minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
+    return (f"about {extra:.0f} more rounds would settle it{minutes}: {target} --budget-min {budget:g} (the rounds "
+            "measured are kept)")
 
 
 def _runner_up(rec, runner, rules: Rules) -> str:

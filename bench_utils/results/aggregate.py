@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import CUDAGRAPH_MODES
 from .race import races
 from .record import COLUMNS, RECORD
 from .rows import read_results
+from .sweep_time import seconds_spent
 from .stats import (block_medians_ms, improvement_from_speedup, outlying_rounds, paired_log_ratios, relative_halfwidth,
                     round_clusters, speedup_over_rounds, summarize_runs)
 
@@ -140,6 +142,8 @@ def combine(rows: list) -> dict:
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
     record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
+    later = [row.duration_s for row in ok if row.prepared_round != row.repeat and row.duration_s]
+    record["round_s"] = statistics.median(later) if later else None  # what one more round of the cell takes
     summary = summarize_runs(record["samples_s"]) if ok else None
     for name in ("mean", "median", "p10", "p90", "std", "ci95_low", "ci95_high"):
         record[f"latency_ms_{name}"] = getattr(summary, f"{name}_ms") if summary else None
@@ -224,6 +228,12 @@ def cells(rows) -> list[dict]:
     for row in latest.values():
         groups.setdefault(_run(row), []).append(row)
     records = [combine(group) for group in groups.values()]
+    sweep_s: dict[tuple, float] = {}  # run (label, settings) -> its sweep's seconds
+    for record, group in zip(records, groups.values()):
+        run = (record["label"], record["settings"])
+        if run not in sweep_s:
+            sweep_s[run] = seconds_spent([row for row in latest.values() if (row.label, row.settings) == run])
+        record["sweep_s"] = sweep_s[run]
     eager = {_baseline_key(r): r for r in records if r["configuration"] == BASELINE}
     for record in records:
         baseline = eager.get(_baseline_key(record))
@@ -238,7 +248,7 @@ def cells(rows) -> list[dict]:
 
 NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan,
            "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
-           "race_selection_bias": math.nan, "runner_up": "", "versus_runner_up": math.nan,
+           "race_selection_bias": math.nan, "race_round_sd": math.nan, "runner_up": "", "versus_runner_up": math.nan,
            "versus_ci95_low": math.nan, "versus_ci95_high": math.nan,
            "improvement_pct": math.nan}  # eager's, and before any race
 
@@ -249,6 +259,9 @@ def _race_fields(entry, race) -> dict:
     estimate = entry.estimate
     fields = NO_RACE | {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds),
                         "race_round_ids": list(entry.rounds)}
+    logs = [value for value, r in zip(entry.record.get("round_logs") or [], entry.record.get("round_ids") or [])
+            if r in entry.rounds]
+    fields["race_round_sd"] = statistics.stdev(logs) if len(logs) >= 2 else math.nan
     if estimate:
         fields |= {"race_speedup": estimate.speedup, "race_ci95_low": estimate.ci95_low,
                    "race_ci95_high": estimate.ci95_high, "race_halfwidth": relative_halfwidth(estimate),

@@ -40,8 +40,30 @@ def decide(recommended: dict | None, worthwhile: float, target_halfwidth: float,
     if high < worthwhile:
         return Decision(NO_GAIN)
     width = recommended.get("race_halfwidth")
+    if recommended.get("disturbed"):  # said first: more rounds on a disturbed machine settle nothing
+        return Decision(CANT_TELL, "busy")
     if target_halfwidth and width is not None and width > target_halfwidth:
         return Decision(CANT_TELL, "budget")
-    if recommended.get("disturbed"):
-        return Decision(CANT_TELL, "busy")
     return Decision(CANT_TELL, "close")
+
+
+MAX_ROUNDS_TO_DECIDE = 100  # rounds of a cell at most; past them the gain is within the machine's noise of the margin
+
+
+def rounds_to_decide(record: dict, worthwhile: float) -> float:
+    """How many more rounds the recommended configuration's race figure needs for its interval to leave
+    the margin, if its rounds kept the spread they have (a projection, as sweep/adaptive.py prices a
+    round): the least N rounds whose 95% t-interval, t(N - 1) * s / sqrt(N) on the log scale (s: the
+    record's race_round_sd), is narrower than the distance from its point to `worthwhile`, less the
+    rounds it has (race_rounds). inf when its point lies on the margin, N would pass
+    MAX_ROUNDS_TO_DECIDE, or there is no spread to go by (fewer than two rounds)."""
+    from scipy.stats import t
+
+    point, spread, have = record.get("race_speedup"), record.get("race_round_sd"), record.get("race_rounds") or 0
+    if not (point and point > 0 and spread is not None and math.isfinite(spread) and have >= 2):
+        return math.inf
+    distance = abs(math.log(point) - math.log(worthwhile))
+    for rounds in range(int(have), MAX_ROUNDS_TO_DECIDE + 1):
+        if t.ppf(0.975, rounds - 1) * spread / math.sqrt(rounds) < distance:
+            return float(rounds - have)
+    return math.inf

@@ -113,6 +113,8 @@ RECORD = (
            "wide as one of the leader's rounds moves)", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
+    Column("race_round_sd", "computed", "log ratio", "how far one of those rounds' log speedups strays: their "
+           "standard deviation (what more rounds would narrow, decision.rounds_to_decide)"),
     Column("race_selection_bias", "computed", "fraction", "how far the recommended figure and its low end were "
            "lowered for the round that picked it (the winner's curse)"),
     Column("runner_up", "computed", meaning="the recommended configuration's runner-up (on its row)"),
@@ -208,6 +210,10 @@ RECORD = (
     Column("settings", "same", meaning="fingerprint of the settings that change a measurement"),
     Column("started_at", "first", meaning="when its first process started, UTC"),
     Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),
+    Column("round_s", "computed", "s", "median wall time of the cell's rounds that prepared nothing (what one more "
+           "round takes)"),
+    Column("sweep_s", "computed", "s", "how long the run's sweep measured, its rounds' time spans joined (the "
+           "clock budget_min is read on)"),
     Column("samples_s", "computed", "s", "every process's raw samples (with_samples only)"),
 )
 COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataFrame's columns, in order

@@ -12,10 +12,8 @@ stopping when a result looks significant would bias it.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import math
 import statistics
-import time
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
@@ -23,55 +21,13 @@ from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
 from ..results.stats import FEW_ROUNDS, halfwidth_with_round
+from ..results.sweep_time import round_durations
 from .jobs import Round, cell_groups, needs_fresh_workers
 
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
 # too uncertain to stop on (a run stopped SegFormer-B0 on three rounds that agreed to +-1.5% by chance,
 # outside the next run's interval). Until then it gets rounds the wide groups leave room for.
 MIN_ROUNDS_TO_STOP = FEW_ROUNDS
-
-
-def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
-    """(model, batch size, round) -> the round's wall time, seconds: its processes run side by side,
-    so a round lasts as long as its longest process."""
-    rounds: dict[tuple[str, int, int], float] = {}
-    for row in rows:
-        key = (row.model, row.batch_size, row.repeat)
-        rounds[key] = max(rounds.get(key, 0.0), row.duration_s or 0.0)
-    return rounds
-
-
-def seconds_spent(rows: list, running: list[float] = (), now: float | None = None) -> float:
-    """The sweep's time so far, seconds, from its rows alone: the length of the union of the rows'
-    [start, start + duration] spans (a round's processes, and groups a launcher measures at once, overlap
-    and count once; the pauses between invocations do not count), plus, for the units still running,
-    the part of [their start (`running`: epoch seconds), `now`] no row covers. A second invocation of a
-    finished sweep reads the same clock the first one stopped on, so it adds nothing (the budget is the
-    profile's, not the invocation's). Rows without a start time count as rounds one after another."""
-    spans, loose = [], []
-    for row in rows:
-        start = _epoch(row.started_at)
-        if start is None:
-            loose.append(row)
-        else:
-            spans.append((start, start + (row.duration_s or 0.0)))
-    if running:
-        now = time.time() if now is None else now
-        spans += [(start, max(start, now)) for start in running]
-    total, end = 0.0, -math.inf
-    for start, stop in sorted(spans):
-        if stop > end:
-            total += stop - max(start, end)
-            end = stop
-    return total + sum(round_durations(loose).values())
-
-
-def _epoch(stamp: str) -> float | None:
-    """An ISO 8601 start time as epoch seconds; None when absent or unreadable."""
-    try:
-        return dt.datetime.fromisoformat(stamp).timestamp() if stamp else None
-    except (TypeError, ValueError):
-        return None
 
 
 def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> float:

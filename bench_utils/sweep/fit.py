@@ -23,10 +23,9 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..config.bench_config import BenchConfig
-from ..config.configurations import BASELINE
+from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
-from .adaptive import MIN_ROUNDS_TO_STOP, round_durations
 from .jobs import Round
 
 # how a configuration's showing in a measured group's race ranks it (higher: kept longer)
@@ -80,9 +79,15 @@ def machine_costs(rows: list) -> Costs | None:
         overheads.append(max(0.0, wall - sum(spent.values())) / len(measured))
         per_config_round.append(statistics.median((row.warmup_s or 0.0) + sum(row.samples_s) for row in measured))
     overhead = statistics.median(overheads)
-    later = [seconds for (_, _, repeat), seconds in round_durations(rows).items() if repeat >= SELECTION_ROUNDS]
-    later_round_s = statistics.median(later) if later else 2 * (statistics.median(per_config_round) + overhead)
+    # a round of eager and one contender: its two workers' warm-up and blocks, and their share of the rest
+    later_round_s = 2 * (statistics.median(per_config_round) + overhead)
     return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free)
+
+
+def elaborate(name: str) -> int:
+    """How far a configuration is from plain torch.compile: its modifiers, and a mode other than default."""
+    config = configuration(name)
+    return len(config.modifiers) + (config.mode not in ("default", BASELINE))
 
 
 def showing(rows: list, label: str) -> dict[str, int]:
@@ -106,7 +111,7 @@ def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Co
                   for name in round_.configurations if name not in costs.free)
     pending = {round_.group for round_ in selections}
     groups = {(model, batch_size) for model in cfg.models for batch_size in cfg.batch_sizes}
-    lacking = sum(max(0, MIN_ROUNDS_TO_STOP - (1 if group in pending else done.get(group, 0))) for group in groups)
+    lacking = sum(max(0, cfg.repeats - (1 if group in pending else done.get(group, 0))) for group in groups)
     return seconds + lacking * costs.later_round_s
 
 
@@ -129,9 +134,9 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
 
     full_s = elapsed_s + need(round_.configurations)
     rank = showing(rows, cfg.label)
-    # the first to leave: the lowest showing, then the dearest
+    # the first to leave: the lowest showing, then the most elaborate, then the dearest
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
-                   key=lambda name: (rank.get(name, UNMEASURED), -costs.own_s.get(name, math.inf)))
+                   key=lambda name: (rank.get(name, UNMEASURED), -elaborate(name), -costs.own_s.get(name, math.inf)))
     while elapsed_s + need(keep) > budget_s and len(order) > 1:
         out = order.pop(0)
         keep = tuple(name for name in keep if name != out)

@@ -27,6 +27,7 @@ from ..results.rows import BenchResult
 from ..results.writer import ResultsWriter
 from . import adaptive
 from ..results.race import SELECTION_ROUNDS
+from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .jobs import (Round, done_keys, failure_row, first_rounds, pending_study_jobs, read_cell_rows, round_pending,
                    rows_path, study_jobs)
@@ -200,8 +201,8 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         try:
             while True:
                 while len(in_flight) < launcher.capacity:
-                    # the budget's clock is the rows' (adaptive.seconds_spent): a re-run reads where it stopped
-                    elapsed_s = adaptive.seconds_spent(rows, list(launched.values()))
+                    # the budget's clock is the rows' (sweep_time.seconds_spent): a re-run reads where it stopped
+                    elapsed_s = seconds_spent(rows, list(launched.values()))
                     chosen = schedule.next(set(in_flight), elapsed_s)
                     skipped = schedule.take_skipped()
                     write_cells(skipped)
