@@ -1,6 +1,7 @@
 """A plan that fits the machine (bench_utils/sweep/fit.py): a later group's selection round leaves out the
 configurations the budget cannot hold at the costs the first group showed, lowest showing first."""
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -108,3 +109,15 @@ def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out(
     assert costs.free == {"eager+bf16-autocast"}
     fit = fitted(cfg, rows, Round("vit", 1, 0, cfg.configurations), [], 100.0)
     assert "eager+bf16-autocast" not in fit.skipped and "eager+bf16-autocast" in fit.round.configurations
+
+
+def test_the_warm_compile_is_a_selection_rounds_own_work_not_a_later_rounds_overhead():
+    """A fork compiles nothing: the warm compile timed in round 0 must not price every later round."""
+    cfg = config(8.75)
+    plain = [dataclasses.replace(row, duration_s=200.0) for row in selection_rows(cfg, "resnet")]
+    warm = [dataclasses.replace(row, compile_warm_s=10.0 if row.compile_s else None) for row in plain]
+    before, after = machine_costs(plain), machine_costs(warm)
+    assert after.own_s["default"] == pytest.approx(before.own_s["default"] + 10.0)
+    assert after.own_s["eager"] == pytest.approx(before.own_s["eager"])
+    assert after.overhead_s == pytest.approx(before.overhead_s - 3 * 10.0 / 4)  # 3 compiled of 4 workers
+    assert after.later_round_s < before.later_round_s

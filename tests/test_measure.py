@@ -281,3 +281,19 @@ def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_ca
     process.device = "cpu"  # nothing to give back on a CPU
     process.time_block(after_switch=False, hand_over=True)
     assert events[-1] == "timed"
+
+
+def test_two_machines_of_one_name_get_two_host_pseudonyms(tmp_path, monkeypatch):
+    # both VMs of the page review were named "vm": the hostname alone gave them one pseudonym
+    import socket
+
+    from bench_utils.measure import environment
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "vm")
+    ids = []
+    for boot in ("boot-1", "boot-2"):
+        (tmp_path / "boot_id").write_text(boot)
+        monkeypatch.setattr(environment, "HOST_FACTS", (str(tmp_path / "none"), str(tmp_path / "boot_id")))
+        ids.append(environment.host_id())
+    assert ids[0] != ids[1] and all(i.startswith("host-") and len(i) == 13 for i in ids)
+    assert environment.host_id() == ids[1]  # the same machine, the same pseudonym

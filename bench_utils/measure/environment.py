@@ -179,12 +179,25 @@ def collect(device: str) -> dict:
     return record  # no path of this machine: rows are published beside the page
 
 
+HOST_FACTS = ("/etc/machine-id", "/proc/sys/kernel/random/boot_id")  # what tells two machines of one name apart
+
+
 def host_id(name: str | None = None) -> str:
-    """A pseudonym of this host (or `name`): "host-" and 8 hex digits of its name's SHA-256. Rows of a
-    cluster's hosts stay apart; a published results file names no machine."""
+    """A pseudonym of this host (or `name`): "host-" and 8 hex digits of the SHA-256 of its name, its
+    machine id and its boot id (two VMs both named "vm" were one pseudonym on the hostname alone; a
+    reboot makes a new one). Rows of a cluster's hosts stay apart; a published file names no machine."""
     import hashlib
 
-    return "host-" + hashlib.sha256((name or socket.gethostname()).encode()).hexdigest()[:8]
+    if name is not None:
+        return "host-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    facts = [socket.gethostname()]
+    for path in HOST_FACTS:
+        try:
+            with open(path, encoding="ascii", errors="replace") as file:
+                facts.append(file.read(100).strip())
+        except OSError:
+            facts.append("")
+    return "host-" + hashlib.sha256("\n".join(facts).encode()).hexdigest()[:8]
 
 
 @functools.cache

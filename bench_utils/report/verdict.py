@@ -131,6 +131,12 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
     """Why the interval straddles the margin, and what settles it."""
     width = row.get("race_halfwidth")
     if reason == "budget":
+        least, pairs = row.get("race_least_pair"), row.get("race_pairs") or 0
+        # the blocks say "faster" where the rounds' interval cannot yet: that first
+        if least and least > 1.0 and pairs >= 4 and row["race_ci95_low"] <= 1.0:
+            return (f"faster in every one of its {pairs:.0f} block pairs (by {times(least)} at least), but over "
+                    f"{row['race_rounds']:.0f} rounds how much faster is known to {plus_minus(width)} only; "
+                    f"{_more_rounds(row, rules)}")
         return f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); {_more_rounds(row, rules)}"
     if reason == "busy":
         state = "was busy" if machine_was_busy(row) else "moved"
@@ -171,6 +177,8 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     gap = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
     dropped = runner["race_outcome"] == "dropped"
     where = ", in the first round, which dropped it" if dropped else ""
+    if rec.get("race_simpler"):  # results/race.simpler_first
+        return f"{text}; the rounds cannot tell it from the choice ({gap}), the simpler to compile and keep"
     if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
         return f"{text}; within the margin of the choice ({gap}{where})"
     if low > 1.0:

@@ -248,8 +248,8 @@ def cells(rows) -> list[dict]:
 
 NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan,
            "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
-           "race_selection_bias": math.nan, "race_round_sd": math.nan, "runner_up": "", "versus_runner_up": math.nan,
-           "versus_ci95_low": math.nan, "versus_ci95_high": math.nan,
+           "race_selection_bias": math.nan, "race_round_sd": math.nan, "race_least_pair": math.nan, "race_pairs": 0, "runner_up": "", "versus_runner_up": math.nan,
+           "versus_ci95_low": math.nan, "versus_ci95_high": math.nan, "race_simpler": False,
            "improvement_pct": math.nan}  # eager's, and before any race
 
 
@@ -262,6 +262,10 @@ def _race_fields(entry, race) -> dict:
     logs = [value for value, r in zip(entry.record.get("round_logs") or [], entry.record.get("round_ids") or [])
             if r in entry.rounds]
     fields["race_round_sd"] = statistics.stdev(logs) if len(logs) >= 2 else math.nan
+    pairs = [value for values, r in zip(entry.record.get("round_pairs") or [], entry.record.get("round_ids") or [])
+             if r in entry.rounds for value in values]
+    fields["race_least_pair"] = math.exp(min(pairs)) if pairs else math.nan
+    fields["race_pairs"] = len(pairs)
     if estimate:
         fields |= {"race_speedup": estimate.speedup, "race_ci95_low": estimate.ci95_low,
                    "race_ci95_high": estimate.ci95_high, "race_halfwidth": relative_halfwidth(estimate),
@@ -269,7 +273,8 @@ def _race_fields(entry, race) -> dict:
                    "improvement_pct": improvement_from_speedup(estimate.speedup)}  # the race figure's, as shown
     if entry.outcome == "recommended" and race.versus is not None:
         fields |= {"runner_up": race.runner_up, "versus_runner_up": race.versus.speedup,
-                   "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high}
+                   "versus_ci95_low": race.versus.ci95_low, "versus_ci95_high": race.versus.ci95_high,
+                   "race_simpler": race.simpler}
     return fields
 
 

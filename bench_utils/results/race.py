@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config.configurations import BASELINE
+from ..config.configurations import BASELINE, configuration
 from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth,
                     round_log_speedup, speedup_over_rounds, widened)
 
@@ -41,6 +41,7 @@ class Race:
     entries: dict[str, Entry]  # configuration -> its entry (eager left out)
     leader: str | None = None  # the recommendation; None when no configuration could be one
     runner_up: str | None = None
+    simpler: bool = False  # the recommendation is the simpler of two the rounds cannot tell apart (simpler_first)
     versus: SpeedupEstimate | None = None  # the leader's speed over the runner-up's, paired by round
 
 
@@ -122,7 +123,36 @@ def race(records: list[dict]) -> Race:
                                 curse * len(first) / max(len(first) - 1, 1) / math.sqrt(2.0), selection)
         if result.versus is not None and runner.outcome == DROPPED:
             result.versus = widened(result.versus, one_round)  # over round 0 alone, as wide as a round moves
-    return result
+    return simpler_first(result)
+
+
+def simplicity(record: dict) -> tuple:
+    """How much a configuration asks of a user, least first: nothing to compile, then plain torch.compile,
+    then a mode other than default and each modifier (freezing, autocast, layout), then its cold compile's
+    seconds (results/aggregate.py's record: compile_s)."""
+    config = configuration(record["configuration"])
+    compile_s = record.get("compile_s")
+    return (config.compiled, len(config.modifiers) + (config.mode not in ("default", BASELINE)),
+            compile_s if compile_s is not None and compile_s == compile_s else math.inf)
+
+
+def simpler_first(result: Race) -> Race:
+    """Between two configurations the rounds cannot tell apart (the leader's speed over a runner-up that
+    ran every round, paired round by round, has an interval holding 1x), recommend the simpler
+    (`simplicity`): the faster-looking one's lead is within the noise, and the simpler costs less to compile
+    and to keep. Its figure is its own over every round, never lowered for a pick it did not win."""
+    if result.leader is None or result.runner_up is None or result.versus is None:
+        return result
+    lead, runner = result.entries[result.leader], result.entries[result.runner_up]
+    if runner.outcome != RUNNER_UP or not result.versus.ci95_low <= 1.0 <= result.versus.ci95_high:
+        return result
+    if simplicity(runner.record) >= simplicity(lead.record):
+        return result
+    lead.outcome, runner.outcome = RUNNER_UP, RECOMMENDED
+    versus = result.versus
+    return Race(result.entries, leader=result.runner_up, runner_up=result.leader, simpler=True,
+                versus=SpeedupEstimate(1 / versus.speedup, 1 / versus.ci95_high, 1 / versus.ci95_low,
+                                       versus.between_process))
 
 
 def _one_round_halfwidth(record: dict, rounds: list[int]) -> float:

@@ -113,6 +113,9 @@ RECORD = (
            "wide as one of the leader's rounds moves)", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
+    Column("race_least_pair", "computed", "×", "the smallest speedup of one block pair over those rounds (eager's block "
+           "time over this configuration's, timed moments apart): above 1, it was faster in every pair"),
+    Column("race_pairs", "computed", "block pairs", "the block pairs of those rounds"),
     Column("race_round_sd", "computed", "log ratio", "how far one of those rounds' log speedups strays: their "
            "standard deviation (what more rounds would narrow, decision.rounds_to_decide)"),
     Column("race_selection_bias", "computed", "fraction", "how far the recommended figure and its low end were "
@@ -122,6 +125,8 @@ RECORD = (
            "paired round by round"),
     Column("versus_ci95_low", "computed", "×", "its 95% interval, low end"),
     Column("versus_ci95_high", "computed", "×", "its 95% interval, high end"),
+    Column("race_simpler", "computed", meaning="the recommended configuration is the simpler of two the rounds cannot "
+           "tell apart (its runner-up looked faster by a margin within the noise: race.simpler_first)"),
     # --- the machine while timing ---
     Column("others_cpu_pct", "largest", "%", "CPU used by other processes while timing, of the machine"),
     Column("steal_pct", "largest", "%", "CPU time the hypervisor took while timing, of the machine"),

@@ -37,8 +37,8 @@ UNMEASURED = 1  # a configuration no measured group ran (it did not apply there)
 class Costs:
     """What this machine showed in the selection rounds measured so far, seconds."""
 
-    own_s: dict  # configuration -> its worker's own time in a selection round (compile, warm-up, timed calls)
-    overhead_s: float  # per configuration and round: start, model load, handoffs, profiler, untimed calls
+    own_s: dict  # configuration -> its worker's own time in a selection round (compiles, warm-up, timed calls)
+    overhead_s: float  # per configuration and round: start, model load, handoffs, profiler, settling
     later_round_s: float  # a round of eager and one contender
     free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
 
@@ -71,15 +71,17 @@ def machine_costs(rows: list) -> Costs | None:
     own: dict[str, list[float]] = {}
     overheads, per_config_round = [], []
     for measured in groups.values():
-        spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + sum(row.samples_s)
-                 for row in measured}
+        # a selection round's own work: its cold compile, the warm compile timed in a fork, warm-up, blocks
+        spent = {row.configuration: (row.compile_s or 0.0) + (row.compile_warm_s or 0.0) + (row.warmup_s or 0.0)
+                 + sum(row.samples_s) for row in measured}
         for name, seconds in spent.items():
             own.setdefault(name, []).append(seconds)
         wall = max(_epoch(row) + (row.duration_s or 0.0) for row in measured) - min(_epoch(row) for row in measured)
         overheads.append(max(0.0, wall - sum(spent.values())) / len(measured))
         per_config_round.append(statistics.median((row.warmup_s or 0.0) + sum(row.samples_s) for row in measured))
     overhead = statistics.median(overheads)
-    # a round of eager and one contender: its two workers' warm-up and blocks, and their share of the rest
+    # a round of eager and one contender: two forks' warm-up and blocks, and their share of the rest
+    # (handoffs, settling); a fork compiles nothing, warm or cold
     later_round_s = 2 * (statistics.median(per_config_round) + overhead)
     return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free)
 
