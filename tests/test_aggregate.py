@@ -116,3 +116,16 @@ def test_a_cell_holds_its_reserved_peak_on_cuda_and_its_resident_peak_on_cpu():
     (cuda,) = cells([gpu])
     (cpu,) = cells([make_row("vit", 1, "eager", 1.0, peak_mem_mb=900.0)])
     assert (cuda["held_mem_mb"], cpu["held_mem_mb"]) == (420.0, 900.0)
+
+
+def test_a_dropped_configurations_eager_p90_is_over_the_rounds_beside_its_median():
+    """Dropped after round 0: its row's eager median and eager p90 are both round 0's, not every round's."""
+    from bench_utils.report.tables import main_table
+
+    rows = [make_row("vit", 1, "eager", 10.0, repeat=0), make_row("vit", 1, "eager", 20.0, repeat=1),
+            make_row("vit", 1, "eager", 20.0, repeat=2), make_row("vit", 1, "default", 5.0, repeat=0)]
+    df = to_dataframe(rows).set_index("configuration")
+    alone = to_dataframe(rows[:1]).set_index("configuration")
+    assert df.loc["default", "eager_ms_median"] == pytest.approx(10.0, rel=0.05)
+    assert df.loc["default", "eager_ms_p90"] == pytest.approx(alone.loc["eager", "latency_ms_p90"])
+    assert main_table(df.reset_index()).iloc[0]["eager_ms_p90"] == pytest.approx(alone.loc["eager", "latency_ms_p90"])

@@ -377,3 +377,39 @@ def test_a_refused_value_is_shown_short_however_big():
     with pytest.raises(ConfigError) as err:
         config_from_dict({"batch_sizes": [[list(range(1000))] * 1000] * 1000})
     assert len(str(err.value)) < 300 and "..." in str(err.value)
+
+
+def test_an_image_whose_aspect_ratio_is_a_bomb_is_refused_with_its_sizes(tmp_path):
+    """A 100,000 x 1 PNG is a few hundred bytes; resized shortest edge first, aspect kept, it would become
+    1,333 x 133 million px of float in every worker."""
+    from PIL import Image
+
+    image = tmp_path / "strip.png"
+    Image.new("RGB", (100_000, 1)).save(image)
+    with pytest.raises(ConfigError, match=r"within 16,777,216 pixels: this one \(100,000 x 1 px\) becomes "
+                                          r"133,300,000 x 1,333 px"):
+        config_from_dict({"image": str(image)})
+    photo = tmp_path / "photo.png"
+    Image.new("RGB", (640, 480)).save(photo)
+    assert config_from_dict({"image": str(photo)}).image == str(photo)  # a photo's shape passes
+
+
+def test_images_no_worker_could_use_are_refused_before_any_worker_starts(tmp_path, monkeypatch):
+    from PIL import Image
+
+    whole = tmp_path / "whole.jpg"
+    Image.new("RGB", (64, 48), "red").save(whole)
+    truncated = tmp_path / "truncated.jpg"
+    truncated.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    with pytest.raises(ConfigError, match=r"image: .* allowed: an image (whose pixels decode|file Pillow can read.*"
+                                          r"damaged)"):
+        config_from_dict({"image": str(truncated)})
+    eps = tmp_path / "figure.eps"  # Pillow would hand it to Ghostscript
+    eps.write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
+    with pytest.raises(ConfigError, match=r"image: .* allowed: an image file Pillow can read, JPEG, PNG"):
+        config_from_dict({"image": str(eps)})
+    big = tmp_path / "big.png"
+    Image.new("RGB", (60, 60)).save(big)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 2000)  # 3,600 pixels: under twice the limit, Pillow only warns
+    with pytest.raises(ConfigError, match=r"an image of at most 2,000 pixels \(this one is 60 x 60\)"):
+        config_from_dict({"image": str(big)})

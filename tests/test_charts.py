@@ -81,7 +81,8 @@ def test_compile_time_and_breakeven_charts(df):
     # only where the verdict is to compile (vit at batch 1, 1.25x); vit at batch 2 is slower: no bar, no
     # "never" beside a verdict that says so in words
     assert [round(p.get_width(), 6) for p in payoff.patches] == [1000.0]  # 2 s / 2 ms
-    assert [t.get_text() for t in payoff.texts] == []
+    assert [t.get_text() for t in payoff.texts] == [" 1,000 calls"]  # the count, not "never"
+    assert [t.get_text() for t in payoff.get_legend().get_texts()] == ["default"]
     none = charts.breakeven_chart(df, worthwhile=2.0).axes[1]  # a margin nothing clears: nothing pays back
     assert len(none.patches) == 0 and "no pay-back to draw" in none.texts[0].get_text()
     fig.savefig(io.BytesIO(), format="png")
@@ -115,9 +116,26 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
                                                             "ResNet-50 · default · bs 4"]
 
 
-def test_speedup_chart_runs_from_zero_with_a_bar_per_model_and_the_one_x_line():
-    frame = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 4.0, 3.2, significant=False))
+def test_speedup_chart_draws_bars_from_one_x_on_a_log_axis_that_holds_every_interval():
+    frame = to_dataframe(speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 4.0, 3.2, significant=False)
+                         + speedup_rows("segformer", 1, 4.0, 8.0))  # 2x, 1.25x and 2x slower
     ax = charts.speedup_chart(frame).axes[0]
-    assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 2.0 * 1.3
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16", "ResNet-50"]
-    assert sorted(round(p.get_width(), 2) for p in ax.patches) == [1.25, 2.0]
+    assert ax.get_xscale() == "log"
+    low, high = ax.get_xlim()
+    table = frame[frame["configuration"] != "eager"]
+    assert low <= table["speedup_ci95_low"].min() and high >= table["speedup_ci95_high"].max()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16", "ResNet-50", "SegFormer-B0"]
+    # each bar from 1x to its speedup: right of 1 when faster, left when slower
+    assert sorted((round(p.get_x(), 2), round(p.get_x() + p.get_width(), 2)) for p in ax.patches) == [
+        (1.0, 0.5), (1.0, 1.25), (1.0, 2.0)]
+    assert "1×" in [t.get_text() for t in ax.get_xticklabels()]
+
+
+def test_a_configuration_keeps_its_colour_on_every_chart_of_the_page():
+    rows = speedup_rows("vit", 1, 4.0, 2.0, compiled=dict(compile_s=2.0))
+    rows += [make_row("vit", 1, "default+freezing", 2.5, compile_s=3.0)]
+    frame = to_dataframe(rows)
+    only_default = frame[frame["configuration"] != "default+freezing"]  # e.g. the configurations that ran here
+    drawn = charts.speedup_chart(only_default, names=frame["configuration"]).axes[0]
+    full = charts.colours(frame["configuration"])
+    assert tuple(drawn.patches[0].get_facecolor()[:3]) == pytest.approx(tuple(full["default"]))

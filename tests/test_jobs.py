@@ -120,3 +120,17 @@ def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_a_gpus_
     # rounds only (the warm compile is measured in a fork: measure/forked.py)
     cpu = BenchConfig(repeats=3, rounds_per_process=4, device="cpu")
     assert [pair_start(cpu, r) for r in range(6)] == [0, 0, 0, 0, 4, 4]
+
+def test_a_later_round_cut_between_eager_and_its_contender_is_measured_again(tmp_path):
+    """Killed after eager's row of round 1 and before the contender's: the round is pending, not lost."""
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        for name in ("eager", "default"):
+            writer.append(row(CFG, "vit", 1, name))
+        writer.append(row(CFG, "vit", 1, "eager", repeat=1))  # round 1: eager only
+    rows = read_cell_rows(CFG, path)
+    later = next(r for r in first_rounds(CFG) if r.name == "vit-bs1-r1")
+    assert round_pending(CFG, later, done_keys(rows))
+    with ResultsWriter(path) as writer:
+        writer.append(row(CFG, "vit", 1, "default", repeat=1))
+    assert not round_pending(CFG, later, done_keys(read_cell_rows(CFG, path)))

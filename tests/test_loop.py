@@ -329,3 +329,22 @@ def test_the_budget_is_the_profiles_a_rerun_of_a_finished_sweep_adds_nothing(tmp
     more = BenchConfig(**{**cfg.__dict__, "budget_min": 10 * ROUND_S / 60})  # a larger budget buys more rounds
     third = run_sweep(more, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(more, clock))
     assert third.extra_rounds == 2
+
+
+def test_every_launcher_satisfies_the_launcher_protocol(tmp_path):
+    """The loop's interface is one Protocol (sweep/launchers/__init__.py), not prose: each launcher has
+    its methods with their parameters."""
+    import inspect
+
+    from bench_utils.sweep.launchers import Launcher
+    from bench_utils.sweep.launchers.local import LocalLauncher
+    from bench_utils.sweep.launchers.ray import RayLauncher
+
+    methods = ("start", "finished", "take_ended_rows", "close")
+    for launcher in (LocalLauncher, RayLauncher):
+        for name in methods:
+            assert list(inspect.signature(getattr(launcher, name)).parameters) == list(
+                inspect.signature(getattr(Launcher, name)).parameters), (launcher.__name__, name)
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], configurations=["eager"]))
+    assert isinstance(LocalLauncher(cfg, tmp_path / "r.jsonl"), Launcher)
+    assert "capacity" in inspect.getsource(RayLauncher.__init__)

@@ -1,6 +1,7 @@
 """The plan: how long a profile will run, from the guide's latencies, before anything runs."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -213,3 +214,13 @@ def test_an_auto_profile_is_planned_for_the_device_its_workers_will_use(monkeypa
     assert plan.estimate(auto, None)[0][0].seconds["start"] == 2 * plan.START_S["cpu"]
     monkeypatch.setattr(plan, "uses_cuda", workers.uses_cuda)
     assert plan.planned_device(BenchConfig(**GPU)) == "cuda"  # cuda is cuda, without asking torch
+
+
+def test_plan_says_before_measuring_when_the_first_pass_fills_the_budget():
+    """Not "extra rounds ... for up to 0 s more": the budget is gone before precision, and what buys it."""
+    cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "budget_min": 1.0, "target_halfwidth": 0.05}))
+    text = plan.plan_text(cfg, "cpu.yaml")
+    assert "for up to" not in text and "the first pass alone takes about the whole budget (budget_min 1)" in text
+    assert re.search(r"--budget-min [0-9.]+ leaves 3 minutes for them", text)
+    roomy = plan.plan_text(dataclasses.replace(cfg, budget_min=600.0), "cpu.yaml")
+    assert "then extra rounds for precision (target +-5%) for up to" in roomy

@@ -423,3 +423,31 @@ def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_f
                                                           "(JSONDecodeError)")
     assert good.read_text() == before
     assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "benchmark.ipynb"]
+
+
+def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(tmp_path):
+    """An own checkpoint folder and an image outside the home, the checkout and the reports folder: the
+    published notebook (its parameters cell, papermill's metadata) shows neither path whole."""
+    from PIL import Image
+
+    from bench_utils.config.parameters_file import config_from_dict
+    from bench_utils.paths import relative_text
+    from bench_utils.report.build import users_folders
+
+    import shutil
+
+    from bench_utils.config.registry import get_spec
+
+    outside = tmp_path / "srv" / "data"
+    (outside / "my-vit").mkdir(parents=True)
+    for name in ("config.json", "preprocessor_config.json"):  # a saved folder's two files (the tiny ViT's)
+        shutil.copy(get_spec("vit").config_dir("tiny") / name, outside / "my-vit" / name)
+    image = outside / "photos" / "cat.png"
+    image.parent.mkdir()
+    Image.new("RGB", (64, 48)).save(image)
+    cfg = config_from_dict({"image": str(image), "models": ["mine"], "checkpoints": [
+        {"name": "mine", "checkpoint": str(outside / "my-vit"), "task": "image-classification"}]})
+    text = f'image = "{image}"\\ncheckpoints = [{{"checkpoint": "{outside / "my-vit"}"}}]'
+    shown = relative_text(text, tmp_path / "reports" / "x", users_folders(cfg))
+    assert str(outside) not in shown and str(tmp_path) not in shown
+    assert '"<image folder>/cat.png"' in shown and '"my-vit"' in shown

@@ -47,3 +47,18 @@ def test_plain_compiles_mean_is_over_the_same_models_or_none():
     assert table.loc["ViT-B/16", "Plain torch.compile (×)"] == "2.00×"
     assert table.loc["Geometric mean", "Plain torch.compile (×)"] == "—"
     assert table.loc["Geometric mean", "Its speedup (×)"] == f"{(2.0 * 1.5) ** 0.5:.2f}×"
+
+
+def test_a_reduce_overhead_choice_stands_beside_the_guides_reduce_overhead_figure():
+    """The guide's default-mode columns are not reduce-overhead's: its own reduce-overhead table (A100,
+    T4) is set beside a choice in that mode."""
+    from bench_utils.report.summary_page import GUIDE_SAME_MODE, best_configurations
+
+    published = reference.guide_speedups("reduce-overhead")
+    rows = speedup_rows("resnet", 1, 4.0, 2.0, configuration="reduce-overhead", device="cuda")
+    table = best_configurations(to_dataframe(rows)).set_index("Model")
+    assert table.loc["ResNet-50", GUIDE_SAME_MODE] == (
+        f"reduce-overhead: A100 {published[('resnet', 1, 'A100')]:.2f}×, T4 {published[('resnet', 1, 'T4')]:.2f}×")
+    assert table.loc["Geometric mean", GUIDE_SAME_MODE] == "—"
+    plain = best_configurations(to_dataframe(speedup_rows("resnet", 1, 4.0, 2.0)))
+    assert GUIDE_SAME_MODE not in plain.columns  # no choice in another mode the guide timed: no column

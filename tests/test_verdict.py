@@ -295,8 +295,10 @@ def test_the_page_table_says_for_what_and_the_index_line_carries_the_interval_an
     rows = race_rows("resnet", {"default": NO_GAIN}) + race_rows("resnet", {"default": CLEAR}, batch=16)
     df = to_dataframe(rows)
     shown = verdict_table(df, RULES)
-    assert list(shown.columns) == ["Model", "For", "Answer", "Compile cost", "Runner-up", "Also raced", "Why",
-                                   "Watch out"]
+    assert list(shown.columns) == ["Model", "For", "Latency (eager → chosen)", "Answer", "Compile cost", "Watch out"]
+    from bench_utils.report.verdict import race_table  # the race behind each answer: folded below it
+
+    assert list(race_table(df, RULES).columns) == ["Model", "For", "Runner-up", "Also raced", "Why"]
     assert list(shown["For"]) == ["batch 1, float32, CPU", "batch 16, float32, CPU"]
     lines = verdict_short(df, RULES)
     assert lines[0].startswith("ResNet-50 (batch 1): no worthwhile gain, 0.9") and lines[0].endswith("33 s cold")
@@ -404,7 +406,8 @@ def test_between_two_the_rounds_cannot_tell_apart_the_simpler_is_recommended():
     assert df.loc["default", "race_outcome"] == "recommended" and df.loc["default", "race_simpler"]
     assert df.loc["default+freezing", "race_outcome"] == "runner_up"
     assert df.loc["default", "versus_ci95_low"] <= 1.0 <= df.loc["default", "versus_ci95_high"]
-    assert verdict_text(df.reset_index(), Rules()).strip().startswith("ViT-B/16 (batch 1, CPU): Compile — compile (default mode):")
+    assert verdict_text(df.reset_index(), Rules()).strip().startswith("ViT-B/16 (batch 1, CPU): Compile — compile "
+                                                                      "(default mode):")
     runner_up = verdicts(df.reset_index(), Rules()).iloc[0]["runner_up"]
     assert runner_up.startswith("compile (default mode) with freezing:") and "the simpler to compile and keep" in runner_up
     # one the rounds tell apart stays the choice however elaborate: freezing 10% faster in every round
@@ -432,3 +435,12 @@ def test_a_cant_tell_over_few_rounds_says_when_every_block_pair_was_faster():
     text = verdict_text(df, Rules(1.10, 0.05, 1.0))
     assert "Can't tell" in text
     assert re.search(r"faster in every one of its 8 block pairs \(by 2(\.0+)?× at least\), but over 2 rounds", text), text
+
+
+def test_the_rules_defaults_are_the_configs_written_once():
+    from bench_utils.config.bench_config import BenchConfig
+
+    cfg = BenchConfig(label="x", models=("resnet",))
+    assert Rules() == Rules.of(cfg)
+    assert (Rules().worthwhile, Rules().target_halfwidth, Rules().budget_min) == (
+        cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)

@@ -165,6 +165,21 @@ def check_distinct_folders(configs: list, paths) -> None:
         seen[cfg.slug()] = str(path)
 
 
+# the raster formats a photo comes in: Pillow opens others (EPS runs Ghostscript) that no worker should
+IMAGE_FORMATS = ("JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF")
+# what a processor may scale an image's shortest edge to, at most (DETR's 800, Mask2Former's 384, the
+# classifiers' 224-256 and 512 below it), the aspect ratio kept: an image 10^6 x 1 px would become
+# 1,333 x 1.3 billion px of float in every worker
+LARGEST_SHORTEST_EDGE = 1333
+MAX_PROCESSED_PIXELS = 4096 * 4096  # per image after that resize: 200 MB of float32 RGB
+
+
+def processed_size(width: int, height: int, shortest_edge: int = LARGEST_SHORTEST_EDGE) -> tuple[int, int]:
+    """The image's size after a processor scales its shortest edge to `shortest_edge`, the aspect kept."""
+    scale = shortest_edge / max(min(width, height), 1)
+    return round(width * scale), round(height * scale)
+
+
 def _check_image(image) -> None:
     if not isinstance(image, str):
         refuse("image", image, "a path to an image file, or null")
@@ -175,10 +190,26 @@ def _check_image(image) -> None:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(path) as img:
+        with Image.open(path, formats=IMAGE_FORMATS) as img:
+            width, height = img.size
             img.verify()
     except Image.DecompressionBombError:
         refuse("image", image, f"an image of at most {Image.MAX_IMAGE_PIXELS:,} pixels (Pillow's decompression-bomb "
                               "limit; this one is larger)")
-    except (UnidentifiedImageError, OSError):
-        refuse("image", image, "an image file Pillow can read (this file is not an image)")
+    except (UnidentifiedImageError, OSError, SyntaxError):
+        refuse("image", image, f"an image file Pillow can read, {', '.join(IMAGE_FORMATS)} (this file is not an "
+                              "image in one of these formats, or is damaged)")
+    if width * height > Image.MAX_IMAGE_PIXELS:  # Pillow only warns up to twice its limit
+        refuse("image", image, f"an image of at most {Image.MAX_IMAGE_PIXELS:,} pixels (this one is {width:,} x "
+                              f"{height:,})")
+    wide, high = processed_size(width, height)
+    if wide * high > MAX_PROCESSED_PIXELS:
+        refuse("image", image, f"an image a processor can resize within {MAX_PROCESSED_PIXELS:,} pixels: this one "
+                              f"({width:,} x {height:,} px) becomes {wide:,} x {high:,} px when its shortest edge is "
+                              f"scaled to {LARGEST_SHORTEST_EDGE:,} px with its aspect ratio kept; crop it nearer to "
+                              "square")
+    try:  # decode it once here (within the limits above), not once per worker: a truncated file stops now
+        with Image.open(path, formats=IMAGE_FORMATS) as img:
+            img.load()
+    except (OSError, SyntaxError, ValueError) as err:
+        refuse("image", image, f"an image whose pixels decode ({str(err)[:100]})")

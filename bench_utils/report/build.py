@@ -250,9 +250,26 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
                        "params_file": shown_path(params)}
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
-        error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label)
+        error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label,
+                       users_folders(cfg))
     write_profile_state(results.parent, cfg, params.name, error)
     return ProfileOutcome(cfg, page, results, error, shown_path(params))
+
+
+def users_folders(cfg: BenchConfig) -> dict[str, str]:
+    """The folders of a profile's own files a published notebook would name whole (its parameters cell,
+    papermill's metadata), each to be shown by a name: an own checkpoint's folder by the folder's name
+    (as rows name it), the image's folder as "<image folder>"."""
+    folders = {}
+    for _, checkpoint, _ in cfg.checkpoints:
+        if Path(checkpoint).is_absolute() or Path(checkpoint).expanduser().is_dir():
+            folder = Path(checkpoint).expanduser().resolve()
+            folders[str(folder)] = folder.name
+            folders[checkpoint] = folder.name  # as the profile wrote it
+    if cfg.image:
+        folder = Path(cfg.image).expanduser().resolve().parent
+        folders[str(folder)] = "<image folder>"
+    return folders
 
 
 def shown_path(params: Path) -> str:
@@ -270,10 +287,14 @@ def page_title(results: Path, label: str) -> str:
 
 
 def copy_method(out_dir: Path) -> None:
-    """docs/method.md next to index.html, where every page's "method" link points."""
+    """docs/method.md next to index.html, as written and rendered (method.html, where every page's
+    "method" link points)."""
+    from .method_page import method_html
+
     method = repo_root() / "docs" / "method.md"
     if method.is_file():
         write_file(out_dir / "method.md", method.read_bytes(), out_dir)
+        write_file(out_dir / "method.html", method_html(method.read_text(encoding="utf-8")), out_dir)
 
 
 def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
@@ -300,7 +321,7 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     return page, error
 
 
-SUMMARY_OUTPUTS = ("index.html", "summary.html", "summary.ipynb", "method.md")  # in the report folder
+SUMMARY_OUTPUTS = ("index.html", "summary.html", "summary.ipynb", "method.md", "method.html")  # in the report folder
 PROFILE_OUTPUTS = ("report.html", "benchmark.ipynb", "cells.csv", "profile.json")  # in each profile folder
 COMPARE_OUTPUTS = ("compare.html", "compare.ipynb")
 

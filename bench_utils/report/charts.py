@@ -15,9 +15,11 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE
 from ..config.registry import display_name
 from . import tables
+from .display import number
 from .grouped_bars import BAR_SLOT_IN, NO_DATA, Bars, empty_figure, figure, grouped_barh, legend, speedup_bars
 
 def colours(names) -> dict:
@@ -28,36 +30,46 @@ def colours(names) -> dict:
     return dict(zip(ordered, palette))
 
 
-def speedup_chart(df, worthwhile: float = 1.10) -> Figure:
+SPEEDUP_TICKS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0)  # × on the log axis
+SPEEDUP_AXIS = (0.05, 50.0)  # an interval past these ends is a measurement gone wrong: cut, and said
+
+
+def speedup_chart(df, worthwhile: float = BenchConfig.worthwhile, names=None) -> Figure:
     """The page's one chart of every model: each configuration against eager float32 as a speedup (×) per
-    model (and batch size, when several), one bar per configuration with its race figure's 95% interval
-    (results/race.py), on an axis from 0 with a line at 1× (as fast as eager) and one at the margin
-    `worthwhile`; bars whose interval includes 1× are lighter and hatched."""
+    model (and batch size, when several), one bar per configuration from 1× with its race figure's 95%
+    interval (results/race.py), on a log axis (2× faster and 2× slower are as long) that holds every
+    interval, a line at 1× (as fast as eager) and one at the margin `worthwhile`; bars whose interval
+    includes 1× are lighter and hatched. `names`: the page's configurations, for their colours (colours)."""
     tables.one_label(df)
     table = tables.improvement_table(df)
     if table["speedup"].notna().sum() == 0:
         return empty_figure(f"no compiled cell with a speedup: {NO_DATA}")
     several = table["batch_size"].nunique() > 1
     keys = list(dict.fromkeys(zip(table["model"], table["batch_size"])))
-    names = [display_name(m) + (f" · batch {b}" if several else "") for m, b in keys]
+    labels = [display_name(m) + (f" · batch {b}" if several else "") for m, b in keys]
     modes = tables.ordered_configurations(table["configuration"])
-    colour = colours(df["configuration"])
+    colour = colours(df["configuration"] if names is None else names)
     by_cell = table.set_index(["model", "batch_size"])
     series = [speedup_bars(by_cell[by_cell["configuration"] == mode].reindex(keys), mode, colour.get(mode))
               for mode in modes]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
     ax = axes[0, 0]
-    grouped_barh(ax, names, series)
-    # from 0, and no further than the bars need: an interval a disturbed run made huge runs off the edge
-    right = max(2.0, 1.3 * float(np.nanmax([np.nanmax(s.values) if np.isfinite(s.values).any() else 0 for s in series])))
-    ax.set_xlim(0, right)
-    if (table["speedup_ci95_high"] > right).any():
-        ax.text(0.99, 0.01, "→ an interval runs past the edge", transform=ax.transAxes, ha="right", va="bottom",
-                fontsize=7, color="0.3")
+    ax.set_xscale("log")
+    grouped_barh(ax, labels, series, origin=1.0)
+    ends = table[["speedup_ci95_low", "speedup_ci95_high", "speedup"]].to_numpy(float)
+    low = max(SPEEDUP_AXIS[0], min(0.8, 0.9 * float(np.nanmin(ends))))
+    high = min(SPEEDUP_AXIS[1], max(1.5, 1.15 * float(np.nanmax(ends)), 1.1 * worthwhile))
+    ax.set_xlim(low, high)
+    ticks = [t for t in SPEEDUP_TICKS if low <= t <= high]
+    ax.set_xticks(ticks, [f"{t:g}×" for t in ticks])
+    ax.minorticks_off()
+    if np.nanmin(ends) < low or np.nanmax(ends) > high:
+        ax.text(0.99, 1.01, "an interval runs past the edge (beyond 50× either way)", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=8, color="0.3")
     ax.axvline(1, color="0.2", linewidth=0.8)
     ax.axvline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
-    ax.set_xlabel(f"speedup over eager float32 (×; error bar: 95% interval; 1× = as fast as eager; dashed: "
-                  f"the margin worth a compile, {worthwhile:g}×)")
+    ax.set_xlabel(f"speedup over eager float32 (×, log scale; bars from 1×; error bar: 95% interval; dashed: the "
+                  f"margin worth a compile, {worthwhile:g}×)")
     ax.set_title("Every configuration against eager, every model (hatched: not sure it differs from eager)")
     legend(ax, series, "configuration")
     return fig
@@ -131,7 +143,7 @@ def compile_cache_chart(df) -> Figure:
         return empty_figure("no cell measured a warm compile (a warm compile is a later round's: set repeats above 1)")
     names = [f"{display_name(m)} · {mode} · bs {b}" for m, mode, b in
              zip(ok["model"], ok["configuration"], ok["batch_size"])]
-    cold, warm = sns.color_palette("colorblind", 5)[3:5]
+    cold, warm = "0.25", "0.65"  # greys: a configuration's colours mean configurations on this page
     series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold),
               Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm)]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * 2 * len(ok))
@@ -142,10 +154,11 @@ def compile_cache_chart(df) -> Figure:
     return fig
 
 
-def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
+def breakeven_chart(df, worthwhile: float = BenchConfig.worthwhile) -> Figure:
     """Left: speedup against compile time per configuration. Right: calls until compiling pays off, for
     the models whose verdict is to compile only (a pay-back drawn for a gain not worth it would tell
     another story than the verdict)."""
+    from ..results import decision as codes
     from .verdict import Rules, verdicts
 
     tables.one_label(df)
@@ -153,7 +166,7 @@ def breakeven_chart(df, worthwhile: float = 1.10) -> Figure:
     if ok.empty:
         return empty_figure()
     answers = verdicts(df, Rules(worthwhile=worthwhile))
-    chosen = answers[answers["verdict"] == "compile"]
+    chosen = answers[answers["verdict"] == codes.COMPILE]
     fig, axes = figure(13, max(3.5, 1.2 + BAR_SLOT_IN * max(len(chosen), len(ok) // 2)), 1, 2)
     scatter, payoff = axes[0]
     colour = colours(df["configuration"])
@@ -194,6 +207,8 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
 
 
 def _payoff_bars(ax, chosen, colour: dict) -> None:
+    from matplotlib.patches import Patch
+
     if chosen.empty:
         ax.axis("off")
         ax.text(0.5, 0.5, "no model where compiling is worth it:\nno pay-back to draw", ha="center", va="center",
@@ -204,5 +219,11 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
     never = ["no pay-back: not faster than a run without compiling" if np.isinf(n) else "" for n in calls]
     grouped_barh(ax, names, [Bars("calls", np.where(np.isinf(calls), np.nan, calls),
                                   [colour.get(c) for c in chosen["configuration"]], never)])
-    ax.set_xlim(left=0)  # linear from 0: bar lengths compare directly
+    ax.set_xlim(0, 1.25 * np.nanmax(np.where(np.isinf(calls), np.nan, calls), initial=1.0))  # from 0, room for labels
+    for y, value in enumerate(calls):  # the count itself at each bar's end: the figure the verdict says
+        if np.isfinite(value):
+            ax.text(value, y, f" {number(value, integer=True)} calls", va="center", fontsize=8)
     ax.set(xlabel="calls until the cold compile is paid back (over the fastest run without one)", title="When compiling pays off (the verdict's choice)")
+    ax.legend(handles=[Patch(color=colour.get(name), label=name)
+                       for name in tables.ordered_configurations(chosen["configuration"])],
+              title="configuration", fontsize=8, loc="lower right")

@@ -32,7 +32,7 @@ SIGNIFICANT_DIGITS = 3
 COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label} | {
     "speedup": "Speedup (×)", "speedup_ci95_low": "95% low (×)", "speedup_ci95_high": "95% high (×)",  # the race's
     "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
-    "eager_ms_p90": "Eager p90 (ms)", "compiled_ms_p90": "Compiled p90 (ms)",
+    "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
     "eager_peak_mem_mb": "Eager peak memory (MiB)", "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
     "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
@@ -238,3 +238,19 @@ def show_table(frame, table: str, caption: str, **options) -> None:
     columns = page_columns(frame.columns)
     shown = readable(frame, columns)
     show(shown, **table_options(frame[columns], table, caption, **options))
+
+
+def alt_text(fig) -> str:
+    """A figure's description for a page's readers who do not see it: its titles and axis labels."""
+    parts = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) else []
+    for ax in fig.axes:
+        parts += [text for text in (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) if text]
+        parts += [text.get_text() for text in ax.texts if text.get_text()][:1]  # "no successful cells"
+    return "; ".join(dict.fromkeys(parts)) or "chart"
+
+
+def show_figure(fig) -> None:
+    """Show a matplotlib figure on the page with its alt text (the report's template writes it)."""
+    from IPython.display import display
+
+    display(fig, metadata={"image/png": {"alt": alt_text(fig)}})

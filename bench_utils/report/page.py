@@ -11,13 +11,15 @@ import io
 
 import pandas as pd
 
+from .display import alt_text
 from .header import PageHeader, page_header
-from .verdict import Rules, legend, page_caveats, verdict_table
+from .verdict import Rules, legend, page_caveats, race_table, short_legend, verdict_table
 from .page_html import escape  # the one place text becomes HTML
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
 CELLS_DICTIONARY = "cells-columns.csv"  # cells.csv's data dictionary: each column's unit and meaning
-METHOD_LINK = "../method.md"  # docs/method.md, copied next to reports/index.html by `report`
+METHOD_LINK = "../method.html"  # docs/method.md rendered next to reports/index.html by `report`
+INDEX_LINK = "../index.html"  # every profile's page and the summary sit one folder below the index
 
 
 def header_html(header: PageHeader) -> str:
@@ -27,23 +29,27 @@ def header_html(header: PageHeader) -> str:
 
 
 def verdict_html(df, studies: list[str], rules: Rules) -> str:
-    """The verdict table (pandas escapes its cells), its one-line legend, the page-wide caveats and
-    `studies`' verdict lines (plain text, one per study)."""
+    """The verdict table (pandas escapes its cells), a short legend, the page-wide caveats and `studies`'
+    verdict lines (plain text, one per study); the race behind each answer and the whole legend folded
+    below, there for whoever asks."""
     table = verdict_table(df, rules)
     if table.empty:
-        body = "<p>No measured cells yet: no verdict.</p>"
-    else:
-        body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
-    notes = [f'<p class="bench-legend">{escape(legend(rules))}</p>']
+        return "<h2>Should you compile?</h2><p>No measured cells yet: no verdict.</p>"
+    body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
+    notes = [f'<p class="bench-legend">{escape(short_legend(rules))}</p>']
     notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
-    return "<h2>Should you compile?</h2>" + body + "".join(notes)
+    race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")
+    folded = ("<details><summary>The race behind each answer: the runner-up, the others, why the choice is faster"
+              f"</summary>{race}</details><details><summary>How the answers are read</summary>"
+              f'<p class="bench-legend-full">{escape(legend(rules))}</p></details>')
+    return "<h2>Should you compile?</h2>" + body + "".join(notes) + folded
 
 
 def links_html(reproduce: str) -> str:
     """The cells as CSV with their dictionary, the method, and how to measure this page again."""
     again = f' · Reproduce: <code>{escape(reproduce)}</code>' if reproduce else ""
-    return (f'<p class="bench-links">Every cell as a spreadsheet: <a href="{escape(CELLS_CSV)}" download>'
+    return (f'<p class="bench-links"><a href="{escape(INDEX_LINK)}">← All reports</a> · Every cell as a spreadsheet: <a href="{escape(CELLS_CSV)}" download>'
             f'{escape(CELLS_CSV)}</a> (its columns: <a href="{escape(CELLS_DICTIONARY)}" download>'
             f'{escape(CELLS_DICTIONARY)}</a>) · How it is measured and decided: <a href="{escape(METHOD_LINK)}">'
             f"method</a>{again}</p>")
@@ -64,14 +70,14 @@ def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rul
 
 
 def folded_figures(figures: list, summary: str) -> str:
-    """Figures as small multiples (a grid of PNGs, three wide) inside a closed <details>: there
-    for whoever asks, not in the way of the rest of the page."""
+    """Figures as small multiples (a grid of PNGs, two wide: their labels stay readable at 1280 px)
+    inside a closed <details>: there for whoever asks, not in the way of the rest of the page."""
     images = []
     for fig in figures:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=72, bbox_inches="tight")
+        fig.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
         data = base64.b64encode(buffer.getvalue()).decode("ascii")
-        images.append(f'<img alt="" style="width:100%" src="data:image/png;base64,{data}">')
-    grid = ('<div style="display:grid;grid-template-columns:repeat(3,1fr);gap:8px">'
+        images.append(f'<img alt="{escape(alt_text(fig))}" style="width:100%" src="data:image/png;base64,{data}">')
+    grid = ('<div style="display:grid;grid-template-columns:repeat(2,1fr);gap:8px">'
             + "".join(images) + "</div>")
     return f"<details><summary>{escape(summary)}</summary>{grid}</details>"

@@ -10,16 +10,21 @@ from .display import MISSING, cell_text
 from .tables import cell_states_text, check_frame, ordered_models
 
 
-# (fact shown in the report, DataFrame column); python/platform appear when to_dataframe provides them.
-_ENV_FACTS = (("hardware", "hardware"), ("device", "device"), ("CPU instruction set", "cpu_capability"),
-              ("configurations", "configuration"), ("model size", "size"),
-              ("fullgraph", "fullgraph"), ("torch", "torch"), ("transformers", "transformers"),
-              ("python", "python"), ("platform", "platform"), ("compile-bench", "compile_bench"),
-              ("host", "hostname"),
-              ("torch threads", "torch_threads"), ("memory allocator", "allocator"),
-              ("minimum warm-up calls (then until steady)", "warmup"),
-              ("minimum timed calls per worker and round", "iterations"),
-              ("minimum timed seconds per worker and round", "min_time_s"), ("rounds per cell", "repeats"))
+# (fact shown in the report, DataFrame column, the device it is a fact of: "" for every run);
+# python/platform appear when to_dataframe provides them.
+_ENV_FACTS = (("hardware", "hardware", ""), ("device", "device", ""),
+              ("CPU instruction set", "cpu_capability", "cpu"),
+              ("GPU driver", "driver", "cuda"), ("CUDA (torch built with)", "cuda_build", "cuda"),
+              ("cuDNN", "cudnn", "cuda"), ("TF32 in float32 matmuls", "cuda_matmul_allow_tf32", "cuda"),
+              ("TF32 in float32 convolutions (cuDNN)", "cudnn_allow_tf32", "cuda"),
+              ("configurations", "configuration", ""), ("model size", "size", ""),
+              ("fullgraph", "fullgraph", ""), ("torch", "torch", ""), ("transformers", "transformers", ""),
+              ("python", "python", ""), ("platform", "platform", ""), ("compile-bench", "compile_bench", ""),
+              ("host", "hostname", ""),
+              ("torch threads", "torch_threads", "cpu"), ("memory allocator", "allocator", "cpu"),
+              ("minimum warm-up calls (then until steady)", "warmup", ""),
+              ("minimum timed calls per worker and round", "iterations", ""),
+              ("minimum timed seconds per worker and round", "min_time_s", ""), ("rounds per cell", "repeats", ""))
 
 
 def _joined(values) -> str:
@@ -28,7 +33,11 @@ def _joined(values) -> str:
 
 
 def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
-    facts = {fact: _joined(run[column]) for fact, column in _ENV_FACTS if column in run.columns}
+    devices = set(run["device"])
+    facts = {fact: _joined(run[column]) for fact, column, device in _ENV_FACTS
+             if column in run.columns and (not device or device in devices)}
+    if "cuda" in devices:
+        facts["CUDA graphs"] = cuda_graphs_text(run)
     facts["cells"] = cell_states_text(run)
     facts["weights"] = _weights_summary(run)
     for model in ordered_models(run["model"]):
@@ -36,6 +45,24 @@ def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
         used, note = _joined(rows.get("weights", [])), _joined(rows.get("weights_note", []))
         facts[f"weights: {display_name(model)}"] = used if note == MISSING else f"{used} ({note})"
     return facts
+
+
+def cuda_graphs_text(run: pd.DataFrame) -> str:
+    """What the CUDA graphs of a GPU run came to: the compiled cells that recorded one, the pools'
+    reserved memory (MiB), the graphs Inductor ran without."""
+    ok = run[(run["status"] == "ok") & (run["configuration"] != "eager")]
+    if ok.empty or "cudagraphs_recorded" not in ok.columns:
+        return MISSING
+    recorded = ok[ok["cudagraphs_recorded"].fillna(0) > 0]
+    if recorded.empty:
+        return "none recorded (no compiled cell replayed a CUDA graph)"
+    pools = recorded["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in recorded.columns else pd.Series()
+    pool = (f"; their pools held {cell_text(pools.min())}–{cell_text(pools.max())} MiB"
+            if len(pools) > 1 else f"; its pool held {cell_text(pools.iloc[0])} MiB" if len(pools) else "")
+    skips = ok["cudagraph_skips"].fillna(0).sum() if "cudagraph_skips" in ok.columns else 0
+    skipped = f"; {int(skips)} graph(s) ran without (Inductor skipped them)" if skips else ""
+    return (f"recorded in {len(recorded)} of {len(ok)} compiled cells "
+            f"({', '.join(sorted(set(recorded['configuration'])))}){pool}{skipped}")
 
 
 def _weights_summary(run: pd.DataFrame) -> str:

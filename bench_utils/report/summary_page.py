@@ -9,7 +9,8 @@ import math
 
 import pandas as pd
 
-from ..results.reference import GPUS, guide_speedups
+from ..config.configurations import configuration
+from ..results.reference import GPUS, STUDY_FOR_MODE, guide_speedups
 from .display import MISSING, model_text, number, span, times
 from .header import page_header
 from .tables import first_row, ordered_models
@@ -57,6 +58,21 @@ def geometric_mean(values) -> float:
     return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
+GUIDE_SAME_MODE = "Guide, the choice's mode (×)"
+
+
+def _guide_same_mode(row, other_modes: dict) -> str:
+    """The guide's published speedup of the recommended configuration's mode, per GPU it timed that mode
+    on ("A100 1.96×, T4 1.42×"), when that mode is not default; "—" otherwise."""
+    if not isinstance(row.configuration, str):
+        return MISSING
+    mode = configuration(row.configuration).mode
+    published = other_modes.get(mode, {})
+    figures = [f"{gpu} {times(published[(row.model, int(row.batch_size), gpu)])}" for gpu in GPUS
+               if (row.model, int(row.batch_size), gpu) in published]
+    return f"{mode}: {', '.join(figures)}" if figures else MISSING
+
+
 def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     """Per run, model and batch size: the recommended configuration's speedup (its race figure) beside
     plain torch.compile's (default mode, the guide's setting) and the guide's published `default`
@@ -64,6 +80,8 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     recommendation, "—" in a column that lacks one of them (every mean on the row over the same models)."""
     published = guide_speedups()
     guides = {gpu: f"Guide {gpu}, default (×)" for gpu in GPUS}
+    # the guide's own figure for the choice's mode where it timed that mode too (reduce-overhead: A100, T4)
+    other_modes = {mode: guide_speedups(mode) for mode in STUDY_FOR_MODE if mode != "default"}
     records = []
     for row in verdicts(df, rules).itertuples():
         cells = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
@@ -74,6 +92,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
                         else MISSING, "Its speedup (×)": row.speedup, "Plain torch.compile (×)": plain,
                         **{column: published.get((row.model, int(row.batch_size), gpu), math.nan)
                            for gpu, column in guides.items()},
+                        GUIDE_SAME_MODE: _guide_same_mode(row, other_modes),
                         "Verdict": WORDS[row.verdict]})
     table = pd.DataFrame.from_records(records)
     if table.empty:
@@ -83,12 +102,16 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
         kept = values[ours.notna() & (ours > 0)]
         return geometric_mean(kept) if len(kept) and (kept > 0).all() else math.nan
 
+    if (table[GUIDE_SAME_MODE] == MISSING).all():  # no choice in a mode the guide timed besides default
+        table = table.drop(columns=GUIDE_SAME_MODE)
     means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, "Fastest accurate configuration": MISSING,
               **{column: same_models(rows[column], rows["Its speedup (×)"])
                  for column in ("Its speedup (×)", "Plain torch.compile (×)", *guides.values())},
               "Verdict": MISSING}
              for run, rows in table.groupby("Run", sort=True)]
     table = pd.concat([table, pd.DataFrame.from_records(means)], ignore_index=True)
+    if GUIDE_SAME_MODE in table.columns:
+        table[GUIDE_SAME_MODE] = table[GUIDE_SAME_MODE].fillna(MISSING)
     for column in ("Its speedup (×)", "Plain torch.compile (×)", *guides.values()):
         table[column] = [times(v) if isinstance(v, float) else v for v in table[column]]
     return table

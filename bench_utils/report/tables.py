@@ -143,7 +143,8 @@ OUTLIER_MARK = " ▲"  # after a mean that slow outlier calls pulled well above 
 def run_here(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The cells of configurations this machine ran, and one sentence naming those it could run for no
     model ("" when none): a chart or a latency table of bars and columns all saying UNSUPPORTED tells
-    nothing the sentence does not (the verdict's "also raced" and the main table keep their rows)."""
+    nothing the sentence does not (the verdict's "also raced" keeps them; the failures table lists
+    every other status)."""
     status = df.groupby("configuration")["status"].agg(lambda s: set(s) == {"unsupported"})
     never = [name for name in ordered_configurations(df["configuration"]) if status.get(name, False)]
     if not never:
@@ -229,7 +230,7 @@ def main_table(df) -> pd.DataFrame:
         return [float(values.get(key, math.nan)) if not values.index.duplicated().any() else math.nan for key in keys]
 
     table = table.assign(**_race_figures(compiled, ok))
-    table["eager_ms_p90"] = pd.Series(eager_value("latency_ms_p90"), index=compiled.index).where(ok)
+    table["eager_ms_p90"] = numeric_column(compiled, "eager_ms_p90").where(ok)  # over the rounds beside its median
     table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
     images = table["batch_size"].astype(float)
     table["eager_images_per_s"] = images * 1000.0 / table["eager_ms_median"]

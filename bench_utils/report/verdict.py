@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..config.registry import display_name
 from ..results import decision as codes
@@ -30,7 +31,8 @@ from .tables import check_frame, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
            "speedup_ci95_low", "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
-           "breakeven_warm_calls", "answer", "cost", "runner_up", "others", "caveats", "why", "summary"]
+           "breakeven_warm_calls", "eager_ms", "chosen_ms", "latency", "answer", "cost", "runner_up", "others",
+           "caveats", "why", "summary"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
 WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
          codes.SLOWER: "don't compile (slower)", codes.CANT_TELL: "can't tell", codes.INACCURATE: "no accurate option",
@@ -39,11 +41,12 @@ WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", 
 
 @dataclass(frozen=True)
 class Rules:
-    """What a verdict is decided against: the profile's margin and precision settings (BenchConfig)."""
+    """What a verdict is decided against: the profile's margin and precision settings, BenchConfig's
+    defaults unless a config says otherwise (Rules.of): written once, there."""
 
-    worthwhile: float = 1.10
-    target_halfwidth: float = 0.05
-    budget_min: float = 8.0
+    worthwhile: float = BenchConfig.worthwhile
+    target_halfwidth: float = BenchConfig.target_halfwidth
+    budget_min: float = BenchConfig.budget_min
     params: str = ""  # the parameters file a page was measured with: its advice is a command on it
 
     @classmethod
@@ -105,6 +108,15 @@ def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
               and not configuration(row["configuration"]).compiled and row.get("race_outcome") in ALTERNATIVE_OUTCOMES
               and (row.get("race_ci95_low") or 0.0) > 1.0]  # NaN or none: no interval, no alternative
     return max(faster, key=lambda row: row["race_speedup"], default=None)
+
+
+def latency_words(rec) -> str:
+    """What a caller waits, per call: eager float32's median and the chosen configuration's, in the
+    rounds the two were timed in turns ("36 ms → 17 ms"), the figure the guide leads with."""
+    eager, chosen = rec.get("eager_ms_median"), rec.get("latency_ms_median")
+    if eager is None or chosen is None or pd.isna(eager) or pd.isna(chosen):
+        return MISSING
+    return f"{number(eager)} ms → {number(chosen)} ms"
 
 
 def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
@@ -296,7 +308,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                          for status in rows.loc[rows["status"] != "ok", "status"]})
         text = ("No configuration kept eager's answer" if decision.outcome == codes.INACCURATE else
                 f"No answer: the configurations were {', '.join(failed)}" if failed else "No answer: not measured")
-        return record | {"answer": text, "cost": MISSING, "summary": f"{name}: {text}"}
+        return record | {"answer": text, "cost": MISSING, "latency": MISSING, "summary": f"{name}: {text}"}
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
@@ -304,10 +316,12 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     record |= {"configuration": rec["configuration"], "speedup": rec["race_speedup"],
                "speedup_ci95_low": rec["race_ci95_low"], "speedup_ci95_high": rec["race_ci95_high"],
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
-               "breakeven_warm_calls": warm, "answer": answer,
+               "breakeven_warm_calls": warm, "eager_ms": rec["eager_ms_median"],
+               "chosen_ms": rec["latency_ms_median"], "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
+    latency = f"; {record['latency']} a call" if record["latency"] != MISSING else ""
     return record | {"summary": f"{name}: {answer}" + (f"; {cost}" if cost != MISSING else "") +
-                     (f"; {pays}" if pays else "")}
+                     (f"; {pays}" if pays else "") + latency}
 
 
 LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fast), the two timed in turns within "
@@ -324,8 +338,19 @@ LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fa
           "the time saved is read from the speedups shown.")
 
 
+SHORT_LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fast), with its 95% interval over "
+                "the rounds. Compile when the whole interval is at or above {margin}; no worthwhile gain when all of it "
+                "is below; can't tell when it straddles {margin}. Compile cost: cold with an empty compiler cache, warm "
+                "with it filled.")
+
+
 def legend(rules: Rules = Rules()) -> str:
     return LEGEND.format(margin=times(rules.worthwhile))
+
+
+def short_legend(rules: Rules = Rules()) -> str:
+    """The legend a first screen has room for (legend: the whole of it)."""
+    return SHORT_LEGEND.format(margin=times(rules.worthwhile))
 
 
 def page_caveats(df) -> list[str]:
@@ -336,6 +361,15 @@ def page_caveats(df) -> list[str]:
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
                      "the predictions and the accuracy checks of lower precisions do not.")
     compiled = ok[ok["configuration"] != BASELINE]
+    graphs = compiled[compiled["cudagraphs_recorded"].fillna(0) > 0] if "cudagraphs_recorded" in compiled else compiled[:0]
+    if not graphs.empty:
+        pools = graphs["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in graphs else pd.Series(dtype=float)
+        held = (f"{number(round(pools.min()))}–{number(round(pools.max()))} MiB here" if len(pools) > 1 else
+                f"{number(round(pools.iloc[0]))} MiB here" if len(pools) else "memory")
+        notes.append(f"{', '.join(sorted(set(graphs['configuration'])))} replay CUDA graphs: their speed holds for the "
+                     "input shape they recorded (a new batch size or image size records a new graph, and compiles "
+                     "again); a call's outputs are overwritten by the next call (clone what you keep); the graphs' "
+                     f"memory pool ({held}) stays reserved beside the model.")
     if not compiled.empty and not compiled["between_process"].fillna(False).astype(bool).any():
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
     if _few_rounds_everywhere(df):
@@ -345,19 +379,34 @@ def page_caveats(df) -> list[str]:
 
 
 def verdict_table(df, rules: Rules = Rules()) -> pd.DataFrame:
-    """The verdict as a page shows it: one row per model and batch size, for what, the answer, the
-    compile cost, the runner-up and the rest of the race, caveats; the run's label only when several."""
+    """The verdict as a page's first screen shows it: one row per model and batch size, for what, what a
+    call takes eager and chosen, the answer, the compile cost, what to watch out for; the run's label only
+    when several. The race behind each answer: race_table."""
     table = verdicts(df, rules)
     shown = pd.DataFrame({"Model": [model_text(m, with_checkpoint=True) for m in table["model"]],
-                          "For": [", ".join(filter(None, (f"batch {b}", p, d)))
-                                  for b, p, d in zip(table["batch_size"], table["precision"], table["device"])],
+                          "For": _for(table), "Latency (eager → chosen)": table["latency"].fillna(MISSING),
                           "Answer": table["answer"], "Compile cost": table["cost"],
-                          "Runner-up": table["runner_up"], "Also raced": table["others"],
-                          "Why": [w or MISSING for w in table["why"]],
                           "Watch out": [c or MISSING for c in table["caveats"].fillna("")]})
     if table["label"].nunique() > 1:
         shown.insert(0, "Run", table["label"])
     return shown
+
+
+def race_table(df, rules: Rules = Rules()) -> pd.DataFrame:
+    """The race behind each answer of verdict_table: the runner-up and how the choice compares with it,
+    the configurations out of the race and why, why the choice is faster."""
+    table = verdicts(df, rules)
+    shown = pd.DataFrame({"Model": [model_text(m) for m in table["model"]], "For": _for(table),
+                          "Runner-up": table["runner_up"], "Also raced": table["others"],
+                          "Why": [w or MISSING for w in table["why"]]})
+    if table["label"].nunique() > 1:
+        shown.insert(0, "Run", table["label"])
+    return shown
+
+
+def _for(table: pd.DataFrame) -> list[str]:
+    return [", ".join(filter(None, (f"batch {b}", p, d)))
+            for b, p, d in zip(table["batch_size"], table["precision"], table["device"])]
 
 
 def verdict_text(df, rules: Rules = Rules()) -> str:
@@ -378,5 +427,5 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
             continue
         bounds = span(row.speedup_ci95_low, row.speedup_ci95_high, rules.worthwhile)
         lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({bounds}) "
-                     f"with {row.configuration}; {compile_cost_words(row._asdict())}")
+                     f"with {row.configuration}, {row.latency} a call; {compile_cost_words(row._asdict())}")
     return lines

@@ -168,7 +168,7 @@ def _baseline_key(record: dict) -> tuple:
             record["batch_size"], record["fullgraph"])
 
 
-PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
+PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_p90", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
           "speedup_ci95_low", "speedup_ci95_high", "speedup_halfwidth")
 
 
@@ -182,7 +182,7 @@ def _pair(record: dict, eager: dict | None) -> dict:
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return fields
     fields |= {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
-               "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
+               "eager_ms_p90": eager["latency_ms_p90"], "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
     if record is eager or not common:
@@ -206,7 +206,7 @@ def _eager_over(eager: dict, rounds: list[int]) -> dict:
     """Eager's latency columns over `rounds` only (its samples_s follow round_blocks_ms's rounds)."""
     kept = [samples for r, samples in zip(eager["round_blocks_ms"], eager["samples_s"]) if r in rounds]
     summary = summarize_runs(kept)
-    return {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms,
+    return {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms, "eager_ms_p90": summary.p90_ms,
             "eager_ms_ci95_low": summary.ci95_low_ms, "eager_ms_ci95_high": summary.ci95_high_ms}
 
 

@@ -82,6 +82,8 @@ RECORD = (
     # --- against eager (a compiled cell; an eager cell leaves them empty), over the rounds both ran ---
     Column("eager_ms_mean", "computed", "ms", "the eager float32 cell's mean over the rounds this cell ran", "Eager mean (ms)"),
     Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran", "Eager median (ms)"),
+    Column("eager_ms_p90", "computed", "ms", "the eager cell's 90th percentile over the rounds this cell ran",
+           "Eager p90 (ms)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
     Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
     Column("speedup", "computed", "×", "eager time / this configuration's over every paired round (> 1: faster)"),
@@ -212,6 +214,13 @@ RECORD = (
     Column("cpu_count", "env", "cores", "CPU cores the measuring process could use"),
     Column("compute_capability", "env", meaning="the GPU's compute capability", device=CUDA),
     Column("gpu_memory_gb", "env", "GB", "the GPU's memory", device=CUDA),
+    Column("driver", "env", meaning="the NVIDIA driver version", device=CUDA),
+    Column("cuda_build", "env", meaning="the CUDA version torch was built with", device=CUDA),
+    Column("cudnn", "env", meaning="the cuDNN version torch loaded", device=CUDA),
+    Column("cuda_matmul_allow_tf32", "env", meaning="float32 matmuls may run in TF32 (torch.backends.cuda.matmul."
+           "allow_tf32)", device=CUDA),
+    Column("cudnn_allow_tf32", "env", meaning="float32 cuDNN convolutions may run in TF32 (torch.backends.cudnn."
+           "allow_tf32)", device=CUDA),
     Column("settings", "same", meaning="fingerprint of the settings that change a measurement"),
     Column("started_at", "first", meaning="when its first process started, UTC"),
     Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),

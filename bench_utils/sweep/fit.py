@@ -6,11 +6,13 @@ The first group's selection round runs every configuration: it measures what a c
 block and a handoff cost here (a 2-core AVX2 EPYC calls 3x slower and compiles 2x slower than the AMX
 Xeon the default report was sized on). Before each later group's selection round the sweep's remaining
 work is priced at those costs: every pending selection round with its configurations, and for every
-group the rounds it still lacks to stop on precision (adaptive.MIN_ROUNDS_TO_STOP), each of eager and
-one contender. When that ends past the budget, configurations leave the pending selection rounds one
+group the rounds of the first pass it still lacks, each of eager and the contenders its race keeps (a
+measured group's own count: a noisy first round that drops nothing makes every later round dear; a
+pending group's eager and one contender). When that ends past the budget, configurations leave the pending selection rounds one
 at a time, those the measured groups' races ranked lowest first (failed or dropped everywhere before
-recommended somewhere; among equals the dearest), until the rest fits or one configuration beside
-eager is left. Each becomes a "skipped" row that says so and what a full run would take; the page
+recommended somewhere; among equals the dearest), until the rest fits or only the best-ranked
+compiled configuration is left (a configuration that compiles nothing costs a worker's blocks and
+stays). Each becomes a "skipped" row that says so and what a full run would take; the page
 names it. To race them all: a larger `budget_min` (`--budget-min`) and `--retry-failed`.
 """
 
@@ -41,6 +43,18 @@ class Costs:
     overhead_s: float  # per configuration and round: start, model load, handoffs, profiler, settling
     later_round_s: float  # a round of eager and one contender
     free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
+    racing: dict = field(default_factory=dict)  # measured group -> workers its later rounds hold (eager and contenders)
+
+    def later_round(self, workers: int) -> float:
+        """A later round of `workers` forks (eager and the contenders left), seconds: each its warm-up,
+        blocks and share of the handoffs (later_round_s is two of them)."""
+        return self.later_round_s / 2 * max(workers, 2)
+
+    def workers_of(self, group: tuple) -> int:
+        """The workers a group's later rounds will hold: its own race's once measured (a noisy first round
+        drops nothing: every later round holds every configuration), else eager and one contender (another
+        group's count says little of this one's: ResNet-50 kept six where ViT-B/16 kept three)."""
+        return max(2, self.racing.get(group, 2))
 
 
 @dataclass
@@ -83,7 +97,13 @@ def machine_costs(rows: list) -> Costs | None:
     # a round of eager and one contender: two forks' warm-up and blocks, and their share of the rest
     # (handoffs, settling); a fork compiles nothing, warm or cold
     later_round_s = 2 * (statistics.median(per_config_round) + overhead)
-    return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free)
+    racing: dict[tuple, int] = {}  # eager and each configuration still in the race
+    for record in cells([row for row in rows if row.status != "skipped"]):
+        if record["race_outcome"] in (RECOMMENDED, RUNNER_UP, CONTENDER):
+            group = (record["model"], record["batch_size"])
+            racing[group] = racing.get(group, 1) + 1
+    return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free,
+                 racing)
 
 
 def elaborate(name: str) -> int:
@@ -104,7 +124,8 @@ def showing(rows: list, label: str) -> dict[str, int]:
 
 def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Costs) -> float:
     """The rest of the sweep at `costs`: the pending selection rounds as they are, and for every cell
-    group the rounds it lacks to stop on precision."""
+    group the rounds of the first pass it lacks, each of eager and the contenders its race keeps
+    (Costs.workers_of)."""
     done: dict[tuple, int] = {}
     for row in rows:
         done[(row.model, row.batch_size)] = max(done.get((row.model, row.batch_size), 0), row.repeat + 1)
@@ -113,8 +134,10 @@ def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Co
                   for name in round_.configurations if name not in costs.free)
     pending = {round_.group for round_ in selections}
     groups = {(model, batch_size) for model in cfg.models for batch_size in cfg.batch_sizes}
-    lacking = sum(max(0, cfg.repeats - (1 if group in pending else done.get(group, 0))) for group in groups)
-    return seconds + lacking * costs.later_round_s
+    for group in groups:
+        lacking = max(0, cfg.repeats - (1 if group in pending else done.get(group, 0)))
+        seconds += lacking * costs.later_round(costs.workers_of(group))
+    return seconds
 
 
 def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[Round], elapsed_s: float,
@@ -139,7 +162,11 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
     # the first to leave: the lowest showing, then the most elaborate, then the dearest
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
                    key=lambda name: (rank.get(name, UNMEASURED), -elaborate(name), -costs.own_s.get(name, math.inf)))
-    while elapsed_s + need(keep) > budget_s and len(order) > 1:
+    # what compiles nothing costs a worker's warm-up and blocks, and is the speed had without a compile
+    # (the pay-back's alternative): it stays; so does the best-ranked compiled configuration, whatever
+    # the budget: a report of torch.compile races one
+    order = [name for name in order if configuration(name).compiled][:-1]
+    while elapsed_s + need(keep) > budget_s and order:
         out = order.pop(0)
         keep = tuple(name for name in keep if name != out)
         skipped.append(out)

@@ -118,9 +118,16 @@ def done_keys(rows: list, retry_failed: bool = False) -> set:
 
 def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
     """Does the results file lack a row of this round? The selection round needs every configuration's;
-    a later round holds only the race's contenders (decided by the rows), so its eager row says it ran."""
-    names = round_.configurations if round_.repeat < SELECTION_ROUNDS else (BASELINE,)
-    return any(run_key(cfg, (round_.model, round_.batch_size, name, round_.repeat)) not in done for name in names)
+    a later round holds only the race's contenders (decided by the rows): it ran when eager's row and a
+    contender's are there (eager's alone: the sweep stopped between the two, and the round is measured
+    again; its new eager row replaces the old)."""
+    def has(name: str) -> bool:
+        return run_key(cfg, (round_.model, round_.batch_size, name, round_.repeat)) in done
+
+    if round_.repeat < SELECTION_ROUNDS:
+        return not all(has(name) for name in round_.configurations)
+    others = [name for name in round_.configurations if name != BASELINE]
+    return not has(BASELINE) or (bool(others) and not any(has(name) for name in others))
 
 
 def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:

@@ -29,6 +29,7 @@ from . import adaptive
 from ..results.race import SELECTION_ROUNDS
 from ..results.sweep_time import seconds_spent
 from .fit import fitted
+from .launchers import Launcher
 from .jobs import (Round, done_keys, failure_row, first_rounds, pending_study_jobs, read_cell_rows, round_pending,
                    rows_path, study_jobs)
 
@@ -159,7 +160,7 @@ class _Schedule:
 
 
 def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_failed: bool = False,
-              progress: bool = True, after_round=None, launcher=None, position: int = 0) -> SweepSummary:
+              progress: bool = True, after_round=None, launcher: Launcher | None = None, position: int = 0) -> SweepSummary:
     """Measure every pending job of `cfg` through `launcher` (default: this machine, launchers/local.py):
     its first rounds, then extra rounds for precision within the budget, then its studies; each row is
     appended to `results_path` (a study's to its own file next to it) as its unit ends.

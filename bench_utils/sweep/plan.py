@@ -277,9 +277,15 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
     if cfg.target_halfwidth > 0 and cfg.budget_min > 0:
-        extra = max(0.0, cfg.budget_min * 60 - total)
-        lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
-                     f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
+        extra = cfg.budget_min * 60 - total
+        if extra >= 60:
+            lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
+                         f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
+        else:  # the first pass alone fills the budget: say so before it is spent, not after
+            lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}): no "
+                         f"time is left for extra rounds, and configurations the budget cannot hold are left out "
+                         f"after the first model's round (docs/method.md); --budget-min "
+                         f"{math.ceil((total + 180) / 30) / 2:g} leaves 3 minutes for them")
     for model in cfg.models:
         seconds = sum(e.total for e in estimates if e.round.model == model)
         if seconds:

@@ -1,0 +1,44 @@
+"""docs/method.md as a page of the published report (method.html, beside index.html): the Markdown
+rendered by mistune (nbconvert's own Markdown renderer, installed with it), with a link back to the
+index. A reports folder is copied to any host without the repository: a link of method.md to another
+file of the repository (../README.md, gpu.md) becomes that file's path in words, not a dead link;
+links within the page (#anchors) and to the web stay links. No torch.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from .page_html import escape
+
+INDEX_LINK = "index.html"  # the method page sits beside the index
+# [text](target) where target is neither an anchor nor an address on the web
+REPOSITORY_LINK = re.compile(r"\[([^\]]+)\]\((?!#|https?://|mailto:)([^)\s]+)\)")
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+         "code{background:#f4f4f4;padding:0 .2em}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}"
+         "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em}")
+
+
+def repository_path(target: str, folder: str = "docs") -> str:
+    """Where a link of a Markdown file in `folder` points inside the repository: "../README.md" ->
+    "README.md", "gpu.md#x" -> "docs/gpu.md"."""
+    path = target.split("#", 1)[0]
+    return posixpath.normpath(posixpath.join(folder, path))
+
+
+def unlinked(markdown: str) -> str:
+    """`markdown` with its links to other files of the repository written as words: "the README
+    (README.md in the compile-bench repository)"."""
+    return REPOSITORY_LINK.sub(
+        lambda m: f"{m.group(1)} (`{repository_path(m.group(2))}` in the compile-bench repository)", markdown)
+
+
+def method_html(markdown: str) -> str:
+    """The method page: a link back to the index, then the rendered Markdown."""
+    import mistune
+
+    body = mistune.html(unlinked(markdown))
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>How compile-bench measures and '
+            f'decides</title><style>{STYLE}</style></head><body><p><a href="{escape(INDEX_LINK)}">← All reports</a>'
+            f"</p>{body}</body></html>\n")
