@@ -221,6 +221,6 @@ def test_plan_says_before_measuring_when_the_first_pass_fills_the_budget():
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "budget_min": 1.0, "target_halfwidth": 0.05}))
     text = plan.plan_text(cfg, "cpu.yaml")
     assert "for up to" not in text and "the first pass alone takes about the whole budget (budget_min 1)" in text
-    assert re.search(r"--budget-min [0-9.]+ leaves 3 minutes for them", text)
+    assert re.search(r"--budget-min [0-9.]+ \(this estimate and 3 minutes of extra rounds\) races every", text)
     roomy = plan.plan_text(dataclasses.replace(cfg, budget_min=600.0), "cpu.yaml")
     assert "then extra rounds for precision (target +-5%) for up to" in roomy

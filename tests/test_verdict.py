@@ -444,3 +444,31 @@ def test_the_rules_defaults_are_the_configs_written_once():
     assert Rules() == Rules.of(cfg)
     assert (Rules().worthwhile, Rules().target_halfwidth, Rules().budget_min) == (
         cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)
+
+
+def test_a_runner_up_not_yet_told_apart_is_not_called_as_fast(monkeypatch):
+    """Three rounds of a noisy machine: the versus interval holds 1x but reaches far past the margin: the
+    rounds have not told the two apart, so the faster-looking compiled one stays the choice, not the
+    simpler one (which would flip a Compile into a Don't compile)."""
+    from conftest import make_row
+
+    from bench_utils.results import race
+    from bench_utils.results.aggregate import to_dataframe
+
+    def blocks(ms_first: float, ms_second: float) -> dict:  # round 0's two blocks apart: it drops neither
+        return {"samples_s": [ms_first / 1000] * 5 + [ms_second / 1000] * 5}
+
+    rows = []
+    for repeat, (frozen, autocast) in enumerate([(1.89, 1.42), (1.86, 1.67), (2.05, 1.65)]):
+        first = repeat == 0
+        rows += [make_row("deeplabv3-mobilenet", 1, "eager", 160.0, repeat=repeat),
+                 make_row("deeplabv3-mobilenet", 1, "default+freezing", 160.0 / frozen, repeat=repeat,
+                          compile_s=12.0 if first else None, **(blocks(160 / 1.5, 160 / 2.3) if first else {})),
+                 make_row("deeplabv3-mobilenet", 1, "eager+bf16-autocast", 160.0 / autocast, repeat=repeat,
+                          **(blocks(160 / 1.9, 160 / 1.1) if first else {}))]
+    df = to_dataframe(rows).set_index("configuration")
+    chosen = df.loc["default+freezing"]
+    assert chosen["race_outcome"] == "recommended" and not chosen["race_simpler"]
+    assert chosen["versus_ci95_low"] <= 1.0 and chosen["versus_ci95_high"] > race.EQUIVALENT  # not told apart
+    monkeypatch.setattr(race, "EQUIVALENT", 100.0)  # "holds 1x" alone: the simpler would be chosen
+    assert to_dataframe(rows).set_index("configuration").loc["eager+bf16-autocast", "race_outcome"] == "recommended"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth,
                     round_log_speedup, speedup_over_rounds, widened)
@@ -136,20 +137,29 @@ def simplicity(record: dict) -> tuple:
             compile_s if compile_s is not None and compile_s == compile_s else math.inf)
 
 
+# two configurations within this factor of each other either way are as fast for a user: the verdict's
+# default margin (a race is decided without the profile's settings)
+EQUIVALENT = BenchConfig.worthwhile
+
+
 def simpler_first(result: Race) -> Race:
-    """Between two configurations the rounds cannot tell apart (the leader's speed over a runner-up that
-    ran every round, paired round by round, has an interval holding 1x), recommend the simpler
-    (`simplicity`): the faster-looking one's lead is within the noise, and the simpler costs less to compile
-    and to keep. Its figure is its own over every round, never lowered for a pick it did not win."""
+    """Between two configurations the rounds show to be as fast (the leader's speed over a runner-up that
+    ran every round, paired round by round, has an interval holding 1x and lying within EQUIVALENT
+    either way), recommend the simpler (`simplicity`): the faster-looking one's lead is within the noise
+    and the margin, and the simpler costs less to compile and to keep. An interval wider than that (a
+    round or three of a noisy machine: 1.22x, 0.95-1.57x) says the two are not yet told apart, not
+    that they are as fast: the faster-looking one stays. The choice's figure is its own over every
+    round, never lowered for a pick it did not win."""
     if result.leader is None or result.runner_up is None or result.versus is None:
         return result
     lead, runner = result.entries[result.leader], result.entries[result.runner_up]
-    if runner.outcome != RUNNER_UP or not result.versus.ci95_low <= 1.0 <= result.versus.ci95_high:
+    versus = result.versus
+    as_fast = 1 / EQUIVALENT <= versus.ci95_low <= 1.0 <= versus.ci95_high <= EQUIVALENT
+    if runner.outcome != RUNNER_UP or not as_fast:
         return result
     if simplicity(runner.record) >= simplicity(lead.record):
         return result
     lead.outcome, runner.outcome = RUNNER_UP, RECOMMENDED
-    versus = result.versus
     return Race(result.entries, leader=result.runner_up, runner_up=result.leader, simpler=True,
                 versus=SpeedupEstimate(1 / versus.speedup, 1 / versus.ci95_high, 1 / versus.ci95_low,
                                        versus.between_process))

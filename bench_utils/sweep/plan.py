@@ -282,10 +282,11 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
             lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
                          f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
         else:  # the first pass alone fills the budget: say so before it is spent, not after
-            lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}): no "
-                         f"time is left for extra rounds, and configurations the budget cannot hold are left out "
-                         f"after the first model's round (docs/method.md); --budget-min "
-                         f"{math.ceil((total + 180) / 30) / 2:g} leaves 3 minutes for them")
+            lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}) at "
+                         f"this estimate: after the first model's round the sweep prices the rest at this machine's "
+                         f"costs and leaves out what the budget cannot hold (docs/method.md); --budget-min "
+                         f"{math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra rounds) races "
+                         "every configuration")
     for model in cfg.models:
         seconds = sum(e.total for e in estimates if e.round.model == model)
         if seconds:
