@@ -67,7 +67,7 @@ def test_a_gpu_page_says_what_its_cuda_graphs_hold_and_cost():
                         compiled=dict(cudagraphs_recorded=1, cudagraph_pool_mb=56.0))
     df = to_dataframe(rows)
     caveat = next(note for note in page_caveats(df) if "CUDA graphs" in note)
-    assert "reduce-overhead" in caveat and "56 MiB" in caveat and "overwritten" in caveat
+    assert caveat.startswith("reduce-overhead replays CUDA graphs") and "56 MiB" in caveat and "overwritten" in caveat
     facts = run_facts(df).iloc[:, 0]
     assert facts["GPU driver"] == "580.1" and facts["cuDNN"] == "91300"
     assert facts["CUDA graphs"].startswith("recorded in 1 of 1 compiled cells (reduce-overhead); its pool held 56")

@@ -173,7 +173,8 @@ def _more_rounds(row, rules: Rules) -> str:
     budget = math.ceil(((spent if spent and not pd.isna(spent) else 0.0) + 1.2 * seconds) / 30.0) / 2.0
     target = f"python -m bench_utils report {rules.params}" if rules.params else "the same command"
     minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
-    return (f"about {extra:.0f} more rounds would settle it{minutes}: {target} --budget-min {budget:g} (the rounds "
+    rounds = f"{extra:.0f} more round" + ("s" if round(extra) != 1 else "")
+    return (f"about {rounds} would settle it{minutes}: {target} --budget-min {budget:g} (the rounds "
             "measured are kept)")
 
 
@@ -238,8 +239,8 @@ def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     notes = []
     rounds = _rounds(rec)
     if few_rounds_apart and 0 < rounds < FEW_ROUNDS:
-        notes.append(f"its figure rests on {rounds} round(s): an interval over so few can be too narrow or "
-                     "too wide")
+        notes.append(f"{rounds} round{'s' if rounds != 1 else ''} only: so few can give too narrow or too wide "
+                     "an interval")
     if (rec.get("graph_breaks") or 0) > 0:
         notes.append(f"{int(rec['graph_breaks'])} graph break(s)")
     if rec.get("disturbed"):
@@ -248,7 +249,7 @@ def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     if spread > NOISY_SPREAD and spread > NOISY_FACTOR * typical_spread:
         notes.append(f"noisy timings: calls spread ±{spread / 2:.0%}, {spread / typical_spread:.0f}× the page's typical")
     if rec.get("warmup_steady") is False:
-        notes.append("warm-up did not settle within max_warmup_s")
+        notes.append("warm-up ended before the latency settled")
     notes += [words for words in (compile_note_words(rec), outcome_words(rec)) if words]
     return notes
 
@@ -320,7 +321,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                "chosen_ms": rec["latency_ms_median"], "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
     latency = f"; {record['latency']} a call" if record["latency"] != MISSING else ""
-    return record | {"summary": f"{name}: {answer}" + (f"; {cost}" if cost != MISSING else "") +
+    said = cost == MISSING or answer.endswith(cost)  # "..., nothing to compile" is said once
+    return record | {"summary": f"{name}: {answer}" + ("" if said else f"; {cost}") +
                      (f"; {pays}" if pays else "") + latency}
 
 
@@ -366,7 +368,8 @@ def page_caveats(df) -> list[str]:
         pools = graphs["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in graphs else pd.Series(dtype=float)
         held = (f"{number(round(pools.min()))}–{number(round(pools.max()))} MiB here" if len(pools) > 1 else
                 f"{number(round(pools.iloc[0]))} MiB here" if len(pools) else "memory")
-        notes.append(f"{', '.join(sorted(set(graphs['configuration'])))} replay CUDA graphs: their speed holds for the "
+        names = sorted(set(graphs["configuration"]))
+        notes.append(f"{', '.join(names)} replay{'s' if len(names) == 1 else ''} CUDA graphs: their speed holds for the "
                      "input shape they recorded (a new batch size or image size records a new graph, and compiles "
                      "again); a call's outputs are overwritten by the next call (clone what you keep); the graphs' "
                      f"memory pool ({held}) stays reserved beside the model.")
