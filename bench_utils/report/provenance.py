@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..config.registry import display_name
 from .display import MISSING, cell_text
-from .tables import cell_states_text, check_frame, ordered_models
+from .tables import cell_states_text, check_frame, cuda_graph_cells, ordered_models
 
 
 # (fact shown in the report, DataFrame column, the device it is a fact of: "" for every run);
@@ -53,10 +53,9 @@ def cuda_graphs_text(run: pd.DataFrame) -> str:
     ok = run[(run["status"] == "ok") & (run["configuration"] != "eager")]
     if ok.empty or "cudagraphs_recorded" not in ok.columns:
         return MISSING
-    recorded = ok[ok["cudagraphs_recorded"].fillna(0) > 0]
+    recorded, pools = cuda_graph_cells(ok)
     if recorded.empty:
         return "none recorded (no compiled cell replayed a CUDA graph)"
-    pools = recorded["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in recorded.columns else pd.Series()
     pool = (f"; their pools held {cell_text(pools.min())}–{cell_text(pools.max())} MiB"
             if len(pools) > 1 else f"; its pool held {cell_text(pools.iloc[0])} MiB" if len(pools) else "")
     skips = ok["cudagraph_skips"].fillna(0).sum() if "cudagraph_skips" in ok.columns else 0

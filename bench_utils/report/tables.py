@@ -157,6 +157,15 @@ def run_here(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return df[~df["configuration"].isin(never)], f"Not run on this machine: {said}."
 
 
+def cuda_graph_cells(df) -> tuple[pd.DataFrame, pd.Series]:
+    """The cells of `df` that recorded a CUDA graph, and their pools' reserved memory (MiB, known ones)."""
+    if "cudagraphs_recorded" not in df.columns:
+        return df.iloc[0:0], pd.Series(dtype=float)
+    recorded = df[(df["configuration"] != BASELINE) & (df["cudagraphs_recorded"].fillna(0) > 0)]
+    pools = recorded["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in recorded.columns else pd.Series(dtype=float)
+    return recorded, pools
+
+
 def guide_table(df, batch_size: int) -> pd.DataFrame:
     """The guide's table (mean latency, ms) with each mode's median beside its mean; a mean pulled
     more than stats.OUTLIER_MEAN above its median by slow calls carries OUTLIER_MARK."""

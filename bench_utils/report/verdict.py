@@ -27,11 +27,11 @@ from .display import MISSING, model_text, number, plus_minus, rounded, span, tim
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
-from .tables import check_frame, first_row, ordered_models
+from .tables import check_frame, cuda_graph_cells, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
            "speedup_ci95_low", "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
-           "breakeven_warm_calls", "eager_ms", "chosen_ms", "latency", "answer", "cost", "runner_up", "others",
+           "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others",
            "caveats", "why", "summary"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
 WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
@@ -317,8 +317,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     record |= {"configuration": rec["configuration"], "speedup": rec["race_speedup"],
                "speedup_ci95_low": rec["race_ci95_low"], "speedup_ci95_high": rec["race_ci95_high"],
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
-               "breakeven_warm_calls": warm, "eager_ms": rec["eager_ms_median"],
-               "chosen_ms": rec["latency_ms_median"], "latency": latency_words(rec), "answer": answer,
+               "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
     latency = f"; {record['latency']} a call" if record["latency"] != MISSING else ""
     said = cost == MISSING or answer.endswith(cost)  # "..., nothing to compile" is said once
@@ -363,9 +362,8 @@ def page_caveats(df) -> list[str]:
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
                      "the predictions and the accuracy checks of lower precisions do not.")
     compiled = ok[ok["configuration"] != BASELINE]
-    graphs = compiled[compiled["cudagraphs_recorded"].fillna(0) > 0] if "cudagraphs_recorded" in compiled else compiled[:0]
+    graphs, pools = cuda_graph_cells(ok)
     if not graphs.empty:
-        pools = graphs["cudagraph_pool_mb"].dropna() if "cudagraph_pool_mb" in graphs else pd.Series(dtype=float)
         held = (f"{number(round(pools.min()))}–{number(round(pools.max()))} MiB here" if len(pools) > 1 else
                 f"{number(round(pools.iloc[0]))} MiB here" if len(pools) else "memory")
         names = sorted(set(graphs["configuration"]))
