@@ -65,6 +65,7 @@ def measure_cell(cfg, model: str, batch_size: int, configuration: str, repeat: i
 
     from bench_utils.measure.cell import CellProcess
     from bench_utils.measure.task import CELL, Job, Task
+    from bench_utils.sweep.jobs import profiled
 
     results_path = Path(results_path or Path(tempfile.mkdtemp(prefix="cell-")) / "results.jsonl")
     process = CellProcess(Task(cfg, Job(CELL, model, batch_size, configuration, repeat), results_path))
@@ -72,7 +73,7 @@ def measure_cell(cfg, model: str, batch_size: int, configuration: str, repeat: i
     for _ in range(cfg.blocks):
         process.time_block()
     row = process.finish()
-    if cfg.profiled(batch_size, repeat) and row.status == "ok":
+    if profiled(cfg, batch_size, repeat) and row.status == "ok":
         row = dataclasses.replace(row, **process.profile())
     process.close()
     return row

@@ -10,6 +10,7 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.rows import BenchResult, cell_fields
 from bench_utils.sweep.fit import fitted, machine_costs, remaining_s
 from bench_utils.sweep.jobs import Round
+from bench_utils.sweep.plan import CPU_COMPILE_S
 
 CONFIGS = ("eager", "default", "default+freezing", "max-autotune-no-cudagraphs+freezing")
 SPEED = {"eager": 1.0, "default": 1.5, "default+freezing": 1.0, "max-autotune-no-cudagraphs+freezing": 0.8}
@@ -83,8 +84,11 @@ def test_the_rest_of_the_sweep_counts_the_first_pass_rounds_each_group_lacks():
     rows = selection_rows(cfg, "resnet")
     costs = machine_costs(rows)
     nothing_pending = remaining_s(cfg, rows, [], costs)
-    # resnet has 1 round of the first pass's 3; vit and segformer have none and are not pending: 2 + 3 + 3
-    assert nothing_pending == pytest.approx(8 * costs.later_round_s)
+    # resnet has 1 round of the first pass's 3; vit and segformer have none and are not pending: 2 + 3 + 3,
+    # and before the first later round of each, its contenders' warm compiles
+    contenders = sum(costs.workers_of((model, 1)) - 1 for model in cfg.models)
+    assert costs.workers_of(("resnet", 1)) == 2 and contenders == 3  # resnet's race kept default alone
+    assert nothing_pending == pytest.approx(8 * costs.later_round_s + contenders * costs.warm_compile_s)
     # a round of eager and one contender: two workers' warm-up and blocks (2 s each and their timed calls),
     # and their share of the round's rest
     per_worker = sorted(2.0 + sum(row.samples_s) for row in rows)[1:3]
@@ -111,16 +115,26 @@ def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out(
     assert "eager+bf16-autocast" not in fit.skipped and "eager+bf16-autocast" in fit.round.configurations
 
 
-def test_the_warm_compile_is_a_selection_rounds_own_work_not_a_later_rounds_overhead():
-    """A fork compiles nothing: the warm compile timed in round 0 must not price every later round."""
-    cfg = config(8.75)
-    plain = [dataclasses.replace(row, duration_s=200.0) for row in selection_rows(cfg, "resnet")]
-    warm = [dataclasses.replace(row, compile_warm_s=10.0 if row.compile_s else None) for row in plain]
-    before, after = machine_costs(plain), machine_costs(warm)
-    assert after.own_s["default"] == pytest.approx(before.own_s["default"] + 10.0)
-    assert after.own_s["eager"] == pytest.approx(before.own_s["eager"])
-    assert after.overhead_s == pytest.approx(before.overhead_s - 3 * 10.0 / 4)  # 3 compiled of 4 workers
-    assert after.later_round_s < before.later_round_s
+def test_a_contenders_warm_compile_is_priced_once_before_its_groups_first_later_round():
+    """A CPU template times its warm compile before its first kept round (measure/worker.py), not in its
+    selection round: the rest of the sweep counts one per contender of each group that has not had
+    that round yet, at the median measured so far, or before any at the cold compiles' median scaled as
+    the CPUs measured scale it."""
+    cfg = dataclasses.replace(config(8.75), models=("resnet",))
+    rows = selection_rows(cfg, "resnet")
+    costs = machine_costs(rows)
+    low_cold, low_warm = CPU_COMPILE_S["low"]
+    assert costs.warm_compile_s == pytest.approx(30.0 * low_warm / low_cold)  # the cold compiles' median: 30 s
+    assert costs.own_s["default"] == pytest.approx(20.0 + 2.0 + sum(rows[1].samples_s))  # no warm compile in it
+    later = [dataclasses.replace(row, repeat=1, compile_s=None, compile_warm_s=6.0 if row.compile_s else None)
+             for row in rows]
+    costs = machine_costs(rows + later)
+    assert costs.warm_compile_s == 6.0
+    workers = costs.workers_of(("resnet", 1))  # eager and default, the one its race kept
+    before, after = remaining_s(cfg, rows, [], costs), remaining_s(cfg, rows + later, [], costs)
+    assert before - after == pytest.approx(costs.later_round(workers) + (workers - 1) * 6.0)
+    on_gpu = dataclasses.replace(cfg, device="cuda")  # a GPU's later rounds compile in fresh workers
+    assert remaining_s(on_gpu, rows, [], costs) == pytest.approx(before - (workers - 1) * 6.0)
 
 
 def test_a_measured_groups_later_rounds_are_priced_with_every_configuration_its_race_keeps():
@@ -136,8 +150,10 @@ def test_a_measured_groups_later_rounds_are_priced_with_every_configuration_its_
     costs = machine_costs(rows)
     assert costs.racing[("resnet", 1)] == 4  # eager and three contenders
     assert costs.workers_of(("resnet", 1)) == 4 and costs.workers_of(("vit", 1)) == 2  # not measured yet
-    # resnet lacks 2 rounds of 4 workers; vit and segformer 3 rounds each of 2
-    assert remaining_s(cfg, rows, [], costs) == pytest.approx(2 * costs.later_round(4) + 6 * costs.later_round(2))
+    # resnet lacks 2 rounds of 4 workers; vit and segformer 3 rounds each of 2; before them, the warm
+    # compiles of resnet's three contenders and of one contender each of the others
+    assert remaining_s(cfg, rows, [], costs) == pytest.approx(2 * costs.later_round(4) + 6 * costs.later_round(2)
+                                                              + (3 + 1 + 1) * costs.warm_compile_s)
     assert costs.later_round(4) == pytest.approx(2 * costs.later_round_s)
 
 

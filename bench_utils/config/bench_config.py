@@ -113,8 +113,9 @@ class BenchConfig:
                                         "for the next call (glibc mallopt), so a CPU call does not page-fault its "
                                         "tensors in again (docs/method.md); false: glibc's defaults", "flag")
     # --- studies: none changes the sweep's numbers (STUDY_FIELDS) ---
-    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of round 0 at each model's "
-                              "smallest batch size: why a speedup (ops, kernels, overhead)", "flag")
+    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of eager and each configuration "
+                              "its race keeps, once, at each model's smallest batch size: why a speedup (ops, "
+                              "kernels, overhead)", "flag")
     serving_batch_sizes: tuple[int, ...] = parameter(
         (), "a server's sequence of request batch sizes, e.g. [1, 4, 16, 3, 7]: the dynamic-shapes study "
             "([]: none)", "list", item=int, low=1, may_be_empty=True, repeats_ok=True)
@@ -139,11 +140,6 @@ class BenchConfig:
         over minutes, while both sides of a speedup still see the same moments of it."""
         return [(m, b, config, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
                 for config in self.configurations]
-
-    def profiled(self, batch_size: int, repeat: int) -> bool:
-        """Does this process get the profiler's pass? With `profile`, round 0 at each model's smallest
-        batch size: one pass explains a model's speedup; the others would repeat it at minutes of cost."""
-        return self.profile and repeat == 0 and batch_size == min(self.batch_sizes)
 
     def block_s(self) -> float:
         """Seconds of timed calls in one block, at least: `min_time_s` per worker and round over its `blocks`."""

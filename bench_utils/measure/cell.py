@@ -16,6 +16,7 @@ Any failure becomes the row's status; a configuration that does not apply become
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gc
 import os
@@ -39,6 +40,21 @@ from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compil
 from .inputs import build_inputs
 from .models import TORCH_DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmCompile:
+    """A compiled template's warm compile (measure/forked.py's warm_compile), timed right before the
+    first round it measures after its selection round: the seconds (None when it failed), and when it
+    started, from which that round's row counts its time (the sweep's clock reads rows' spans)."""
+
+    started: dt.datetime
+    clock: float  # time.perf_counter() at its start
+    seconds: float | None = None
+
+    @classmethod
+    def starting(cls) -> "WarmCompile":
+        return cls(dt.datetime.now(dt.timezone.utc), time.perf_counter())
 
 
 def _peak_mem_mb(device: str, before_fork_mb: float = 0.0) -> dict:
@@ -188,6 +204,11 @@ class CellProcess:
         self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
         self.forking = False  # a template: each round is measured in a process forked from this one
         self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
+        # a compiled template times its warm compile once, before the first round it measures after its
+        # selection round (the race kept it), not for every configuration a selection round tries
+        # (5-25 s each on this project's 2-core CPUs); the next forked round's row carries it
+        self.warm_compile_timed = False
+        self.timed_warm_compile: WarmCompile | None = None
         self._contexts = contextlib.ExitStack()
         self._start_row(job.repeat, {"process_round": job.repeat})
 
@@ -303,6 +324,9 @@ class CellProcess:
         self._enter_call_contexts(autocast=True)
         if not first:
             self._start_row(repeat, {name: value for name, value in prepared.items() if name in PROCESS_FIELDS})
+            if self.timed_warm_compile is not None:  # timed just before this fork: this round's work
+                self.fields["compile_warm_s"] = self.timed_warm_compile.seconds
+                self.started, self.clock = self.timed_warm_compile.started, self.timed_warm_compile.clock
         self.fields.update(process_round=repeat, template_round=prepared["process_round"])
         # one window, and more only while it runs past max_warmup_s: what a fork needs is its first calls
         # (its pages copied on write, its threads started: the first call ran 0.5-1.3 s for DeepLabV3's

@@ -29,6 +29,7 @@ where it always has (sweep/workers.py) and a killed child's row is its round's, 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import mmap
 import os
 import signal
@@ -120,11 +121,15 @@ def measure_round(conn, process, repeat: int, first: bool) -> bool:
     return False
 
 
-def warm_compile(process) -> float | None:
-    """Seconds of `process`'s compile again in a process forked from it, every in-process cache
-    forgotten (CellProcess.warm_compile_s): the warm compile a new process pays, measured at the cost of
-    that compile alone (a fresh worker would also build the model and warm up). None when it failed: the
-    cold compile's figure stands alone; the template is not harmed (the fork changed nothing of it)."""
+def warm_compile(process):
+    """`process`'s compile again in a process forked from it, every in-process cache forgotten
+    (CellProcess.warm_compile_s): the warm compile a new process pays, measured at the cost of that
+    compile alone (a fresh worker would also build the model and warm up). A cell.WarmCompile (its
+    seconds, or None when it failed: the cold compile's figure stands alone, and when it started: the
+    next round's row counts its time); the template is not harmed (the fork changed nothing of it)."""
+    from .cell import WarmCompile
+
+    timing = WarmCompile.starting()
     seconds = _SteadyLatency()  # the page the fork writes its figure to
     sys.stdout.flush()
     sys.stderr.flush()
@@ -143,7 +148,7 @@ def warm_compile(process) -> float | None:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return seconds.read() or None if ok else None
+    return dataclasses.replace(timing, seconds=(seconds.read() or None) if ok else None)
 
 
 def _share_fate(status: int) -> None:

@@ -46,7 +46,9 @@ def _present(values) -> list:
 
 COMBINE = {  # record.COMBINES -> (every row, the ok rows, field) -> the cell's value
     "same": lambda rows, ok, name: getattr((ok or rows)[0], name),
-    "first": lambda rows, ok, name: getattr((ok or rows)[0], name),  # with cold_compile, the cold process
+    # the first round's that has it: round 0's compile (cold with cold_compile), round 1's profile
+    "first": lambda rows, ok, name: next((value for row in (ok or rows) if (value := getattr(row, name)) is not None),
+                                         None),
     "largest": lambda rows, ok, name: max(_present(getattr(r, name) for r in ok), default=None),
     "least": lambda rows, ok, name: min(_present(getattr(r, name) for r in ok), default=None),
     "union": lambda rows, ok, name: sorted({v for r in ok for v in getattr(r, name)}),

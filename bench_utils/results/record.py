@@ -40,7 +40,7 @@ class Column:
 
 
 def _profile(name: str, unit: str, meaning: str, device: str = "") -> Column:
-    return Column(f"profile_{name}", "first", unit, f"profiler pass (round 0): {meaning}", device=device)
+    return Column(f"profile_{name}", "first", unit, f"profiler pass (eager and the configurations the race kept, once): {meaning}", device=device)
 
 
 RECORD = (

@@ -8,7 +8,8 @@ Xeon the default report was sized on). Before each later group's selection round
 work is priced at those costs: every pending selection round with its configurations, and for every
 group the rounds of the first pass it still lacks, each of eager and the contenders its race keeps (a
 measured group's own count: a noisy first round that drops nothing makes every later round dear; a
-pending group's eager and one contender). When that ends past the budget, configurations leave the pending selection rounds one
+pending group's eager and one contender), and on a CPU each contender's warm compile, timed before
+its first later round. When that ends past the budget, configurations leave the pending selection rounds one
 at a time, those the measured groups' races ranked lowest first (failed or dropped everywhere before
 recommended somewhere; among equals the dearest), until the rest fits or only the best-ranked
 compiled configuration is left (a configuration that compiles nothing costs a worker's blocks and
@@ -29,6 +30,8 @@ from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
 from .jobs import Round
+from .plan import CPU_COMPILE_S
+from .workers import uses_cuda
 
 # how a configuration's showing in a measured group's race ranks it (higher: kept longer)
 SHOWING = {RECOMMENDED: 3, RUNNER_UP: 2, CONTENDER: 1, DROPPED: 0, INACCURATE: -1, FAILED: -1}
@@ -44,6 +47,7 @@ class Costs:
     later_round_s: float  # a round of eager and one contender
     free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
     racing: dict = field(default_factory=dict)  # measured group -> workers its later rounds hold (eager and contenders)
+    warm_compile_s: float = 0.0  # a CPU contender's warm compile, timed before its first later round
 
     def later_round(self, workers: int) -> float:
         """A later round of `workers` forks (eager and the contenders left), seconds: each its warm-up,
@@ -85,9 +89,10 @@ def machine_costs(rows: list) -> Costs | None:
     own: dict[str, list[float]] = {}
     overheads, per_config_round = [], []
     for measured in groups.values():
-        # a selection round's own work: its cold compile, the warm compile timed in a fork, warm-up, blocks
-        spent = {row.configuration: (row.compile_s or 0.0) + (row.compile_warm_s or 0.0) + (row.warmup_s or 0.0)
-                 + sum(row.samples_s) for row in measured}
+        # a selection round's own work: its cold compile, warm-up, blocks (the warm compile of the
+        # configurations its race keeps is their first later round's)
+        spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + sum(row.samples_s)
+                 for row in measured}
         for name, seconds in spent.items():
             own.setdefault(name, []).append(seconds)
         wall = max(_epoch(row) + (row.duration_s or 0.0) for row in measured) - min(_epoch(row) for row in measured)
@@ -103,7 +108,18 @@ def machine_costs(rows: list) -> Costs | None:
             group = (record["model"], record["batch_size"])
             racing[group] = racing.get(group, 1) + 1
     return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free,
-                 racing)
+                 racing, _warm_compile_s(rows, selection))
+
+
+def _warm_compile_s(rows: list, selection: list) -> float:
+    """A contender's warm compile, seconds: the median of those measured so far, else the cold
+    compiles' median scaled as the CPUs measured scale it (plan.CPU_COMPILE_S: warm over cold)."""
+    warm = [row.compile_warm_s for row in rows if row.compile_warm_s]
+    if warm:
+        return statistics.median(warm)
+    cold = [row.compile_s for row in selection if row.compile_s]
+    low_cold, low_warm = CPU_COMPILE_S["low"]
+    return statistics.median(cold) * low_warm / low_cold if cold else 0.0
 
 
 def elaborate(name: str) -> int:
@@ -134,9 +150,13 @@ def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Co
                   for name in round_.configurations if name not in costs.free)
     pending = {round_.group for round_ in selections}
     groups = {(model, batch_size) for model in cfg.models for batch_size in cfg.batch_sizes}
+    forking = not uses_cuda(cfg.device)  # a CPU contender's warm compile comes before its first later round
     for group in groups:
-        lacking = max(0, cfg.repeats - (1 if group in pending else done.get(group, 0)))
+        measured = 1 if group in pending else done.get(group, 0)
+        lacking = max(0, cfg.repeats - measured)
         seconds += lacking * costs.later_round(costs.workers_of(group))
+        if forking and lacking and measured <= SELECTION_ROUNDS:
+            seconds += (costs.workers_of(group) - 1) * costs.warm_compile_s
     return seconds
 
 

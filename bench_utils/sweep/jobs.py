@@ -66,6 +66,16 @@ def first_rounds(cfg: BenchConfig) -> list[Round]:
             for model, batch_size in chunk]
 
 
+def profiled(cfg: BenchConfig, batch_size: int, repeat: int) -> bool:
+    """Does a process of round `repeat` get the profiler's pass? With `profile`, the first round after the
+    selection rounds (eager and the configurations the race kept; round 0 when there is no later round)
+    at each model's smallest batch size: one pass explains a model's speedup; profiling every
+    configuration a selection round tries cost 4-13 s per model on a 2-core CPU (2026-11-28, Zen 5: 5
+    calls each at 2-3x their latency, and the trace), the other batch sizes would repeat it."""
+    round_ = SELECTION_ROUNDS if cfg.repeats > SELECTION_ROUNDS else 0
+    return cfg.profile and repeat == round_ and batch_size == min(cfg.batch_sizes)
+
+
 def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) -> bool:
     """Does round `repeat` of a cell group start fresh workers, when its current ones started in round
     `first_round` (None: it has none)? After `rounds_per_process` rounds; on a GPU also at the last round

@@ -2,10 +2,11 @@
 runs (`python -m bench_utils plan PARAMS.yaml`). No torch, but where an "auto" profile asks it for a GPU.
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
-profiler's pass in round 0 (`profile`); every `rounds_per_process` rounds it first prepares fresh
-workers, one at a time (rounds.py; start: fork and model load; compile: cold
-in a cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them
-(rounds.py): on a CPU each round in a process forked from them, which warms up again (measure/forked.py). Per call, the latency is, in this order: what the results file measured for the cell,
+profiler's pass in round 1 (`profile`, jobs.profiled); every `rounds_per_process` rounds it first
+prepares fresh workers, one at a time (rounds.py; start: fork and model load; compile: cold in a
+cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them (rounds.py): on a
+CPU each round in a process forked from them, which warms up again (measure/forked.py), the first of
+them after a compiled template's warm compile in another fork. Per call, the latency is, in this order: what the results file measured for the cell,
 the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
 min_time_s, and the estimate is a lower bound). Compile times come from the results file where it
 measured the cell's; else on a GPU from the mode table scaled per model (compile_estimate.py), a range
@@ -26,7 +27,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
-from .jobs import Round, done_keys, first_rounds, pair_start, read_cell_rows, round_pending
+from .jobs import Round, done_keys, first_rounds, pair_start, profiled, read_cell_rows, round_pending
 from .workers import uses_cuda
 
 START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
@@ -99,7 +100,9 @@ def measured(rows: list) -> dict[tuple, Measured]:
             found.setdefault((row.model, row.batch_size, row.configuration), []).append(row)
     out = {}
     for key, group in found.items():
-        warm = [r.compile_s for r in group if r.repeat > 0 and r.compile_s]
+        # a later fresh worker's compile (GPU), or a template's compile again in a fork (CPU)
+        warm = [r.compile_s for r in group if r.repeat > 0 and r.compile_s] + [
+            r.compile_warm_s for r in group if r.compile_warm_s]
         cold = [r.compile_s for r in group if r.repeat == 0 and r.compile_s]
         out[key] = Measured(statistics.median(r.latency_ms_median for r in group),
                             cold[0] if cold else None, statistics.median(warm) if warm else None)
@@ -147,6 +150,9 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
+        elif device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat) + 1:
+            # the template's first kept round: its warm compile in a fork first (measure/worker.py)
+            parts["warm compile"] = _compile_s(cfg, round_.model, mode, False, cell, device, bound)
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
@@ -155,7 +161,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
     estimate.seconds["settle"] = handoffs * cfg.settle_s
-    if cfg.profiled(round_.batch_size, round_.repeat):
+    if profiled(cfg, round_.batch_size, round_.repeat):
         estimate.seconds["profiler"] = PROFILE_S * len(names)
     return estimate
 

@@ -26,7 +26,7 @@ from ..config.bench_config import BenchConfig
 from ..measure.forked import RELEASE, forks
 from ..measure.task import Block, Job, Task, log_path
 from ..results.rows import NOT_FAILED, BenchResult, Row
-from .jobs import Round, failure_row, needs_fresh_workers
+from .jobs import Round, failure_row, needs_fresh_workers, profiled
 from .workers import Worker, WorkerLost, uses_cuda
 
 
@@ -206,7 +206,7 @@ class _RoundRun:
             if job not in self.rows:
                 self.ask(job, "finish")
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
-            if self.cfg.profiled(self.round.batch_size, self.round.repeat) and self.rows[job].status == "ok":
+            if profiled(self.cfg, self.round.batch_size, self.round.repeat) and self.rows[job].status == "ok":
                 self.rows[job] = _with_profile(self.rows[job], self.workers[job])
 
 
