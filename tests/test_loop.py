@@ -58,6 +58,8 @@ def test_every_process_yields_a_complete_row_in_round_order(sweep):
         assert row.repeat > 0 or (row.warmup_calls >= 1 and row.warmup_s > 0)  # later rounds: warm already
         assert row.peak_mem_mb > 100  # the worker's peak RSS: torch alone is more than this
         assert row.num_params > 1000
+        # freed memory kept: a timed call of a tiny model touches no new page, or hardly one
+        assert row.page_faults_per_call is not None and 0 <= row.page_faults_per_call < 100
 
 
 def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):

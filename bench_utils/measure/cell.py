@@ -219,6 +219,7 @@ class CellProcess:
                                     repeat)
         self.fields: dict = {"samples_s": [], "block_lengths": []} | carried
         self._loads: list = []  # machine_load.Load of each block
+        self._page_faults = 0  # minor page faults during the timed calls, the process's threads together
         self.started = dt.datetime.now(dt.timezone.utc)
         self.clock = time.perf_counter()
 
@@ -390,8 +391,9 @@ class CellProcess:
         # (docs/method.md); a block right after this worker's own (ABBA's middle) starts warm
         if after_switch:
             self.call()
-        before = machine_load.snapshot()
+        before, faults = machine_load.snapshot(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         samples = time_calls(self.call, self.device, self.cfg.block_calls(), self.cfg.block_s())
+        self._page_faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         self._loads.append(machine_load.between(before, machine_load.snapshot()))
         self.fields["samples_s"] += samples
         self.fields["block_lengths"].append(len(samples))
@@ -440,6 +442,7 @@ class CellProcess:
         loads = [load for load in self._loads if load is not None]
         summary = summarize(self.fields["samples_s"])
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
+                           page_faults_per_call=self._page_faults / len(self.fields["samples_s"]),
                            **_peak_mem_mb(self.device, self.before_fork_mb))
         if self.frames_after_first_call is not None:  # what compiled again up to now, timed rounds and forks
             stats = graph_stats(self.frames_after_first_call)  # included: a fork's counters go on from its parent's

@@ -15,6 +15,18 @@ from dataclasses import dataclass
 # How a cell's rows (one per process and round) give a column's value; "computed": results/aggregate.py
 # and results/stats.py compute it (statistics, the pairing with eager, codes).
 COMBINES = ("same", "first", "largest", "union", "all", "least", "sum", "env", "computed")
+# What a measurement could give (row_schema.py checks every row read back against a column's bounds: a
+# value outside is garbage or a lie, 1e308 s of process time, a negative peak memory, not data). A
+# sample is one timed call, seconds: below a microsecond no forward pass ran (or the timer cannot
+# tell), above a day the number is a typo, not a latency.
+MIN_SAMPLE_S, MAX_SAMPLE_S = 1e-6, 86_400.0
+DAY_S = 86_400.0
+LATENCY_MS = (MIN_SAMPLE_S * 1e3, MAX_SAMPLE_S * 1e3)  # a call's latency, ms
+PER_CALL_MS = (0.0, MAX_SAMPLE_S * 1e3)  # a share of a call's time, ms
+SECONDS = (0.0, 7 * DAY_S)  # a compile, a warm-up, a setting
+MIB = (0.0, 2.0**30)  # memory
+PERCENT = (0.0, 100.0)
+PER_CALL = (0.0, 1e9)  # things counted per call (operators, kernels)
 CUDA = "cuda"  # a column only a CUDA run fills
 FUSED_KERNELS = "compiled code (Inductor)"  # profile_top_ops' name of the time in compiled graphs outside operators
 
@@ -29,6 +41,7 @@ class Column:
     source: str = ""  # the row field (or env key, combine "env") it is read from, when not `name`
     device: str = ""  # CUDA: filled on CUDA runs only (left out of a CPU run's cells.csv)
     internal: bool = False  # for results/ and sweep/ (adaptive rounds, benchmarks/): never a DataFrame column
+    bounds: tuple | None = None  # (low, high) a row's field of this name may hold (row_schema.py), in `unit`
 
     def __post_init__(self) -> None:
         if self.combine not in COMBINES:
@@ -39,8 +52,9 @@ class Column:
         return self.source or self.name
 
 
-def _profile(name: str, unit: str, meaning: str, device: str = "") -> Column:
-    return Column(f"profile_{name}", "first", unit, f"profiler pass (eager and the configurations the race kept, once): {meaning}", device=device)
+def _profile(name: str, unit: str, meaning: str, device: str = "", bounds: tuple | None = None) -> Column:
+    return Column(f"profile_{name}", "first", unit, f"profiler pass (eager and the configurations the race kept, "
+                  f"once): {meaning}", device=device, bounds=bounds)
 
 
 RECORD = (
@@ -68,8 +82,10 @@ RECORD = (
     Column("weights_note", "first", meaning="why those weights (e.g. not in the local cache, offline)"),
     Column("num_params", "first", "parameters", "the model's parameter count"),
     # --- latency: statistics over the rounds (results/stats.py) ---
-    Column("latency_ms_mean", "computed", "ms", "mean of every timed call (the guide's statistic)", "Mean (ms)"),
-    Column("latency_ms_median", "computed", "ms", "geometric mean of the processes' medians", "Median (ms)"),
+    Column("latency_ms_mean", "computed", "ms", "mean of every timed call (the guide's statistic)", "Mean (ms)",
+           bounds=LATENCY_MS),
+    Column("latency_ms_median", "computed", "ms", "geometric mean of the processes' medians", "Median (ms)",
+           bounds=LATENCY_MS),
     Column("latency_ms_p10", "computed", "ms", "10th percentile of every timed call"),
     Column("latency_ms_p90", "computed", "ms", "90th percentile of every timed call", "p90 (ms)"),
     Column("latency_ms_std", "computed", "ms", "standard deviation of every timed call"),
@@ -130,8 +146,12 @@ RECORD = (
     Column("race_simpler", "computed", meaning="the recommended configuration is the simpler of two the rounds cannot "
            "tell apart (its runner-up looked faster by a margin within the noise: race.simpler_first)"),
     # --- the machine while timing ---
-    Column("others_cpu_pct", "largest", "%", "CPU used by other processes while timing, of the machine"),
-    Column("steal_pct", "largest", "%", "CPU time the hypervisor took while timing, of the machine"),
+    Column("others_cpu_pct", "largest", "%", "CPU used by other processes while timing, of the machine",
+           bounds=PERCENT),
+    Column("steal_pct", "largest", "%", "CPU time the hypervisor took while timing, of the machine", bounds=PERCENT),
+    Column("page_faults_per_call", "largest", "faults", "minor page faults per timed call (memory the call "
+           "touched for the first time: 0 when the allocator keeps freed memory, keep_freed_memory)",
+           bounds=PER_CALL),
     Column("busy_pct", "computed", "%", "the larger others_cpu_pct of this cell and its eager cell"),
     Column("stolen_pct", "computed", "%", "the larger steal_pct of this cell and its eager cell"),
     Column("disturbed", "computed", meaning="busy_pct or stolen_pct above 10%, or outlying rounds", label="Disturbed"),
@@ -140,16 +160,16 @@ RECORD = (
     Column("repeats_ok", "computed", "processes", "of them, ended ok", "Processes ok"),
     Column("warmup", "same", "calls", "the profile's minimum warm-up calls"),
     Column("warmup_calls", "largest", "calls", "untimed calls until the latency was steady"),
-    Column("warmup_s", "largest", "s", "seconds they took"),
+    Column("warmup_s", "largest", "s", "seconds they took", bounds=SECONDS),
     Column("warmup_steady", "all", meaning="every process reached a steady latency before max_warmup_s"),
     Column("iterations", "same", "calls", "the profile's minimum timed calls per worker and round"),
-    Column("min_time_s", "same", "s", "the profile's minimum timed seconds per worker and round"),
+    Column("min_time_s", "same", "s", "the profile's minimum timed seconds per worker and round", bounds=SECONDS),
     # --- compiling ---
     Column("compile_s", "first", "s", "the first compiled call of round 0 (cold with cold_compile)",
-           "Cold compile (s)"),
+           "Cold compile (s)", bounds=SECONDS),
     Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes, or of a compile again "
            "in a fork of the prepared one with its in-process caches forgotten (the on-disk cache filled)",
-           "Warm compile (s)"),
+           "Warm compile (s)", bounds=SECONDS),
     Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits of round 0's compile (0: it was cold)",
            "Cold compile's cache hits"),
     Column("fx_cache_misses", "first", "graphs", "... and misses"),
@@ -166,10 +186,11 @@ RECORD = (
            "replays (profiled)", device=CUDA),
     # --- memory, MiB, right after the timed calls ---
     Column("peak_mem_mb", "largest", "MiB", "CUDA: max allocated while timing; CPU: the process's peak resident "
-           "memory over its life (model, inputs, torch, Python and its compile)", "Peak memory (MiB)"),
+           "memory over its life (model, inputs, torch, Python and its compile)", "Peak memory (MiB)", bounds=MIB),
     Column("peak_reserved_mb", "largest", "MiB", "CUDA: max reserved while timing (CUDA-graph pools included)",
-           device=CUDA),
-    Column("cudagraph_pool_mb", "largest", "MiB", "CUDA: reserved in CUDA-graph pools after timing", device=CUDA),
+           device=CUDA, bounds=MIB),
+    Column("cudagraph_pool_mb", "largest", "MiB", "CUDA: reserved in CUDA-graph pools after timing", device=CUDA,
+           bounds=MIB),
     Column("held_mem_mb", "computed", "MiB", "what the cell held while timing, comparable across modes: CUDA: "
            "peak_reserved_mb (CUDA-graph pools included); CPU: peak_mem_mb"),
     # --- accuracy against eager ---
@@ -179,18 +200,18 @@ RECORD = (
            "lower precision: the task's answer kept (task_agreement >= 0.9)", label="Matches eager"),
     Column("accuracy_reference", "first", meaning="elementwise (float32) or task (a lower precision)"),
     Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32",
-           "Task agreement"),
-    # --- why (the profiler's pass, round 0) ---
+           "Task agreement", bounds=(0.0, 1.0)),
+    # --- why (the profiler's pass: the first round after the selection round, sweep/jobs.profiled) ---
     _profile("calls", "calls", "calls profiled"),
-    _profile("call_ms", "ms", "a profiled call (the profiler slows it)"),
-    _profile("ops_per_call", "operators", "dispatcher operators per call, top of their nesting"),
-    _profile("op_ms", "ms", "time inside those operators per call"),
-    _profile("compiled_ms", "ms", "time in compiled graphs outside operators per call"),
-    _profile("overhead_ms", "ms", "the rest per call: Python, module calls, guards"),
-    _profile("kernels_per_call", "kernels", "CUDA kernels run per call", CUDA),
-    _profile("device_ms", "ms", "the GPU's busy time per call", CUDA),
-    _profile("launches_per_call", "launches", "kernel launches by the host per call", CUDA),
-    _profile("graph_replays_per_call", "replays", "CUDA-graph replays per call", CUDA),
+    _profile("call_ms", "ms", "a profiled call (the profiler slows it)", bounds=PER_CALL_MS),
+    _profile("ops_per_call", "operators", "dispatcher operators per call, top of their nesting", bounds=PER_CALL),
+    _profile("op_ms", "ms", "time inside those operators per call", bounds=PER_CALL_MS),
+    _profile("compiled_ms", "ms", "time in compiled graphs outside operators per call", bounds=PER_CALL_MS),
+    _profile("overhead_ms", "ms", "the rest per call: Python, module calls, guards", bounds=PER_CALL_MS),
+    _profile("kernels_per_call", "kernels", "CUDA kernels run per call", CUDA, PER_CALL),
+    _profile("device_ms", "ms", "the GPU's busy time per call", CUDA, PER_CALL_MS),
+    _profile("launches_per_call", "launches", "kernel launches by the host per call", CUDA, PER_CALL),
+    _profile("graph_replays_per_call", "replays", "CUDA-graph replays per call", CUDA, PER_CALL),
     _profile("top_ops", "", "[operator or kernel, self ms per call] with the most time"),
     _profile("error", "", "why the profiler's pass failed (the timing stands)"),
     _profile("trace", "", "the trace's file in traces/ (Perfetto, TensorBoard)"),
@@ -223,7 +244,7 @@ RECORD = (
            "allow_tf32)", device=CUDA),
     Column("settings", "same", meaning="fingerprint of the settings that change a measurement"),
     Column("started_at", "first", meaning="when its first process started, UTC"),
-    Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)"),
+    Column("duration_s", "sum", "s", "wall time of all its processes", "Process time (s)", bounds=(0.0, 30 * DAY_S)),
     Column("round_s", "computed", "s", "median wall time of the cell's rounds that prepared nothing (what one more "
            "round takes)"),
     Column("sweep_s", "computed", "s", "how long the run's sweep measured, its rounds' time spans joined (the "
@@ -231,4 +252,11 @@ RECORD = (
     Column("samples_s", "computed", "s", "every process's raw samples (with_samples only)"),
 )
 COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataFrame's columns, in order
+# A cell row's (rows.BenchResult) fields that no column holds as they are: the record computes from them
+ROW_ONLY = {"repeat": "the round the row measured",
+            "block_lengths": "calls per timed block, in order (samples_s holds them one after another)",
+            "env": "the measuring process's environment (the env columns read it)",
+            "exit_code": "the worker's exit status when it ended after writing the row (exit_codes)",
+            "process_round": "the round whose process measured it (a CPU round's fork: its own round)",
+            "template_round": "the round that prepared the process it was forked from (CPU)"}
 

@@ -13,26 +13,14 @@ import math
 
 from ..config.configurations import is_configuration
 from ..config.validation import CONTROL
+from .record import MAX_SAMPLE_S, MIN_SAMPLE_S, RECORD, SECONDS
 
-# A sample is one timed call of a model, seconds: below a microsecond no forward pass ran (or the timer
-# cannot tell), above a day the number is a typo or garbage, not a latency.
-MIN_SAMPLE_S, MAX_SAMPLE_S = 1e-6, 86_400.0
 ENV_TEXT = ("device", "device_name", "torch", "transformers", "python", "platform", "hostname")  # env keys pages show
-DAY_S = 86_400.0
-# Numbers a measurement could have given, by field name (a cell's or a study's): a value outside is
-# garbage or a lie (1e308 s of process time, a negative peak memory or steal share), not data. A
-# field not named here has its type's bounds: finite, whole numbers >= 0 and at most MAX_COUNT.
-BOUNDS = {"duration_s": (0.0, 30 * DAY_S), "compile_s": (0.0, 7 * DAY_S), "warmup_s": (0.0, 7 * DAY_S),
-          "compile_total_s": (0.0, 7 * DAY_S), "artifact_load_s": (0.0, 7 * DAY_S), "min_time_s": (0.0, 7 * DAY_S),
-          "latency_ms_mean": (MIN_SAMPLE_S * 1e3, MAX_SAMPLE_S * 1e3),
-          "latency_ms_median": (MIN_SAMPLE_S * 1e3, MAX_SAMPLE_S * 1e3),
-          "peak_mem_mb": (0.0, 2.0**30), "peak_reserved_mb": (0.0, 2.0**30), "cudagraph_pool_mb": (0.0, 2.0**30),
-          "others_cpu_pct": (0.0, 100.0), "steal_pct": (0.0, 100.0), "task_agreement": (0.0, 1.0),
-          "profile_call_ms": (0.0, MAX_SAMPLE_S * 1e3),
-          "profile_ops_per_call": (0.0, 1e9), "profile_op_ms": (0.0, MAX_SAMPLE_S * 1e3),
-          "profile_compiled_ms": (0.0, MAX_SAMPLE_S * 1e3), "profile_overhead_ms": (0.0, MAX_SAMPLE_S * 1e3),
-          "profile_device_ms": (0.0, MAX_SAMPLE_S * 1e3), "profile_kernels_per_call": (0.0, 1e9),
-          "profile_launches_per_call": (0.0, 1e9), "profile_graph_replays_per_call": (0.0, 1e9)}
+# Numbers a measurement could have given, by field name: a cell row's from its column's declaration
+# (record.py), a study row's own here. A field not named has its type's bounds: finite, whole numbers
+# >= 0 and at most MAX_COUNT.
+STUDY_BOUNDS = {"compile_total_s": SECONDS, "artifact_load_s": SECONDS}
+BOUNDS = {column.field: column.bounds for column in RECORD if column.bounds} | STUDY_BOUNDS
 MAX_COUNT = 10**9  # graph breaks, calls, processes ... of one row
 COUNT_BOUNDS = {"num_params": 10**13, "artifact_bytes": 2**50}  # whole numbers that may be larger
 MAX_TEXT = 20_000  # characters of any text field (an error text with a log tail is ~2,500)

@@ -133,6 +133,7 @@ class BenchResult(Row):
     warmup_steady: bool | None = None  # False: warm-up hit max_warmup_s before the latency settled
     others_cpu_pct: float | None = None  # CPU used by other processes while timing, % of the machine
     steal_pct: float | None = None  # CPU time taken by the hypervisor while timing, % of the machine
+    page_faults_per_call: float | None = None  # minor page faults per timed call, every thread of the process
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
     # CPU: seconds of the same compile again in a process forked from the prepared one, every in-process
