@@ -472,3 +472,32 @@ def test_a_runner_up_not_yet_told_apart_is_not_called_as_fast(monkeypatch):
     assert chosen["versus_ci95_low"] <= 1.0 and chosen["versus_ci95_high"] > race.EQUIVALENT  # not told apart
     monkeypatch.setattr(race, "EQUIVALENT", 100.0)  # "holds 1x" alone: the simpler would be chosen
     assert to_dataframe(rows).set_index("configuration").loc["eager+bf16-autocast", "race_outcome"] == "recommended"
+
+
+def test_a_compile_adding_less_than_the_margin_over_a_run_without_one_is_not_recommended():
+    """default + bf16 5% faster than eager bf16 in every round (their interval excludes 1x): a compile must
+    add the margin over what runs without one, so eager bf16 is the choice: "Don't compile", never
+    "Compile" beside "no pay-back"."""
+    from conftest import make_row
+
+    from bench_utils.results.aggregate import to_dataframe
+
+    def blocks(ms_first: float, ms_second: float) -> dict:  # round 0's two blocks apart: it drops neither
+        return {"samples_s": [ms_first / 1000] * 5 + [ms_second / 1000] * 5}
+
+    rows = []
+    for repeat in range(4):
+        first = repeat == 0
+        rows += [make_row("resnet", 1, "eager", 40.0, repeat=repeat),
+                 make_row("resnet", 1, "default+bf16-autocast", 40.0 / (1.30 + 0.004 * repeat), repeat=repeat,
+                          compile_s=18.0 if first else None, **(blocks(40 / 1.2, 40 / 1.45) if first else {})),
+                 make_row("resnet", 1, "eager+bf16-autocast", 40.0 / (1.24 + 0.004 * repeat), repeat=repeat,
+                          **(blocks(40 / 1.3, 40 / 1.15) if first else {}))]
+    df = to_dataframe(rows).set_index("configuration")
+    chosen = df.loc["eager+bf16-autocast"]
+    assert chosen["race_outcome"] == "recommended" and chosen["race_simpler"]
+    assert chosen["versus_ci95_high"] < 1.0  # the compiled one is faster, by less than the margin
+    text = verdict_text(df.reset_index(), Rules())
+    assert "Don't compile — run eager in bfloat16 autocast" in text and "Compile —" not in text
+    runner_up = verdicts(df.reset_index(), Rules()).iloc[0]["runner_up"]
+    assert "less than the 1.10× a compile must add: the choice compiles nothing" in runner_up, runner_up

@@ -190,8 +190,11 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     gap = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
     dropped = runner["race_outcome"] == "dropped"
     where = ", in the first round, which dropped it" if dropped else ""
-    if rec.get("race_simpler"):  # results/race.simpler_first
+    if rec.get("race_simpler") and low <= 1.0 <= high:  # results/race.simpler_first
         return f"{text}; the rounds cannot tell it from the choice ({gap}), the simpler to compile and keep"
+    if rec.get("race_simpler"):  # a compile adding less than the margin over the choice, which compiles nothing
+        return (f"{text}; faster than the choice by {times(1 / rec['versus_runner_up'])}, less than the "
+                f"{times(rules.worthwhile)} a compile must add: the choice compiles nothing")
     if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
         return f"{text}; within the margin of the choice ({gap}{where})"
     if low > 1.0:

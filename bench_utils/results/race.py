@@ -146,7 +146,8 @@ def simpler_first(result: Race) -> Race:
     """Between two configurations the rounds show to be as fast (the leader's speed over a runner-up that
     ran every round, paired round by round, has an interval holding 1x and lying within EQUIVALENT
     either way), recommend the simpler (`simplicity`): the faster-looking one's lead is within the noise
-    and the margin, and the simpler costs less to compile and to keep. An interval wider than that (a
+    and the margin, and the simpler costs less to compile and to keep. So too a runner-up that compiles
+    nothing, when the compiled leader is less than EQUIVALENT faster than it. An interval wider than that (a
     round or three of a noisy machine: 1.22x, 0.95-1.57x) says the two are not yet told apart, not
     that they are as fast: the faster-looking one stays. The choice's figure is its own over every
     round, never lowered for a pick it did not win."""
@@ -155,7 +156,13 @@ def simpler_first(result: Race) -> Race:
     lead, runner = result.entries[result.leader], result.entries[result.runner_up]
     versus = result.versus
     as_fast = 1 / EQUIVALENT <= versus.ci95_low <= 1.0 <= versus.ci95_high <= EQUIVALENT
-    if runner.outcome != RUNNER_UP or not as_fast:
+    # a compile must add the margin over what runs without one (the margin is "the smallest speedup worth
+    # a compile"): a compiled leader less than EQUIVALENT ahead of a runner-up that compiles nothing is not
+    # worth its compile (ResNet-50 on the Zen 5, 2026-11-28: default + bf16 1.7% ahead of eager bf16 by
+    # their paired rounds, the page saying "Compile" beside "no pay-back")
+    adds_too_little = (configuration(lead.record["configuration"]).compiled
+                       and not configuration(runner.record["configuration"]).compiled and versus.speedup < EQUIVALENT)
+    if runner.outcome != RUNNER_UP or not (as_fast or adds_too_little):
         return result
     if simplicity(runner.record) >= simplicity(lead.record):
         return result
