@@ -110,25 +110,27 @@ def _ok_compiled(df):
     return table[(table["status"] == "ok") & table["compile_s"].notna()]
 
 
-def compile_time_chart(df) -> Figure:
-    """Compile time (first compiled call, s) per model, one panel per configuration, one bar per batch size."""
+def compile_time_chart(df, names=None) -> Figure:
+    """Cold compile time (the first compiled call, s) of every compiled cell in one panel: a group of bars
+    per model and batch size, a bar per configuration in its page colour (`names`: the page's
+    configurations, colours). One panel, not one per configuration: side by side they shrank to a few
+    pixels each on a page."""
     tables.one_label(df)
     ok = _ok_compiled(df)
     if ok.empty:
         return empty_figure()
-    models = tables.ordered_models(ok["model"])
+    keys = list(dict.fromkeys(zip(ok["model"], ok["batch_size"])))
+    labels = [f"{display_name(m)} · batch {b}" for m, b in keys]
     modes = tables.ordered_configurations(ok["configuration"])
-    batches = sorted(set(ok["batch_size"]))
-    colors = sns.color_palette("crest", len(batches))
-    fig, axes = figure(5 * len(modes), 1.2 + BAR_SLOT_IN * len(models) * len(batches), 1, len(modes))
-    for ax, mode in zip(axes.flat, modes):
-        of_mode = ok[ok["configuration"] == mode]
-        series = [Bars(str(b), of_mode[of_mode["batch_size"] == b].set_index("model")
-                        .reindex(models)["compile_s"].to_numpy(float), color)
-                  for b, color in zip(batches, colors)]
-        grouped_barh(ax, [display_name(m) for m in models], series)
-        ax.set(title=f"compile time, {mode}", xlabel="first compiled call: trace + codegen + run (s)")
-        legend(ax, series, "batch size", fontsize=8)
+    colour = colours(df["configuration"] if names is None else names)
+    by_cell = ok.set_index(["model", "batch_size"])
+    series = [Bars(mode, by_cell[by_cell["configuration"] == mode].reindex(keys)["compile_s"].to_numpy(float),
+                   colour.get(mode)) for mode in modes]
+    fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
+    ax = axes[0, 0]
+    grouped_barh(ax, labels, series)
+    ax.set(title="Cold compile time", xlabel="first compiled call: trace + codegen + run (s)")
+    legend(ax, series, "configuration", fontsize=8)
     return fig
 
 
@@ -187,12 +189,9 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
     for (mode, model), cells in ok.groupby(["configuration", "model"], sort=False):
         ax.scatter(cells["compile_s"], cells["speedup"], color=colour.get(mode), marker=marker[model])
     picked = ok.merge(answers[["model", "batch_size", "configuration"]], on=["model", "batch_size", "configuration"])
-    middle = (ok["compile_s"].min() + ok["compile_s"].max()) / 2
-    for row in picked.itertuples():
-        right = row.compile_s > middle  # its name to the left: it stays inside the panel
-        ax.annotate(f"{display_name(row.model)} · batch {row.batch_size}: recommended", (row.compile_s, row.speedup),
-                    fontsize=7, xytext=(-4 if right else 4, 4), textcoords="offset points",
-                    ha="right" if right else "left")
+    # each model's recommendation ringed, not named beside its point: names printed over each other
+    # and over the title where configurations tied
+    ax.scatter(picked["compile_s"], picked["speedup"], s=160, facecolors="none", edgecolors="0.15", linewidths=1.2)
     ax.axhline(1, color="0.2", linewidth=0.8)
     ax.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
     ax.set_ylim(bottom=0)
@@ -203,6 +202,9 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
                for mode in tables.ordered_configurations(ok["configuration"])]
     handles += [Line2D([], [], color="0.3", marker=marker[model], linestyle="", label=display_name(model))
                 for model in marker]
+    if not picked.empty:
+        handles.append(Line2D([], [], marker="o", markersize=11, markerfacecolor="none", markeredgecolor="0.15",
+                              linestyle="", label="recommended"))
     ax.legend(handles=handles, fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.18))  # off the points
 
 

@@ -279,6 +279,21 @@ def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]
     return [("; ".join(r) if isinstance(r, list) else "") for r in reasons]
 
 
+COMPILE_CAPTION = "Compile time, graph breaks and agreement with eager"
+
+
+def compile_table_caption(table: pd.DataFrame) -> str:
+    """compile_table's caption, saying why a warm compile is missing where one is ("—" alone read as a
+    failure): it is timed before a configuration's first round after the selection round, so one the
+    race dropped there (or a run of one round) has none."""
+    ok = table[table["status"] == "ok"]
+    if ok.empty or ok["compile_warm_s"].notna().all():
+        return COMPILE_CAPTION
+    return (f"{COMPILE_CAPTION}. Warm compile —: not timed; a configuration's warm compile is timed once, before "
+            "its first round after the selection round, so one the race dropped there (or a run of one round) "
+            "has none")
+
+
 def compile_table(df) -> pd.DataFrame:
     """Per configuration but eager: compile time cold and warm, graph breaks, agreement with eager (the
     pay-back is the verdict's, for the configuration it recommends)."""
