@@ -27,7 +27,7 @@ import torch
 from ..results.record import FUSED_KERNELS  # the top-ops name of time in compiled graphs outside operators
 from .timing import synchronize
 
-PROFILE_CALLS = 5  # profiled calls: the counts are equal every call, the times are indicative only
+PROFILE_CALLS = 3  # profiled calls: the counts are equal every call, the times are indicative only
 PROFILER_WARMUP_CALLS = 2  # traced and discarded: the profiler's start-up is in them
 TOP_OPS = 8  # operators listed per process
 CALL_MARK = "bench_utils::call"  # record_function around each profiled call
