@@ -236,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         print(terminal_text(f"error: {where}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("interrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)
+        measuring = args.func in (_cmd_run, _cmd_report, _cmd_selfcheck)  # plan and models measure nothing
+        print("interrupted: finished cells are saved; run the same command again to resume" if measuring
+              else "interrupted", file=sys.stderr)
         return 130
 
 

@@ -103,3 +103,16 @@ def test_a_shown_table_reads_in_words_with_its_key_columns_first_in_view(monkeyp
     assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Configuration", "Status", "Error", "Host"]
     assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "oom", "CUDA out of memory", "h"]
     assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]}]  # the host, one click away
+
+
+def test_a_trace_file_is_a_link_and_every_other_cell_is_escaped():
+    from bench_utils.report.display import readable
+
+    frame = pd.DataFrame({"model": ["resnet"], "why": ["<lambda> broke the graph"],
+                          "trace": ["resnet-bs1-default-r1.pt.trace.json"]})
+    shown = readable(frame, as_html=True).iloc[0].tolist()
+    assert shown[1] == "&lt;lambda&gt; broke the graph"  # text stays text
+    assert shown[2] == ('<a href="traces/resnet-bs1-default-r1.pt.trace.json" download>'
+                        "resnet-bs1-default-r1.pt.trace.json</a>")
+    assert readable(frame).iloc[0].tolist()[2] == "resnet-bs1-default-r1.pt.trace.json"  # plain where no HTML
+    assert readable(frame.assign(trace=[""]), as_html=True).iloc[0].tolist()[2] == "—"

@@ -75,6 +75,23 @@ def test_a_damaged_inductor_cache_entry_names_the_folder_to_delete(monkeypatch):
     assert text.endswith("(a damaged Inductor cache entry? delete /tmp/my-cache and run again)")
 
 
+def test_a_failed_cpp_compile_names_the_compilers_own_error():
+    """Inductor's CppCompileError says "C++ compile error" first; the compiler's message, the cause a user
+    needs ("Python.h: No such file", "File too large"), is in its Output: part, and dynamo wraps it."""
+    from torch._inductor.exc import CppCompileError
+
+    output = "x.cpp:1:10: fatal error: Python.h: No such file or directory\ncompilation terminated.\n"
+    try:
+        try:
+            raise CppCompileError(["g++", "x.cpp", "-o", "x.so"], output)
+        except CppCompileError as inner:  # as dynamo's BackendCompilerFailed wraps it (its signature varies)
+            raise RuntimeError("backend='inductor' raised:\nCppCompileError: C++ compile error") from inner
+    except RuntimeError as err:
+        text = error_text(err)
+    assert "\n" not in text and text.endswith("(compiler: x.cpp:1:10: fatal error: Python.h: No such file or directory)")
+    assert "compiler:" not in error_text(RuntimeError("no compiler involved"))
+
+
 def test_freezing_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "user-cache"))
     name = "default+freezing+channels-last"

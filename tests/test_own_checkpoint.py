@@ -1,6 +1,10 @@
 """Your own checkpoint: a folder saved with save_pretrained, named in `models:` beside registry names,
 measured and reported like them; bad entries stop with one line before any model loads."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -93,6 +97,47 @@ def test_a_checkpoint_declaring_an_absurd_size_is_oom_before_it_is_built(my_vit,
     row = measure_cell(cfg, "huge", 1, "eager")
     assert row.status == "oom" and row.error.startswith("MemoryError: out of memory: the checkpoint declares ")
     assert "GiB of memory available" in row.error
+
+
+def test_a_checkpoint_declaring_a_hundred_thousand_layers_is_refused_before_counting_them(my_vit, tmp_path):
+    """Counting parameters on the meta device still builds every layer's module objects: 100,000 layers
+    were killed at a 4 GB cap after 175 s. The layer count is read from the config first, in a second
+    and a few MB, under an address-space cap that building would exceed."""
+    import json
+    import resource
+    import shutil
+    import time
+
+    from bench_utils.measure.models import declared_layers
+
+    assert declared_layers({"depths": [2, 2, 18, 2], "vision_config": {"num_hidden_layers": 24}}) == (
+        24, "num_hidden_layers")
+    deep = tmp_path / "deep-vit"
+    shutil.copytree(my_vit, deep)
+    config = json.loads((deep / "config.json").read_text())
+    config.update(num_hidden_layers=100_000)
+    (deep / "config.json").write_text(json.dumps(config))
+    (deep / "model.safetensors").unlink()
+    script = f"""
+import resource, sys
+from bench_utils.config.parameters_file import config_from_dict
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from conftest import measure_cell
+cfg = config_from_dict({{"label": "t", "models": [{{"name": "deep", "checkpoint": {str(deep)!r}}}],
+                        "configurations": ["eager"], "batch_sizes": [1], "device": "cpu", "weights": "auto",
+                        "profile": False, "iterations": 2, "min_time_s": 0.0}})
+import torch  # noqa: the cap below is for what the cell builds, not for importing torch
+virtual = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (virtual + 2**31,) * 2)  # 2 GiB more: building the layers needs more
+row = measure_cell(cfg, "deep", 1, "eager")
+print(row.status, "|", row.error)
+"""
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    status, error = proc.stdout.strip().splitlines()[-1].split(" | ", 1)
+    assert status == "oom" and "declares 100,000 layers (num_hidden_layers), more than the 1,000" in error
+    assert time.perf_counter() - started < 60
 
 
 @pytest.mark.parametrize("config, problem", [

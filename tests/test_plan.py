@@ -225,3 +225,33 @@ def test_plan_says_before_measuring_when_the_first_pass_fills_the_budget():
     assert re.search(r"--budget-min [0-9.]+ \(this estimate and 3 minutes of extra rounds\) races every", text)
     roomy = plan.plan_text(dataclasses.replace(cfg, budget_min=600.0), "cpu.yaml")
     assert "then extra rounds for precision (target +-5%) for up to" in roomy
+
+
+def test_plan_is_linear_in_the_batch_sizes():
+    """20,000 batch sizes took 16 s (a sum over every round per batch size, and per model); one pass now."""
+    import time
+
+    cfg = BenchConfig(label="many", models=("resnet",), configurations=("eager", "default"), device="cpu",
+                      batch_sizes=tuple(range(1, 20_001)), repeats=1)
+    started = time.perf_counter()
+    text = plan.plan_text(cfg, "many.yaml")
+    assert time.perf_counter() - started < 8.0
+    assert "to trim: drop batch size " in text
+
+
+def test_an_interrupted_plan_does_not_promise_saved_cells(monkeypatch, capsys):
+    import bench_utils.__main__ as cli
+
+    def planning(args):
+        raise KeyboardInterrupt
+
+    def running(args):
+        raise KeyboardInterrupt
+
+    params = str(REPO / "parameters" / "cpu.yaml")
+    monkeypatch.setattr(cli, "_cmd_plan", planning)
+    monkeypatch.setattr(cli, "_cmd_run", running)
+    assert cli.main(["plan", params]) == 130
+    assert capsys.readouterr().err == "interrupted\n"  # plan measures nothing: nothing to resume
+    assert cli.main(["run", params]) == 130
+    assert "finished cells are saved" in capsys.readouterr().err

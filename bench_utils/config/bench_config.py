@@ -8,6 +8,7 @@ No torch import: a bad parameters file must fail in a fraction of a second.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -140,6 +141,11 @@ class BenchConfig:
         over minutes, while both sides of a speedup still see the same moments of it."""
         return [(m, b, config, r) for r in range(self.repeats) for m in self.models for b in self.batch_sizes
                 for config in self.configurations]
+
+    @functools.cached_property
+    def smallest_batch_size(self) -> int:
+        """The profile's smallest batch size (computed once: a profile may list thousands)."""
+        return min(self.batch_sizes)
 
     def block_s(self) -> float:
         """Seconds of timed calls in one block, at least: `min_time_s` per worker and round over its `blocks`."""

@@ -236,6 +236,7 @@ class CellProcess:
             self.failure = "unsupported", str(why)
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
             self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
+            traceback.print_exc()  # the whole of it in the worker's log; the row holds its first line
         if self.failed:  # out of the except block: see recover_memory
             self.call = None
             self._contexts.close()
@@ -470,11 +471,39 @@ def is_oom(err: BaseException) -> bool:
 
 
 def error_text(err: BaseException) -> str:
-    """Exception type, message and the innermost frame, kept short enough for a table cell."""
+    """Exception type, message and the innermost frame, kept short enough for a table cell; for a failed
+    C++ or Triton compile, the compiler's own first error line too (Inductor's message is only "C++
+    compile error", its cause in the text's "Output:" part)."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else ""
     frames = traceback.extract_tb(err.__traceback__)
     where = f" [{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
-    return f"{type(err).__name__}: {message[:500]}{where}{_cache_hint(err)}"
+    return f"{type(err).__name__}: {message[:500]}{where}{_compiler_says(err)}{_cache_hint(err)}"
+
+
+COMPILER_ERROR = re.compile(r"\b(fatal error|error)\b|no such file|file too large|not found", re.IGNORECASE)
+
+
+def _compiler_says(err: BaseException) -> str:
+    """" (compiler: <its first error line>)" when the exception or one of its causes carries a compiler's
+    output (Inductor's CppCompileError: "Command: ... Output: ..."); "" otherwise."""
+    for failure in _chain(err):
+        text = str(failure)
+        if "Output:" not in text:
+            continue
+        lines = [line.strip() for line in text.split("Output:", 1)[1].splitlines() if line.strip()]
+        said = next((line for line in lines if COMPILER_ERROR.search(line)), lines[0] if lines else "")
+        if said:
+            return f" (compiler: {said[:300]})"
+    return ""
+
+
+def _chain(err: BaseException) -> list:
+    """The exception and its causes, at most 10 (a cycle ends it)."""
+    chain = []
+    while err is not None and err not in chain and len(chain) < 10:
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    return chain
 
 
 # What a damaged entry of Inductor's on-disk cache (a run killed mid-write, a full disk) raises when it
@@ -486,11 +515,7 @@ DAMAGED_CACHE = re.compile(r"compile_tasks\.\w+' has no attribute|file too short
 
 def _cache_hint(err: BaseException) -> str:
     """For an error that looks like a damaged Inductor cache entry: which folder to delete."""
-    chain = []
-    while err is not None and err not in chain and len(chain) < 10:  # the exception and its causes
-        chain.append(err)
-        err = err.__cause__ or err.__context__
-    if not any(DAMAGED_CACHE.search(str(failure)) for failure in chain):
+    if not any(DAMAGED_CACHE.search(str(failure)) for failure in _chain(err)):
         return ""
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
     return f" (a damaged Inductor cache entry? delete {folder} and run again)"

@@ -189,12 +189,39 @@ def declared_params(model_class, config) -> int | None:
         return None
 
 
+# Layers a config may declare: the registry's deepest vision model has a few dozen. Counting parameters
+# on the meta device still builds every module object (~70 KB a small layer: 10,000 layers took 26 s and
+# 700 MB), so a config declaring 100,000 was killed at a 4 GB cap before the size check ran.
+MAX_LAYERS = 1_000
+LAYER_KEYS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_encoder_layers",
+              "num_decoder_layers", "depths")
+
+
+def declared_layers(values: dict, depth: int = 0) -> tuple[int, str]:
+    """(layers, the key that declares them): the largest of a config's layer counts (a list such as Swin's
+    `depths` summed), its sub-configs' (vision_config, backbone_config, ...) included."""
+    found = (0, "")
+    for key, value in values.items():
+        if key in LAYER_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            found = max(found, (value, key))
+        elif key in LAYER_KEYS and isinstance(value, list) and all(isinstance(v, int) for v in value):
+            found = max(found, (sum(value), key))
+        elif isinstance(value, dict) and depth < 4:
+            found = max(found, declared_layers(value, depth + 1))
+    return found
+
+
 def check_room(model_class, config, dtype: str, device: str) -> None:
     """MemoryError (the row's status: oom) when the weights `config` declares cannot fit in the memory
-    this machine has available (memory_room on a CPU, the GPU's free memory on CUDA): refused before a
-    byte is allocated, instead of a process the kernel kills halfway through building it."""
+    this machine has available (memory_room on a CPU, the GPU's free memory on CUDA), or when it
+    declares more layers than MAX_LAYERS (counting them would cost the memory it guards): refused before
+    a byte is allocated, instead of a process the kernel kills halfway through building it."""
     from .memory_room import available_bytes
 
+    layers, key = declared_layers(config.to_dict())
+    if layers > MAX_LAYERS:
+        raise MemoryError(f"out of memory: the checkpoint declares {layers:,} layers ({key}), more than the "
+                          f"{MAX_LAYERS:,} any vision model here has; refused before building any")
     params = declared_params(model_class, config)
     if params is None:
         return

@@ -13,9 +13,11 @@ reveals the rest (DataTables' column-visibility button, in the library itables e
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -161,10 +163,20 @@ def page_columns(columns) -> list[str]:
     return [c for c in columns if not (c == "model" and "task_model" in columns)]
 
 
-def readable(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+TRACE_COLUMN, TRACE_FOLDER = "trace", "traces"  # a profiled cell's trace file, in the page's folder's traces/
+
+
+def trace_link(name: str) -> str:
+    """A trace file as a link the page opens (the file lies in traces/ beside the page), or "—"."""
+    if not name:
+        return MISSING
+    return f'<a href="{TRACE_FOLDER}/{quote(name)}" download>{html.escape(name)}</a>'
+
+
+def readable(frame: pd.DataFrame, columns: list[str] | None = None, as_html: bool = False) -> pd.DataFrame:
     """`frame` (or its `columns`) ready for a page: model short names as display names, every value as
     text (`cell_text`), column labels in words with units (`label`, for the frame's devices). The index
-    is dropped."""
+    is dropped. `as_html`: every cell escaped as HTML and a trace file as its link (trace_link)."""
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     devices = set(frame["device"]) if "device" in frame.columns else set()
     shown = pd.DataFrame(index=range(len(frame)))
@@ -172,7 +184,11 @@ def readable(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFr
         values = frame[column].tolist()
         if column == "model":
             values = [model_text(v) for v in values]
-        shown[label(column, devices)] = [cell_text(v, column) for v in values]
+        if as_html and column == TRACE_COLUMN:
+            shown[label(column, devices)] = [trace_link(v if isinstance(v, str) else "") for v in values]
+        else:
+            text = [cell_text(v, column) for v in values]
+            shown[label(column, devices)] = [html.escape(t) for t in text] if as_html else text
     return shown
 
 
@@ -236,8 +252,9 @@ def show_table(frame, table: str, caption: str, **options) -> None:
     from itables import show
 
     columns = page_columns(frame.columns)
-    shown = readable(frame, columns)
-    show(shown, **table_options(frame[columns], table, caption, **options))
+    links = TRACE_COLUMN in columns  # a trace file is a link: the cells are HTML, each escaped
+    shown = readable(frame, columns, as_html=links)
+    show(shown, **table_options(frame[columns], table, caption, **options) | ({"allow_html": True} if links else {}))
 
 
 def alt_text(fig) -> str:

@@ -73,7 +73,7 @@ def profiled(cfg: BenchConfig, batch_size: int, repeat: int) -> bool:
     configuration a selection round tries cost 4-13 s per model on a 2-core CPU (2026-11-28, Zen 5: 5
     calls each at 2-3x their latency, and the trace), the other batch sizes would repeat it."""
     round_ = SELECTION_ROUNDS if cfg.repeats > SELECTION_ROUNDS else 0
-    return cfg.profile and repeat == round_ and batch_size == min(cfg.batch_sizes)
+    return cfg.profile and repeat == round_ and batch_size == cfg.smallest_batch_size
 
 
 def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) -> bool:

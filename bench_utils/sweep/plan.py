@@ -237,7 +237,9 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
     """What to trim, biggest saving first; `parts`: seconds per part, every one of PARTS."""
     tips = []
-    by_batch = {b: sum(e.total for e in estimates if e.round.batch_size == b) for b in cfg.batch_sizes}
+    by_batch: dict[int, float] = {}  # one pass: a profile may hold thousands of batch sizes
+    for e in estimates:
+        by_batch[e.round.batch_size] = by_batch.get(e.round.batch_size, 0.0) + e.total
     if len(by_batch) > 1:
         batch, seconds = max(by_batch.items(), key=lambda item: item[1])
         tips.append((seconds, f"drop batch size {batch} (about {_duration(seconds)})"))
@@ -293,10 +295,12 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                          f"costs and leaves out what the budget cannot hold (docs/method.md); --budget-min "
                          f"{math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra rounds) races "
                          "every configuration")
+    by_model: dict[str, float] = {}
+    for e in estimates:
+        by_model[e.round.model] = by_model.get(e.round.model, 0.0) + e.total
     for model in cfg.models:
-        seconds = sum(e.total for e in estimates if e.round.model == model)
-        if seconds:
-            lines.append(f"    {model:<20} {_duration(seconds)}")
+        if by_model.get(model):
+            lines.append(f"    {model:<20} {_duration(by_model[model])}")
     for e, mode, seconds in too_long(cfg, estimates):
         lines.append(f"  warning: {e.round.name} {mode}: about {_duration(seconds)}, close to or above "
                      f"timeout_s={cfg.timeout_s:g} s; raise timeout_s")
