@@ -158,3 +158,34 @@ def test_the_sweeps_time_is_the_union_of_its_rows_spans_plus_what_runs_now():
     assert seconds_spent(rows) == pytest.approx(10.5 + 6.0)
     start = dt.datetime.fromisoformat(at(100)).timestamp()  # a round running for 3 s now
     assert seconds_spent(rows, [start], now=start + 3.0) == pytest.approx(10.5 + 6.0 + 3.0)
+
+
+def test_a_contender_the_leader_beats_beyond_doubt_is_timed_no_more():
+    """Round 0 cannot tell the three apart (each block of it swings), so none is dropped; over three
+    rounds default+freezing is behind default in every round by 30%: it can change no answer, so the
+    next round holds eager, the leader and the runner-up only, and the group's precision is theirs."""
+    from bench_utils.results.aggregate import cells
+
+    cfg = BenchConfig(**(CFG | {"models": ("vit",), "batch_sizes": (1,),
+                                "configurations": ("eager", "default", "default+freezing", "eager+bf16-autocast")}))
+
+    def swing(ms_first: float, ms_second: float) -> dict:
+        return {"samples_s": [ms_first / 1000] * 5 + [ms_second / 1000] * 5, "block_lengths": [5, 5]}
+
+    rows = []
+    for repeat in range(3):
+        first = repeat == 0
+        rows += [make_row("vit", 1, "eager", 2.0, repeat=repeat, block_lengths=[5, 5]),
+                 make_row("vit", 1, "default", 2.0 / (1.50 + 0.01 * repeat), repeat=repeat,
+                          **(swing(2 / 1.2, 2 / 1.9) if first else {"block_lengths": [5, 5]})),
+                 make_row("vit", 1, "default+freezing", 2.0 / (1.15 + 0.01 * repeat), repeat=repeat,
+                          **(swing(2 / 1.5, 2 / 0.9) if first else {"block_lengths": [5, 5]})),
+                 make_row("vit", 1, "eager+bf16-autocast", 2.0 / (1.45 - 0.02 * repeat), repeat=repeat,
+                          **(swing(2 / 1.1, 2 / 1.8) if first else {"block_lengths": [5, 5]}))]
+    by_name = {record["configuration"]: record for record in cells(rows)}
+    assert by_name["default+freezing"]["race_outcome"] == "contender"  # not dropped: round 0 could not tell
+    assert by_name["default+freezing"]["race_trailing"] and not by_name["eager+bf16-autocast"]["race_trailing"]
+    chased = {record["configuration"] for record in contenders(cfg, rows)[("vit", 1)]}
+    assert chased == {"default", "eager+bf16-autocast"}
+    more = next_round(cfg, rows, 0.0)
+    assert more is not None and more.configurations == ("eager", "default", "eager+bf16-autocast")

@@ -71,7 +71,7 @@ class BenchConfig:
                                     unit="seconds per worker", low=0.0, high=MAX_SECONDS)
     iterations: int = parameter(8, "timed calls, at least (two at least: a spread needs two samples)",
                                 "count", unit="calls per worker and round", low=2, high=MAX_CALLS)
-    min_time_s: float = parameter(2.0, "timing goes on at least this long (more samples for fast models)",
+    min_time_s: float = parameter(3.0, "timing goes on at least this long (more samples for fast models)",
                                   "seconds", unit="seconds per worker and round", low=0.0, high=MAX_SECONDS)
     repeats: int = parameter(3, "rounds per cell at least (a round: every configuration's worker times blocks, taking "
                              "turns); intervals are over rounds", "count", unit="rounds", low=1, high=MAX_REPEATS)

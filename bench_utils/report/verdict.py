@@ -224,7 +224,10 @@ def _others(rows: pd.DataFrame, rec) -> str:
             parts.append(plain)
         shown.add("default")
     for row in rows.itertuples():
-        if row.race_outcome in why and row.configuration not in shown:
+        if row.race_outcome == CONTENDER and getattr(row, "race_trailing", False) and row.configuration not in shown:
+            reason = f"{_interval(row._asdict())}, timed no more once the choice was faster over the rounds both ran"
+            by_reason.setdefault(reason, []).append(row.configuration)
+        elif row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome in ("unsupported", "skipped")
                                                else row.status.upper())
             by_reason.setdefault(reason, []).append(row.configuration)

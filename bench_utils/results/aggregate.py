@@ -252,7 +252,7 @@ NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_spe
            "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
            "race_selection_bias": math.nan, "race_round_sd": math.nan, "race_least_pair": math.nan, "race_pairs": 0, "runner_up": "", "versus_runner_up": math.nan,
            "versus_ci95_low": math.nan, "versus_ci95_high": math.nan, "race_simpler": False,
-           "improvement_pct": math.nan}  # eager's, and before any race
+           "race_trailing": False, "improvement_pct": math.nan}  # eager's, and before any race
 
 
 def _race_fields(entry, race) -> dict:
@@ -260,7 +260,7 @@ def _race_fields(entry, race) -> dict:
     selection, race.py), and on the leader's row the comparison with the runner-up."""
     estimate = entry.estimate
     fields = NO_RACE | {"race_outcome": entry.outcome, "race_rounds": len(entry.rounds),
-                        "race_round_ids": list(entry.rounds)}
+                        "race_round_ids": list(entry.rounds), "race_trailing": entry.trailing}
     logs = [value for value, r in zip(entry.record.get("round_logs") or [], entry.record.get("round_ids") or [])
             if r in entry.rounds]
     fields["race_round_sd"] = statistics.stdev(logs) if len(logs) >= 2 else math.nan

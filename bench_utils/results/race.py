@@ -35,6 +35,7 @@ class Entry:
     estimate: SpeedupEstimate | None = None  # over every round (a dropped one: its selection round)
     rounds: list = field(default_factory=list)  # the rounds of that figure
     selection_bias: float = 0.0  # log scale: how far the leader's point and low end were lowered
+    trailing: bool = False  # a contender the leader beats over the rounds both ran: no round chases it more
 
 
 @dataclass
@@ -124,6 +125,11 @@ def race(records: list[dict]) -> Race:
                                 curse * len(first) / max(len(first) - 1, 1) / math.sqrt(2.0), selection)
         if result.versus is not None and runner.outcome == DROPPED:
             result.versus = widened(result.versus, one_round)  # over round 0 alone, as wide as a round moves
+    for name in contenders:  # behind the leader beyond doubt: it can neither win nor be the runner-up's rival
+        entry = entries[name]
+        if entry.outcome == CONTENDER and len(entry.rounds) > SELECTION_ROUNDS:
+            behind = _versus(lead.record, entry.record, lead.rounds, 0.0, selection)
+            entry.trailing = behind is not None and behind.ci95_low > 1.0
     return simpler_first(result)
 
 

@@ -143,6 +143,8 @@ RECORD = (
            "paired round by round"),
     Column("versus_ci95_low", "computed", "×", "its 95% interval, low end"),
     Column("versus_ci95_high", "computed", "×", "its 95% interval, high end"),
+    Column("race_trailing", "computed", meaning="a contender the recommended configuration beats over the rounds "
+           "both ran (their paired interval above 1×): it can change no answer, so no later round times it"),
     Column("race_simpler", "computed", meaning="the recommended configuration is the simpler of two the rounds cannot "
            "tell apart (its runner-up looked faster by a margin within the noise: race.simpler_first)"),
     # --- the machine while timing ---

@@ -60,10 +60,12 @@ CONTENDING = (RECOMMENDED, RUNNER_UP, CONTENDER)
 
 def contenders(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]]:
     """Per cell group, the cells of the configurations still in its race (results/race.py): the
-    others (dropped, inaccurate, unsupported, failed) are not chased."""
+    others (dropped, inaccurate, unsupported, failed) are not chased, nor a contender the leader beats
+    beyond doubt over the rounds both ran (race_trailing: it can change no answer, and each round of it
+    costs a fork, its warm-up and its blocks)."""
     out: dict[tuple[str, int], list[dict]] = {}
     for record in cells(rows):
-        if record["race_outcome"] in CONTENDING and record["label"] == cfg.label:
+        if record["race_outcome"] in CONTENDING and not record["race_trailing"] and record["label"] == cfg.label:
             out.setdefault((record["model"], record["batch_size"]), []).append(record)
     return out
 

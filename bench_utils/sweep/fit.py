@@ -104,7 +104,7 @@ def machine_costs(rows: list) -> Costs | None:
     later_round_s = 2 * (statistics.median(per_config_round) + overhead)
     racing: dict[tuple, int] = {}  # eager and each configuration still in the race
     for record in cells([row for row in rows if row.status != "skipped"]):
-        if record["race_outcome"] in (RECOMMENDED, RUNNER_UP, CONTENDER):
+        if record["race_outcome"] in (RECOMMENDED, RUNNER_UP, CONTENDER) and not record["race_trailing"]:
             group = (record["model"], record["batch_size"])
             racing[group] = racing.get(group, 1) + 1
     return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free,
