@@ -96,6 +96,12 @@ def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: floa
     return {"warmup_calls": warmup.calls, "warmup_s": warmup.seconds, "warmup_steady": warmup.steady}
 
 
+# A forked round's warm-up window, seconds at most: what a fork needs is its first calls (pages copied on
+# write, threads started), not a block's length; 0.5 s is the 2-s rounds' block, whose forks read 1.00x
+# against each other in the A/A check (benchmarks/README.md, 2026-11-27)
+FORK_WARMUP_S = 0.5
+
+
 def block_window_s(cfg: BenchConfig) -> float:
     """A cell's warm-up window, seconds: as long as one timed block, at least schedule.MIN_WINDOW_S
     (min_time_s may be 0)."""
@@ -334,7 +340,7 @@ class CellProcess:
         # (its pages copied on write, its threads started: the first call ran 0.5-1.3 s for DeepLabV3's
         # ~130 ms, the next few 5-60% slow), not a latency the prepared process reached already; a
         # window that disagrees with it is recorded as not steady (warmup_steady)
-        window = block_window_s(self.cfg)
+        window = min(block_window_s(self.cfg), FORK_WARMUP_S)
         warmup = warm_up(self.call, self.cfg, self.device, 0, window, self.prepared_call_s, max_s=window)
         if first:  # the prepared process's calls and this one's; steady is this one's (the template's made no claim)
             warmup |= {"warmup_calls": warmup["warmup_calls"] + prepared.get("warmup_calls", 0),
