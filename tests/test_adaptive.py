@@ -189,3 +189,15 @@ def test_a_contender_the_leader_beats_beyond_doubt_is_timed_no_more():
     assert chased == {"default", "eager+bf16-autocast"}
     more = next_round(cfg, rows, 0.0)
     assert more is not None and more.configurations == ("eager", "default", "eager+bf16-autocast")
+
+
+def test_the_next_rounds_time_counts_the_workers_it_will_hold():
+    """Round 1 held five workers (one a warm compile of 4 s); two contenders out of reach stop: the next
+    round holds three, so it costs three fifths of a round without the warm compile."""
+    rows = []
+    for repeat, seconds in enumerate((60.0, 24.0, 20.0)):
+        for name in ("eager", "default", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"):
+            warm = 4.0 if repeat == 1 and name == "default" else None
+            rows.append(make_row("resnet", 1, name, 2.0, repeat=repeat, duration_s=seconds, compile_warm_s=warm))
+    assert round_seconds(rows, ("resnet", 1)) == 22.0  # as before: the median of rounds 1 and 2
+    assert round_seconds(rows, ("resnet", 1), workers=3) == pytest.approx((20.0 / 5 * 3 + 20.0 / 5 * 3) / 2)

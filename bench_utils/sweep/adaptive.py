@@ -30,15 +30,25 @@ from .jobs import Round, cell_groups, needs_fresh_workers
 MIN_ROUNDS_TO_STOP = FEW_ROUNDS
 
 
-def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True) -> float:
+def round_seconds(rows: list, group: tuple[str, int], fresh: bool = True, workers: int | None = None) -> float:
     """What the group's next round will take, seconds: the median of its earlier rounds of the same
     kind after the first (the first may compile cold): rounds that started fresh workers (`fresh`:
     build and warm compile) or rounds of workers already prepared (on a CPU each forked from them:
-    BenchResult.prepared_round); else of any round after the first, else the first's."""
-    per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(rows).items()
-                 if (model, batch_size) == group}
-    started = {row.repeat: row.prepared_round == row.repeat for row in rows
-               if (row.model, row.batch_size) == group}
+    BenchResult.prepared_round); else of any round after the first, else the first's. With `workers`
+    (the next round's), a later round's time per worker, less a CPU template's warm compile (once per
+    contender, before its first later round), times them: a round that stopped timing two contenders
+    out of reach costs three workers' time, not the five its earlier rounds held."""
+    mine = [row for row in rows if (row.model, row.batch_size) == group]
+    per_round = {repeat: seconds for (model, batch_size, repeat), seconds in round_durations(mine).items()}
+    started = {row.repeat: row.prepared_round == row.repeat for row in mine}
+    if workers:
+        held: dict[int, int] = {}
+        warm: dict[int, float] = {}
+        for row in mine:
+            held[row.repeat] = held.get(row.repeat, 0) + 1
+            warm[row.repeat] = warm.get(row.repeat, 0.0) + (row.compile_warm_s or 0.0)
+        per_round = {repeat: max(seconds - warm[repeat], 0.0) / held[repeat] * workers if repeat > 0 else seconds
+                     for repeat, seconds in per_round.items()}
     later = [seconds for repeat, seconds in per_round.items() if repeat > 0]
     alike = [seconds for repeat, seconds in per_round.items() if repeat > 0 and started.get(repeat) == fresh]
     return statistics.median(alike or later) if later else max(per_round.values(), default=0.0)
@@ -123,7 +133,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
             continue
         forced = next_is_fresh(cfg, rows, group)  # its workers end anyway: only a fresh pair is on offer
         for fresh in (True,) if forced else (False, True):
-            seconds = round_seconds(rows, group, fresh)
+            seconds = round_seconds(rows, group, fresh, workers=1 + len(records))  # eager and the chased
             if elapsed_s + seconds > cfg.budget_min * 60.0:
                 continue
             after = halfwidth_after(records, fresh)
