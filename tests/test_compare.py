@@ -3,7 +3,8 @@ import io
 import pytest
 from conftest import fixture_samples, make_row
 
-from bench_utils.results.compare import compare_runs, comparison_chart
+from bench_utils.report.run_comparison import comparison_chart, unmatched_table
+from bench_utils.results.compare import compare_runs
 from bench_utils.results.aggregate import to_dataframe
 
 
@@ -80,9 +81,10 @@ def test_unmatched_cells_are_listed_with_a_reason():
     result = compare_runs(before, after)
     assert result.cells[["model", "batch_size", "configuration"]].values.tolist() == [["vit", 1, "default"]]
     assert result.unmatched[["model", "batch_size", "configuration", "reason"]].values.tolist() == [
-        ["resnet", 1, "default", "status before=ok, after=oom"],
-        ["vit", 1, "reduce-overhead", "only in after"],
-        ["vit", 4, "default", "only in before"]]
+        ["resnet", 1, "default", "not_ok"], ["vit", 1, "reduce-overhead", "only_after"],
+        ["vit", 4, "default", "only_before"]]  # codes: the words are the page's
+    assert unmatched_table(result)["reason"].tolist() == ["status before=ok, after=oom", "only in after",
+                                                          "only in before"]
 
 
 def test_bad_arguments_are_rejected():
@@ -119,7 +121,7 @@ def test_runs_differing_in_one_setting_are_matched_cell_by_cell_and_titled_by_it
     result = compare_runs(before, after)
     cell = result.cells.iloc[0]
     assert cell.change_pct == pytest.approx(-50.0) and cell.significant
-    assert (cell.before_variant, cell.after_variant) == ("graph breaks allowed", "fullgraph")
+    assert (cell.before_fullgraph, cell.after_fullgraph) == (False, True)
     assert comparison_chart(result).axes[0].get_title() == "graph breaks allowed → fullgraph"
     newer = frames([row(10.0)], [row(9.0, torch="2.6.0")])
     assert comparison_chart(compare_runs(*newer)).axes[0].get_title() == "torch 2.4.0 → torch 2.6.0"

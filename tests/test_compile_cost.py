@@ -6,10 +6,11 @@ from transformers import ResNetConfig, ResNetForImageClassification
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.registry import get_spec
-from bench_utils.studies.compile_cost import NO_BLOCKS, describe_blocks, find_repeated_blocks
+from bench_utils.studies.compile_cost.measure import NO_BLOCKS, describe_blocks, find_repeated_blocks
 from bench_utils.measure.models import load_model
 from bench_utils.results.rows import read_rows
-from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult, artifacts_path
+from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult
+from bench_utils.studies.compile_cost.rows import artifacts_path
 from bench_utils.sweep.loop import run_sweep
 
 # seconds and calls: quick, these tests check behaviour, not speed

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from bench_utils.studies.compile_cost import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
+from bench_utils.studies.compile_cost.page import (COLUMNS, SPEED_CAVEAT, compile_cost_chart, compile_cost_frame,
                                                     compile_cost_table, eager_medians)
 from bench_utils.results.aggregate import to_dataframe
 from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult

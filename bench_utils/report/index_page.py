@@ -15,6 +15,7 @@ from ..config.bench_config import ConfigError
 from ..config.registry import display_name
 from ..files import write_file, written_here
 from ..paths import relative_text
+from ..results import decision as codes
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
@@ -65,7 +66,7 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
     if table.empty:
         return MISSING
     scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
-    colours = {"compile": "#1a7f37", "use": "#1a7f37", "slower": "#b42318"}
+    colours = {codes.COMPILE: "#1a7f37", codes.USE: "#1a7f37", codes.SLOWER: "#b42318"}
     parts = []
     for i, row in enumerate(table.itertuples()):
         y = i * (BAR_PX + 4)

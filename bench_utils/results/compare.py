@@ -1,4 +1,5 @@
-"""Two runs of the same cells side by side (e.g. two torch versions on one GPU). No torch.
+"""Two runs of the same cells side by side (e.g. two torch versions on one GPU): numbers and codes only;
+report/run_comparison.py draws and words them. No torch.
 
 Both frames come from ``aggregate.to_dataframe(rows, with_samples=True)``: the raw ``samples_s`` of each
 process let each cell's change carry the 95% CI of the ratio of medians that speedups use
@@ -20,13 +21,16 @@ KEY = ["model", "size", "batch_size", "configuration"]
 STATS = ("median", "mean")
 COMPARISON_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
                       "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
-                      "before_torch", "after_torch", "before_variant", "after_variant"]
+                      "before_torch", "after_torch", "before_fullgraph", "after_fullgraph"]
+# why a cell is not compared: in one run only, or not ok in one (its statuses beside)
+ONLY_BEFORE, ONLY_AFTER, NOT_OK = "only_before", "only_after", "not_ok"
+UNMATCHED_COLUMNS = KEY + ["reason", "before_status", "after_status"]
 
 
 @dataclass(frozen=True)
 class RunComparison:
     cells: object  # DataFrame, one row per cell ok in both runs (COMPARISON_COLUMNS)
-    unmatched: object  # DataFrame: KEY + reason ("only in before", "only in after", "status before=..., after=...")
+    unmatched: object  # DataFrame (UNMATCHED_COLUMNS): the reason a code, ONLY_BEFORE, ONLY_AFTER or NOT_OK
     stat: str  # latency statistic behind before_ms / after_ms / change_pct
 
 
@@ -46,13 +50,13 @@ def compare_runs(before_df, after_df, stat: str = "median") -> RunComparison:
     for key in sorted(set(before) | set(after)):
         b, a = before.get(key), after.get(key)
         if b is None or a is None:
-            unmatched.append((*key, "only in after" if b is None else "only in before"))
+            unmatched.append((*key, ONLY_AFTER if b is None else ONLY_BEFORE, b and b["status"], a and a["status"]))
         elif b["status"] != "ok" or a["status"] != "ok":
-            unmatched.append((*key, f"status before={b['status']}, after={a['status']}"))
+            unmatched.append((*key, NOT_OK, b["status"], a["status"]))
         else:
             records.append(_cell(key, b, a, stat))
     return RunComparison(pd.DataFrame.from_records(records, columns=COMPARISON_COLUMNS),
-                         pd.DataFrame.from_records(unmatched, columns=KEY + ["reason"]), stat)
+                         pd.DataFrame.from_records(unmatched, columns=UNMATCHED_COLUMNS), stat)
 
 
 def _indexed(df, name: str) -> dict:
@@ -83,46 +87,8 @@ def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
         "ratio_ci95_high": high, "n_before": sum(map(len, before["samples_s"])),
         "n_after": sum(map(len, after["samples_s"])),
         "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
-        "before_variant": _variant(before), "after_variant": _variant(after),
+        "before_fullgraph": bool(before.get("fullgraph")), "after_fullgraph": bool(after.get("fullgraph")),
     }
-
-
-def _variant(row: dict) -> str:
-    return "fullgraph" if row.get("fullgraph") else "graph breaks allowed"
-
-
-def comparison_chart(comparison: RunComparison):
-    """Horizontal bars of % change per cell with 95% CI whiskers; significant cells in colour."""
-    from matplotlib.figure import Figure
-
-    cells = comparison.cells.sort_values("change_pct", ignore_index=True)
-    fig = Figure(figsize=(8, 1.0 + 0.32 * max(len(cells), 1)), layout="constrained")
-    ax = fig.add_subplot()
-    colors = ["tab:green" if s and c < 0 else "tab:red" if s else "lightgray"
-              for s, c in zip(cells["significant"], cells["change_pct"])]
-    errors = [(cells["change_pct"] - cells["change_ci95_low_pct"]).clip(lower=0).fillna(0),
-              (cells["change_ci95_high_pct"] - cells["change_pct"]).clip(lower=0).fillna(0)]
-    ax.barh(range(len(cells)), cells["change_pct"], xerr=errors, color=colors, ecolor="black", capsize=2)
-    ax.set_yticks(range(len(cells)), [_cell_label(row) for row in cells.to_dict("records")])
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel(f"change in {comparison.stat} latency, % (negative = faster; whiskers: 95% CI)")
-    ax.set_title(_title(cells))
-    return fig
-
-
-def _cell_label(row: dict) -> str:
-    return f"{row['model']} bs={row['batch_size']} {row['configuration']} ({row['size']})"
-
-
-def _title(cells) -> str:
-    """What changed between the runs: the torch version, the variant, or both."""
-    parts = []
-    for name, prefix in (("torch", "torch "), ("variant", "")):
-        before = ", ".join(sorted({str(v) for v in cells[f"before_{name}"] if v}))
-        after = ", ".join(sorted({str(v) for v in cells[f"after_{name}"] if v}))
-        if before != after:
-            parts.append(f"{prefix}{before or '?'} → {prefix}{after or '?'}")
-    return "; ".join(parts) or "before → after (same torch and variant)"
 
 
 AGREEMENT_FIGURES = {"eager median": ("latency_ms_median", "latency_ms_ci95_low", "latency_ms_ci95_high"),
