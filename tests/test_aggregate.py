@@ -129,3 +129,32 @@ def test_a_dropped_configurations_eager_p90_is_over_the_rounds_beside_its_median
     assert df.loc["default", "eager_ms_median"] == pytest.approx(10.0, rel=0.05)
     assert df.loc["default", "eager_ms_p90"] == pytest.approx(alone.loc["eager", "latency_ms_p90"])
     assert main_table(df.reset_index()).iloc[0]["eager_ms_p90"] == pytest.approx(alone.loc["eager", "latency_ms_p90"])
+
+
+def test_a_dropped_configurations_eager_memory_is_over_the_rounds_beside_its_median():
+    """Eager's peak memory beside a configuration dropped after round 0 is round 0's, as its median is:
+    the later rounds' larger peak belongs to rounds the configuration did not run."""
+    from bench_utils.report.tables import main_table
+
+    rows = [make_row("vit", 1, "eager", 10.0, repeat=0, peak_mem_mb=500.0),
+            make_row("vit", 1, "eager", 20.0, repeat=1, peak_mem_mb=900.0),
+            make_row("vit", 1, "default", 5.0, repeat=0, peak_mem_mb=700.0),
+            make_row("vit", 1, "default+freezing", 6.0, repeat=0, peak_mem_mb=650.0),
+            make_row("vit", 1, "default+freezing", 6.0, repeat=1, peak_mem_mb=660.0)]
+    df = to_dataframe(rows).set_index("configuration")
+    assert df.loc["eager", "held_mem_mb"] == 900.0  # eager's own cell: every round
+    assert df.loc["default", "eager_held_mem_mb"] == 500.0  # beside one round: that round's
+    assert df.loc["default+freezing", "eager_held_mem_mb"] == 900.0
+    table = main_table(df.reset_index()).set_index("configuration")
+    assert table.loc["default", "eager_held_mem_mb"] == 500.0 and table.loc["default", "compiled_peak_mem_mb"] == 700.0
+
+
+def test_a_profile_measured_in_round_one_reaches_the_cell():
+    """The profiler's pass runs in the first round after the selection round (sweep/jobs.profiled): the
+    cell takes the first round's profile that has one, not round 0's empty list and trace name."""
+    rows = [make_row("vit", 1, "default", 5.0, repeat=0, compile_s=12.0),
+            make_row("vit", 1, "default", 5.0, repeat=1, profile_calls=3, profile_top_ops=[["aten::mm", 1.5]],
+                     profile_trace="vit-bs1-default-r1.pt.trace.json", profile_ops_per_call=40.0)]
+    cell = next(c for c in cells(rows) if c["configuration"] == "default")
+    assert cell["profile_top_ops"] == [["aten::mm", 1.5]] and cell["profile_trace"] == "vit-bs1-default-r1.pt.trace.json"
+    assert cell["profile_calls"] == 3 and cell["compile_s"] == 12.0  # round 0's compile, round 1's profile

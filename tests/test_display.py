@@ -42,8 +42,8 @@ def test_a_peak_memory_label_says_what_it_holds_on_the_tables_devices():
     # a CPU page's memory is the process's peak resident memory: "GPU: reserved" there misleads
     cpu = pd.DataFrame({"device": ["cpu"], "compiled_peak_mem_mb": [900.0]})
     assert list(readable(cpu, ["compiled_peak_mem_mb"]).columns) == ["Compiled peak memory (MiB; process peak, compile included)"]
-    assert label("eager_peak_mem_mb", {"cuda"}) == "Eager peak memory (MiB; GPU reserved)"
-    assert label("eager_peak_mem_mb", {"cpu", "cuda"}) == label("eager_peak_mem_mb") == \
+    assert label("eager_held_mem_mb", {"cuda"}) == "Eager peak memory (MiB; GPU reserved)"
+    assert label("eager_held_mem_mb", {"cpu", "cuda"}) == label("eager_held_mem_mb") == \
         "Eager peak memory (MiB; CPU: process peak, compile included; CUDA: GPU reserved)"
 
 

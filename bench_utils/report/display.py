@@ -36,7 +36,7 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
     "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
     "compiled_ms_p90": "Compiled p90 (ms)",
     "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
-    "eager_peak_mem_mb": "Eager peak memory (MiB)", "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
+    "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
     "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
     "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
     "setting": "Setting"}
@@ -44,7 +44,7 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
 # peak resident memory over its life (ru_maxrss: its compile included); a GPU's reserved peak while
 # timing, CUDA-graph pools in it
 HELD_MEMORY = {"cpu": "process peak, compile included", "cuda": "GPU reserved"}
-HELD_MEMORY_COLUMNS = {"eager_peak_mem_mb", "compiled_peak_mem_mb"}
+HELD_MEMORY_COLUMNS = {"eager_held_mem_mb", "compiled_peak_mem_mb"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
                  "breakeven_calls", "breakeven_warm_calls"}
@@ -215,7 +215,7 @@ def defused(value):
 KEY_COLUMNS = {
     "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "speedup",
              "speedup_ci95_low", "speedup_ci95_high", "eager_images_per_s", "compiled_images_per_s",
-             "eager_peak_mem_mb", "compiled_peak_mem_mb"],
+             "eager_held_mem_mb", "compiled_peak_mem_mb"],
     "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "speedup",
                         "speedup_ci95_low", "speedup_ci95_high", "significant"],
     "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "speedup",

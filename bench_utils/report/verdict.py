@@ -193,8 +193,9 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     if rec.get("race_simpler") and low <= 1.0 <= high:  # results/race.simpler_first
         return f"{text}; the rounds cannot tell it from the choice ({gap}), the simpler to compile and keep"
     if rec.get("race_simpler"):  # a compile adding less than the margin over the choice, which compiles nothing
-        return (f"{text}; faster than the choice by {times(1 / rec['versus_runner_up'])}, less than the "
-                f"{times(rules.worthwhile)} a compile must add: the choice compiles nothing")
+        return (f"{text}; faster than the choice by {times(1 / rec['versus_runner_up'])} "
+                f"({span(1 / high, 1 / low)}), less than the {times(rules.worthwhile)} a compile must add: the "
+                "choice compiles nothing")
     if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
         return f"{text}; within the margin of the choice ({gap}{where})"
     if low > 1.0:
@@ -254,8 +255,9 @@ def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     spread = _spread(rec)
     if spread > NOISY_SPREAD and spread > NOISY_FACTOR * typical_spread:
         notes.append(f"noisy timings: calls spread ±{spread / 2:.0%}, {spread / typical_spread:.0f}× the page's typical")
-    if rec.get("warmup_steady") is False:
-        notes.append("warm-up ended before the latency settled")
+    if rec.get("warmup_unfinished"):  # results/aggregate.warmup_tail: what the blocks say, not the warm-up's window
+        notes.append(f"the first timed block of a round ran {rec['warmup_tail']:.0%} slower than the others: "
+                     "the warm-up had not ended")
     notes += [words for words in (compile_note_words(rec), outcome_words(rec)) if words]
     return notes
 

@@ -44,11 +44,16 @@ def _present(values) -> list:
     return [v for v in values if v is not None]
 
 
+def _given(value) -> bool:
+    return value is not None and not (isinstance(value, (str, list, tuple, dict)) and len(value) == 0)
+
+
 COMBINE = {  # record.COMBINES -> (every row, the ok rows, field) -> the cell's value
     "same": lambda rows, ok, name: getattr((ok or rows)[0], name),
-    # the first round's that has it: round 0's compile (cold with cold_compile), round 1's profile
-    "first": lambda rows, ok, name: next((value for row in (ok or rows) if (value := getattr(row, name)) is not None),
-                                         None),
+    # the first round's that has it: round 0's compile (cold with cold_compile), round 1's profile (an empty
+    # text or list is a round without it; 0 and False are values)
+    "first": lambda rows, ok, name: next((value for row in (ok or rows) if _given(value := getattr(row, name))),
+                                         getattr((ok or rows)[0], name)),
     "largest": lambda rows, ok, name: max(_present(getattr(r, name) for r in ok), default=None),
     "least": lambda rows, ok, name: min(_present(getattr(r, name) for r in ok), default=None),
     "union": lambda rows, ok, name: sorted({v for r in ok for v in getattr(r, name)}),
@@ -74,6 +79,20 @@ def kernels_outside_graphs(record: dict) -> float | None:
     if launches is None or replays is None:
         return None
     return max(launches - replays, 0.0)
+
+
+# A round's first timed block slower than its others by more than this (the median over the rounds):
+# the warm-up had not ended when timing began. A fork's warm-up is one short window (measure/cell.py), so
+# "not steady" by its own window says little; the blocks say whether it mattered.
+WARMUP_TAIL = 0.05
+
+
+def warmup_tail(round_blocks_ms: dict) -> float | None:
+    """How much slower a round's first timed block ran than the median of its others, the median over the
+    rounds with two blocks or more (None without one)."""
+    tails = [blocks[0] / statistics.median(blocks[1:]) - 1.0 for blocks in round_blocks_ms.values()
+             if len(blocks) >= 2 and statistics.median(blocks[1:]) > 0]
+    return statistics.median(tails) if tails else None
 
 
 def held_memory_mb(record: dict) -> float | None:
@@ -144,6 +163,9 @@ def combine(rows: list) -> dict:
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
     record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
+    record["round_held_mem_mb"] = {row.repeat: held_memory_mb(dataclasses.asdict(row)) for row in ok}
+    record["warmup_tail"] = warmup_tail(record["round_blocks_ms"])
+    record["warmup_unfinished"] = bool(record["warmup_tail"] is not None and record["warmup_tail"] > WARMUP_TAIL)
     later = [row.duration_s for row in ok if row.prepared_round != row.repeat and row.duration_s]
     record["round_s"] = statistics.median(later) if later else None  # what one more round of the cell takes
     summary = summarize_runs(record["samples_s"]) if ok else None
@@ -170,8 +192,8 @@ def _baseline_key(record: dict) -> tuple:
             record["batch_size"], record["fullgraph"])
 
 
-PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_p90", "eager_ms_ci95_low", "eager_ms_ci95_high", "speedup",
-          "speedup_ci95_low", "speedup_ci95_high", "speedup_halfwidth")
+PAIRED = ("eager_ms_mean", "eager_ms_median", "eager_ms_p90", "eager_ms_ci95_low", "eager_ms_ci95_high",
+          "eager_held_mem_mb", "speedup", "speedup_ci95_low", "speedup_ci95_high", "speedup_halfwidth")
 
 
 def _pair(record: dict, eager: dict | None) -> dict:
@@ -184,7 +206,8 @@ def _pair(record: dict, eager: dict | None) -> dict:
     if eager is None or eager["status"] != "ok" or record["status"] != "ok":
         return fields
     fields |= {"eager_ms_mean": eager["latency_ms_mean"], "eager_ms_median": eager["latency_ms_median"],
-               "eager_ms_p90": eager["latency_ms_p90"], "eager_ms_ci95_low": eager["latency_ms_ci95_low"], "eager_ms_ci95_high": eager["latency_ms_ci95_high"]}
+               "eager_ms_p90": eager["latency_ms_p90"], "eager_ms_ci95_low": eager["latency_ms_ci95_low"],
+               "eager_ms_ci95_high": eager["latency_ms_ci95_high"], "eager_held_mem_mb": eager["held_mem_mb"]}
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
     common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
     if record is eager or not common:
@@ -205,11 +228,14 @@ def _pair(record: dict, eager: dict | None) -> dict:
 
 
 def _eager_over(eager: dict, rounds: list[int]) -> dict:
-    """Eager's latency columns over `rounds` only (its samples_s follow round_blocks_ms's rounds)."""
+    """Eager's latency and memory columns over `rounds` only (its samples_s follow round_blocks_ms's
+    rounds; its held memory, the largest of those rounds')."""
     kept = [samples for r, samples in zip(eager["round_blocks_ms"], eager["samples_s"]) if r in rounds]
     summary = summarize_runs(kept)
+    held = [mb for r, mb in eager["round_held_mem_mb"].items() if r in rounds and mb is not None]
     return {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms, "eager_ms_p90": summary.p90_ms,
-            "eager_ms_ci95_low": summary.ci95_low_ms, "eager_ms_ci95_high": summary.ci95_high_ms}
+            "eager_ms_ci95_low": summary.ci95_low_ms, "eager_ms_ci95_high": summary.ci95_high_ms,
+            "eager_held_mem_mb": max(held) if held else None}
 
 
 def _disturbance(record: dict, eager: dict | None) -> dict:

@@ -100,6 +100,8 @@ RECORD = (
     Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran", "Eager median (ms)"),
     Column("eager_ms_p90", "computed", "ms", "the eager cell's 90th percentile over the rounds this cell ran",
            "Eager p90 (ms)"),
+    Column("eager_held_mem_mb", "computed", "MiB", "the eager cell's held memory (held_mem_mb) over the rounds "
+           "this cell ran", "Eager peak memory (MiB)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
     Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
     Column("speedup", "computed", "×", "eager time / this configuration's over every paired round (> 1: faster)"),
@@ -118,6 +120,7 @@ RECORD = (
     Column("round_workers", "computed", meaning="each round's worker pair", internal=True),
     Column("round_blocks_ms", "computed", meaning="round -> its blocks' medians, ms", internal=True),
     Column("round_process", "computed", meaning="round -> the round its processes started in", internal=True),
+    Column("round_held_mem_mb", "computed", meaning="round -> its process's held memory, MiB", internal=True),
     # --- the race between a group's configurations (results/race.py) ---
     Column("race_outcome", "computed", meaning="recommended, runner_up, contender, dropped (clearly slower in the "
            "selection round; a dropped runner-up keeps it: the recommended row's runner_up names it), inaccurate, "
@@ -164,6 +167,10 @@ RECORD = (
     Column("warmup_calls", "largest", "calls", "untimed calls until the latency was steady"),
     Column("warmup_s", "largest", "s", "seconds they took", bounds=SECONDS),
     Column("warmup_steady", "all", meaning="every process reached a steady latency before max_warmup_s"),
+    Column("warmup_tail", "computed", "fraction", "how much slower a round's first timed block ran than its "
+           "others, the median over the rounds"),
+    Column("warmup_unfinished", "computed", meaning="warmup_tail above 5%: the warm-up had not ended when timing "
+           "began"),
     Column("iterations", "same", "calls", "the profile's minimum timed calls per worker and round"),
     Column("min_time_s", "same", "s", "the profile's minimum timed seconds per worker and round", bounds=SECONDS),
     # --- compiling ---
