@@ -33,7 +33,7 @@ def test_ray_address_spellings():
     assert parse_ray_address("10.0.0.5:6379").address == "10.0.0.5:6379"
     local = parse_ray_address("local:3")
     assert local.address is None and local.num_cpus == 3
-    for bad in ("local:0", "local", "ray://head", "head", ""):
+    for bad in ("local:0", "local", "ray://head", "head", "", "local:" + "9" * 30, "local:5000"):  # a huge N: one line
         with pytest.raises(ConfigError, match="--ray: .* is not allowed; allowed: auto, ray://HOST:PORT"):
             parse_ray_address(bad)
 

@@ -41,10 +41,10 @@ def test_readable_frames_have_labels_in_words_and_text_values():
 def test_a_peak_memory_label_says_what_it_holds_on_the_tables_devices():
     # a CPU page's memory is the process's peak resident memory: "GPU: reserved" there misleads
     cpu = pd.DataFrame({"device": ["cpu"], "compiled_peak_mem_mb": [900.0]})
-    assert list(readable(cpu, ["compiled_peak_mem_mb"]).columns) == ["Compiled peak memory (MiB; process peak, compile included)"]
+    assert list(readable(cpu, ["compiled_peak_mem_mb"]).columns) == ["Compiled peak memory (MiB; process peak)"]
     assert label("eager_held_mem_mb", {"cuda"}) == "Eager peak memory (MiB; GPU reserved)"
     assert label("eager_held_mem_mb", {"cpu", "cuda"}) == label("eager_held_mem_mb") == \
-        "Eager peak memory (MiB; CPU: process peak, compile included; CUDA: GPU reserved)"
+        "Eager peak memory (MiB; CPU: process peak; CUDA: GPU reserved)"
 
 
 def test_csv_keeps_unrounded_numbers_and_adds_the_checkpoint(tmp_path):

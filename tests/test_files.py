@@ -65,6 +65,20 @@ def test_the_results_lock_is_never_written_through_a_link(tmp_path, victim):
     assert victim.read_text() == "precious\n"
 
 
+def test_a_results_file_given_as_a_link_is_refused_in_one_line(tmp_path, victim):
+    """`--results link.jsonl` was resolved to the link's target and appended to (docs/safety.md said it is
+    refused): the writer refuses the link itself, its target untouched."""
+    from conftest import run_cli, tiny_params
+
+    link = tmp_path / "r.jsonl"
+    link.symlink_to(victim)
+    with pytest.raises(OSError, match="a symbolic link; compile-bench never writes through one"):
+        ResultsWriter(link)
+    proc = run_cli("run", str(tiny_params(tmp_path)), "--results", str(link))
+    assert proc.returncode == 2 and "a symbolic link" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert victim.read_text() == "precious\n"
+
+
 def test_a_results_file_swapped_for_a_link_is_not_appended_through(tmp_path, victim):
     results = tmp_path / "r.jsonl"
     with ResultsWriter(results) as writer:

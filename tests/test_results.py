@@ -172,7 +172,7 @@ with ResultsWriter({path!r}) as writer:
         try:
             writer.append(make_row(repeat=repeat))
         except OSError as err:
-            print(err.errno, repeat)
+            print(err.errno, repeat, err.filename == {path!r})  # the error names the file ("error: PATH: ...")
             break
 """
 
@@ -190,7 +190,7 @@ def test_a_full_disk_leaves_whole_rows_only(tmp_path):
     script = FULL_DISK_CHILD.format(tests=str(Path(__file__).parent), limit=int(row_bytes * 3.5), path=str(path))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [str(errno.EFBIG), "3"]  # the fourth row did not fit
+    assert proc.stdout.split() == [str(errno.EFBIG), "3", "True"]  # the fourth row did not fit
     assert path.read_bytes().endswith(b"\n") and path.stat().st_size == 3 * row_bytes
     loaded = read_results(path)
     assert [row.repeat for row in loaded.rows] == [0, 1, 2] and loaded.skipped_lines == []

@@ -43,7 +43,7 @@ COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label}
 # what a peak-memory column holds, per device (results/aggregate.held_memory_mb): a CPU process's
 # peak resident memory over its life (ru_maxrss: its compile included); a GPU's reserved peak while
 # timing, CUDA-graph pools in it
-HELD_MEMORY = {"cpu": "process peak, compile included", "cuda": "GPU reserved"}
+HELD_MEMORY = {"cpu": "process peak", "cuda": "GPU reserved"}  # a CPU's includes the compile: the table's caption says so
 HELD_MEMORY_COLUMNS = {"eager_held_mem_mb", "compiled_peak_mem_mb"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",

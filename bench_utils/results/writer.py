@@ -5,6 +5,7 @@ a path that is not a results file is refused untouched. No torch.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -83,7 +84,10 @@ class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path).resolve()  # one lock per file, whatever link or relative path names it
+        if Path(path).is_symlink():  # resolved, a link would be written through to its target
+            raise OSError(errno.ELOOP, "a symbolic link; compile-bench never writes through one: give the file "
+                                       "itself as --results", str(path))
+        self.path = Path(path).resolve()  # one lock per file, whatever relative path or linked folder names it
         check_is_results_file(self.path)  # before anything is created or written next to it
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # appending, not truncating: a refused writer must not erase the holder's pid before reading it;
@@ -134,9 +138,9 @@ class ResultsWriter:
                 while written < len(data):
                     written += os.write(fd, data[written:])
                 os.fsync(fd)  # on disk before the next cell starts: a power cut loses no row
-            except OSError:  # e.g. disk full mid-row: take the half row back, so the file holds rows only
+            except OSError as err:  # e.g. disk full mid-row: take the half row back, so the file holds rows only
                 os.ftruncate(fd, start)
-                raise
+                raise OSError(err.errno, err.strerror, str(self.path)) from err  # the message names the file
         finally:
             os.close(fd)
         if cut is not None:

@@ -35,6 +35,9 @@ RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connecti
 RECOUNT_S = 5.0  # while no call ends, the cluster's room is counted again this often (a node may have left)
 
 
+MAX_LOCAL_CPUS = 4096  # local:N's CPUs at most: Ray was asked for 10^30 and ended in a 37-line traceback
+
+
 @dataclass(frozen=True)
 class RayTarget:
     address: str | None  # for ray.init(address=...); None = start a Ray instance on this machine
@@ -44,12 +47,13 @@ class RayTarget:
 def parse_ray_address(spec: str) -> RayTarget:
     """`--ray` value -> where to connect; raises ConfigError naming --ray for any other spelling."""
     text = str(spec).strip()
-    local = re.fullmatch(r"local:(\d+)", text)
-    if local and int(local.group(1)) >= 1:
+    local = re.fullmatch(r"local:(\d{1,7})", text)  # a local instance's CPUs: beyond a million, a typo
+    if local and 1 <= int(local.group(1)) <= MAX_LOCAL_CPUS:
         return RayTarget(address=None, num_cpus=int(local.group(1)))
-    if text == "auto" or (not local and re.fullmatch(r"(ray://)?[\w.\-]+:\d+", text)):
+    if text == "auto" or (not text.startswith("local:") and re.fullmatch(r"(ray://)?[\w.\-]+:\d{1,5}", text)):
         return RayTarget(address=text)
-    raise ConfigError(f"--ray: {spec!r} is not allowed; allowed: {ADDRESS_SPELLINGS} (N >= 1)")
+    raise ConfigError(f"--ray: {str(spec)[:60]!r} is not allowed; allowed: {ADDRESS_SPELLINGS} "
+                      f"(1 <= N <= {MAX_LOCAL_CPUS:,})")
 
 
 def accelerator_type(label: str) -> str | None:
