@@ -3,6 +3,7 @@ fixture rows (--report-only: papermill and nbconvert run for real, nothing is me
 
 import ast
 import json
+import os
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from bench_utils.config.parameters_file import load_config
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.config.parameters_file import PARAMETER_NAMES
 from bench_utils.report import build as report
-from conftest import REPO, one_error_line, run_cli, tiny_params
+from conftest import REPO, make_row, one_error_line, run_cli, tiny_params
 
 PARAMETERS = REPO / "parameters"
 NOTEBOOK = REPO / "notebooks" / "benchmark.ipynb"
@@ -122,6 +123,22 @@ def test_report_only_without_results_is_a_one_line_error(tmp_path):
     proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "empty", "--report-only")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "no results file at" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_only_while_a_run_writes_the_results_is_a_one_line_error(tmp_path):
+    """During a live `run`, a page built from its file read complete ("2 ok, 0 failed, 0 missing" after 1
+    of 4 rounds): the results file's lock, held by the run, refuses it."""
+    from bench_utils.results.writer import ResultsWriter, writing_pid
+
+    params = tiny_params(tmp_path)
+    results = report.profile_results(load_config(params), tmp_path / "out")
+    with ResultsWriter(results) as writer:  # a run writing it
+        writer.append(make_row("vit", 1, "eager", 2.0))
+        assert writing_pid(results) == str(os.getpid())
+        proc = run_cli("report", params, "--out", tmp_path / "out", "--report-only")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"is being written by a run (pid {os.getpid()})" in proc.stderr
+    assert writing_pid(results) is None  # the run ended: the page can be built
 
 
 def test_report_only_with_a_corrupt_results_file_is_a_one_line_error(tmp_path):

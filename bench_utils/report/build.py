@@ -207,8 +207,14 @@ def results_rows(path: Path) -> list:
 def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
     """For --report-only: the profile's results file must exist and hold rows (a one-line error);
     rows measured with other settings than `params` names are reported as measured, with a warning."""
+    from ..results.writer import writing_pid
+
     if not path.is_file():
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
+    pid = writing_pid(path)
+    if pid is not None:  # a page built now would read complete while rounds are still to come
+        raise ConfigError(f"{path} is being written by a run (pid {pid}): build its page with --report-only "
+                          "once that run ends")
     rows = results_rows(path)
     other = sum(row.settings != cfg.settings_fingerprint() for row in rows)
     if other:

@@ -80,6 +80,24 @@ def file_run(path: Path) -> dict:
     return run
 
 
+def writing_pid(path: str | Path) -> str | None:
+    """The pid of a run writing the results file at `path` now (its ResultsWriter holds the lock), "?" when
+    the lock names none; None when no run holds it. Reads only: a lock file that is not there, or a link,
+    is no run."""
+    lock = Path(path).with_name(Path(path).name + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "r") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return handle.read(32).strip() or "?"
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
