@@ -413,3 +413,19 @@ def test_images_no_worker_could_use_are_refused_before_any_worker_starts(tmp_pat
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 2000)  # 3,600 pixels: under twice the limit, Pillow only warns
     with pytest.raises(ConfigError, match=r"an image of at most 2,000 pixels \(this one is 60 x 60\)"):
         config_from_dict({"image": str(big)})
+
+
+def test_a_fifo_or_a_device_given_as_a_file_is_not_called_missing(tmp_path):
+    """A FIFO or /dev/null exists: "not found" sent the user looking for a file that is there."""
+    import os
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    fifo = tmp_path / "params.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/null"):
+        with pytest.raises(ConfigError, match="parameters file is not a regular file"):
+            load_config(path)
+    with pytest.raises(ConfigError, match="parameters file not found"):
+        load_config(tmp_path / "missing.yaml")

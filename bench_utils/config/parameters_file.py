@@ -153,8 +153,8 @@ def load_config(path: str | Path) -> BenchConfig:
     import yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: parameters file not found")
+    if not path.is_file():  # a FIFO or a device exists, and is no file to read
+        raise ConfigError(f"{path}: parameters file " + ("not found" if not path.exists() else "is not a regular file"))
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise TooLargeError(f"larger than {MAX_FILE_BYTES:,} bytes; allowed: a plain profile")

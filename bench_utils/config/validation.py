@@ -185,7 +185,8 @@ def _check_image(image) -> None:
         refuse("image", image, "a path to an image file, or null")
     path = Path(image).expanduser()
     if not path.is_file():
-        refuse("image", image, "an existing image file (file not found)")
+        refuse("image", image, "an existing image file (" + ("file not found" if not path.exists()
+                                                             else "not a regular file") + ")")
     # Pillow is light (no torch); verify() reads the header without decoding the pixels.
     from PIL import Image, UnidentifiedImageError
 
