@@ -55,11 +55,16 @@ def test_selfcheck_on_cuda_without_a_gpu_says_so_in_one_line(tmp_path):
 
 def test_one_lock_per_file_whatever_path_names_it(tmp_path):
     results = tmp_path / "r.jsonl"
-    link = tmp_path / "link.jsonl"
+    alias = tmp_path / "alias"  # a linked folder, and a relative spelling: the same file, the same lock
     results.touch()
-    link.symlink_to(results)
+    alias.symlink_to(tmp_path)
     with ResultsWriter(results):
-        with pytest.raises(ResultsLockedError):
+        for other in (alias / "r.jsonl", tmp_path / "sub" / ".." / "r.jsonl"):
+            with pytest.raises(ResultsLockedError):
+                ResultsWriter(other)
+        link = tmp_path / "link.jsonl"  # the file itself a link: refused before any lock (test_files.py)
+        link.symlink_to(results)
+        with pytest.raises(OSError, match="a symbolic link"):
             ResultsWriter(link)
 
 
