@@ -90,8 +90,8 @@ WARMUP_TAIL = 0.05
 def warmup_tail(round_blocks_ms: dict) -> float | None:
     """How much slower a round's first timed block ran than the median of its others, the median over the
     rounds with two blocks or more (None without one)."""
-    tails = [blocks[0] / statistics.median(blocks[1:]) - 1.0 for blocks in round_blocks_ms.values()
-             if len(blocks) >= 2 and statistics.median(blocks[1:]) > 0]
+    rest = [(blocks[0], statistics.median(blocks[1:])) for blocks in round_blocks_ms.values() if len(blocks) >= 2]
+    tails = [first / others - 1.0 for first, others in rest if others > 0]
     return statistics.median(tails) if tails else None
 
 
@@ -163,7 +163,7 @@ def combine(rows: list) -> dict:
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
     record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
-    record["round_held_mem_mb"] = {row.repeat: held_memory_mb(dataclasses.asdict(row)) for row in ok}
+    record["round_held_mem_mb"] = {row.repeat: held_memory_mb(vars(row)) for row in ok}  # no copy of its samples
     record["warmup_tail"] = warmup_tail(record["round_blocks_ms"])
     record["warmup_unfinished"] = bool(record["warmup_tail"] is not None and record["warmup_tail"] > WARMUP_TAIL)
     later = [row.duration_s for row in ok if row.prepared_round != row.repeat and row.duration_s]
