@@ -201,3 +201,13 @@ def test_the_next_rounds_time_counts_the_workers_it_will_hold():
             rows.append(make_row("resnet", 1, name, 2.0, repeat=repeat, duration_s=seconds, compile_warm_s=warm))
     assert round_seconds(rows, ("resnet", 1)) == 22.0  # as before: the median of rounds 1 and 2
     assert round_seconds(rows, ("resnet", 1), workers=3) == pytest.approx((20.0 / 5 * 3 + 20.0 / 5 * 3) / 2)
+
+
+def test_a_group_wider_than_the_margin_goes_before_one_that_narrows_more_per_second():
+    # vit 1: +-hundreds of percent (wider than the 1.10 margin's 10%), a round of it 3,000 s; vit 4:
+    # +-6.5% (above the 5% target, within the margin), a round 1 s: per second vit 4 narrows more, but
+    # only vit 1's interval can still hold both a worthwhile speedup and none
+    rows = group("vit", 1, WIDE, seconds=(90.0, 3000.0)) + group("vit", 4, MIDDLE, seconds=(90.0, 1.0))
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    # with a margin wider than both intervals, the narrowing per second decides again
+    assert next_round(BenchConfig(**CFG | {"worthwhile": 50.0}), rows, 0.0) == Round("vit", 4, 2, ("eager", "default"))

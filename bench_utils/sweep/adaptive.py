@@ -5,7 +5,9 @@ The rule is docs/method.md's "Measure until the interval is tight, within a budg
 `repeats` rounds, each cell group whose widest contender's interval is above `target_halfwidth` is
 offered a round in its current pair of workers and one in a fresh pair, each worth the narrowing it
 would bring (stats.halfwidth_with_round) per second it would take (round_seconds); the best offer goes
-next. The rule looks at the intervals' widths only, never at whether a speedup is significant:
+next, a group wider than the verdict's margin (`worthwhile`: +-10% at 1.10) before every other: such an
+interval can hold both "no worthwhile gain" and a worthwhile speedup, so narrowing it can change an
+answer, narrowing one within the margin only refines a figure. The rule looks at the intervals' widths only, never at whether a speedup is significant:
 stopping when a result looks significant would bias it.
 """
 
@@ -143,7 +145,9 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
                 gain = math.inf
             else:
                 gain = width - max(after, cfg.target_halfwidth)
-            offers.append(((group == last, -gain / max(seconds, 1e-3), seconds), group, fresh and not forced))
+            wider_than_margin = width > cfg.worthwhile - 1.0
+            offers.append(((group == last, not wider_than_margin, -gain / max(seconds, 1e-3), seconds), group,
+                           fresh and not forced))
     if not offers:
         return None
     _, group, new_workers = min(offers, key=lambda offer: offer[0])
