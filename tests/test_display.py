@@ -29,7 +29,7 @@ def test_models_go_by_one_name_with_their_checkpoint():
 
 
 def test_readable_frames_have_labels_in_words_and_text_values():
-    frame = pd.DataFrame({"model": ["vit"], "task_model": ["ViT-B/16"], "batch_size": [1.0], "speedup": [1.051326],
+    frame = pd.DataFrame({"model": ["vit"], "task_model": ["ViT-B/16"], "batch_size": [1.0], "race_speedup": [1.051326],
                           "breakeven_calls": [math.inf], "graph_breaks": [0.0], "break_reasons": [["a", "b"]],
                           "compile_warm_s": [math.nan], "some_new_column": [2]})
     shown = readable(frame, page_columns(frame.columns))

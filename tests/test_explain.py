@@ -43,7 +43,7 @@ def test_explain_table_lists_profiled_compiled_cells_with_trace():
     raced = CPU_ROW | {"race_speedup": 1.55}
     table = explain.explain_table(pd.DataFrame([unprofiled | {"race_speedup": 1.5}, eager, raced]))
     assert list(table["model"]) == ["resnet"] and table.loc[0, "trace"] == "resnet-bs1-default-r0.json"
-    assert table.loc[0, "speedup"] == 1.55
+    assert table.loc[0, "race_speedup"] == 1.55
     assert table.loc[0, "why"] == explain.explanation(CPU_ROW)
 
 

@@ -102,17 +102,17 @@ def test_compare_with_reference_one_gpu():
     assert out[["model", "batch_size", "mode"]].values.tolist() == [  # no eager cells, no failed ones
         ["owlvit", 4, "default"], ["resnet", 4, "reduce-overhead"], ["vit", 1, "default"]]
     vit = out.iloc[2]
-    assert (vit.gpu, vit.study, vit.speedup) == ("A100", "torch 2.0.1", pytest.approx(1.5))
+    assert (vit.gpu, vit.study, vit.race_speedup) == ("A100", "torch 2.0.1", pytest.approx(1.5))
     ours_vit = df[(df.model == "vit") & (df["mode"] == "default")].iloc[0]
-    assert (vit.speedup_ci95_low, vit.speedup_ci95_high) == (ours_vit.speedup_ci95_low, ours_vit.speedup_ci95_high)
-    assert vit.speedup_ci95_low == pytest.approx(1.5) == vit.speedup_ci95_high  # paired: every round 1.5x
+    assert (vit.race_ci95_low, vit.race_ci95_high) == (ours_vit.race_ci95_low, ours_vit.race_ci95_high)
+    assert vit.race_ci95_low == pytest.approx(1.5) == vit.race_ci95_high  # paired: every round 1.5x
     assert vit.eager_ms_median == EAGER_MS and vit.latency_ms_median == pytest.approx(EAGER_MS / 1.5)
     assert vit.ref_speedup == pytest.approx(9.325 / 7.584)
     assert vit.speedup_vs_ref == pytest.approx(1.5 / (9.325 / 7.584))
     assert vit.improvement_pct == pytest.approx(100 / 3)  # (10 - 10/1.5) / 10
     assert vit.ref_improvement_pct == pytest.approx((9.325 - 7.584) / 9.325 * 100)
     resnet = out.iloc[1]
-    assert resnet.speedup == pytest.approx(2.0) and resnet.improvement_pct == pytest.approx(50.0)
+    assert resnet.race_speedup == pytest.approx(2.0) and resnet.improvement_pct == pytest.approx(50.0)
     assert (resnet.study, resnet.ref_eager_ms, resnet.ref_compiled_ms) == (
         "nightly 2.1.0dev reduce-overhead", 7.261, 2.187)
     assert pd.isna(out.iloc[0].ref_speedup) and pd.isna(out.iloc[0].gpu)  # not published
@@ -132,7 +132,7 @@ def test_our_figure_beside_the_guide_is_the_race_figure_the_pages_show():
     chosen = df[df["configuration"] == "default"].iloc[0]
     assert chosen["race_outcome"] == "recommended" and chosen["race_speedup"] < chosen["speedup"]
     vit = compare_with_reference(df).query("gpu == 'A100'").iloc[0]
-    assert (vit.speedup, vit.speedup_ci95_low, vit.speedup_ci95_high) == pytest.approx(
+    assert (vit.race_speedup, vit.race_ci95_low, vit.race_ci95_high) == pytest.approx(
         (chosen["race_speedup"], chosen["race_ci95_low"], chosen["race_ci95_high"]))
 
 

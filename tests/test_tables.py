@@ -79,13 +79,13 @@ def test_improvement_table_percentages_speedup_significance_and_noise(df):
     table = improvement_table(df).set_index(["model", "batch_size"])
     vit1 = table.loc[("vit", 1)]
     assert vit1["improvement_pct"] == pytest.approx((10.0 - 8.0) / 10.0 * 100)
-    assert vit1["speedup"] == pytest.approx(10.0 / 8.0)
-    assert bool(vit1["significant"]) and bool(vit1["noisy"])  # one process each; spread 0.32 / 8 > 0.1
+    assert vit1["race_speedup"] == pytest.approx(10.0 / 8.0)
+    assert bool(vit1["race_significant"]) and bool(vit1["noisy"])  # one process each; spread 0.32 / 8 > 0.1
     assert not vit1["disturbed"] and vit1["repeats"] == 1
     resnet2 = table.loc[("resnet", 2)]
     assert resnet2["improvement_pct"] == pytest.approx(25.0)
-    assert not resnet2["significant"]  # the processes disagree: the interval over them includes 1
-    assert resnet2["speedup_ci95_low"] < 1.0 < resnet2["speedup_ci95_high"] and resnet2["repeats"] == 3
+    assert not resnet2["race_significant"]  # the processes disagree: the interval over them includes 1
+    assert resnet2["race_ci95_low"] < 1.0 < resnet2["race_ci95_high"] and resnet2["repeats"] == 3
     # their disagreement (x0.8 .. x1.25: 56%) is inside that interval; with fewer than four rounds none
     # is judged outlying, so the cell is not marked disturbed for it
     spread = df.set_index(["model", "batch_size", "configuration"]).loc[("resnet", 2, "default"), "process_spread"]
@@ -225,7 +225,7 @@ def test_a_row_that_left_the_race_early_shows_eagers_median_of_its_own_rounds():
     rows = [row("vit", 1, "eager", 10.0), row("vit", 1, "eager", 14.0, repeat=1),
             row("vit", 1, "default", 8.0, compile_s=2.0)]
     table = improvement_table(to_dataframe(rows)).iloc[0]
-    assert table["speedup"] == pytest.approx(1.25)
+    assert table["race_speedup"] == pytest.approx(1.25)
     assert table["improvement_pct"] == pytest.approx(20.0)
     assert table["eager_ms_median"] == pytest.approx(10.0)
     assert table["eager_ms_median"] / table["compiled_ms_median"] == pytest.approx(1.25)
@@ -233,8 +233,28 @@ def test_a_row_that_left_the_race_early_shows_eagers_median_of_its_own_rounds():
     assert eager["latency_ms_median"] == pytest.approx((10.0 * 14.0) ** 0.5)  # eager's own cell keeps both rounds
 
 
+def test_page_derived_columns_are_the_records_from_the_rounds_beside_the_median():
+    """Throughput and the race's significance are record columns (results/aggregate.py), in the data
+    dictionary with their units; the main table shows them as computed there. A configuration that left
+    the race after round 0 shows eager's p90, throughput and memory of round 0 only, as its median."""
+    from bench_utils.report.tables import cells_dictionary, main_table
+
+    rows = [row("vit", 1, "eager", 10.0), row("vit", 1, "eager", 14.0, repeat=1),
+            row("vit", 1, "default", 8.0, compile_s=2.0)]
+    df = to_dataframe(rows)
+    record = df[df["configuration"] == "default"].iloc[0]
+    table = main_table(df).iloc[0]
+    assert table["eager_images_per_s"] == pytest.approx(1000.0 / 10.0) == record["eager_images_per_s"]
+    assert table["images_per_s"] == pytest.approx(1000.0 / 8.0) == record["images_per_s"]
+    assert table["eager_ms_p90"] == pytest.approx(10.0, rel=0.05)  # round 0's, not pooled with round 1's 14 ms
+    assert bool(table["race_significant"]) == bool(record["race_significant"])
+    dictionary = cells_dictionary(df).set_index("column")
+    assert dictionary.loc["images_per_s", "unit"] == dictionary.loc["eager_images_per_s", "unit"] == "images/s"
+    assert "race_significant" in dictionary.index
+
+
 def test_every_rows_improvement_agrees_with_its_speedup(df):
     table = improvement_table(df)
-    shown = table[table["speedup"].notna()]
+    shown = table[table["race_speedup"].notna()]
     assert len(shown) >= 3
-    assert shown["improvement_pct"].tolist() == pytest.approx((100 * (1 - 1 / shown["speedup"])).tolist())
+    assert shown["improvement_pct"].tolist() == pytest.approx((100 * (1 - 1 / shown["race_speedup"])).tolist())

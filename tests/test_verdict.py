@@ -55,8 +55,8 @@ def test_a_gain_below_the_margin_is_an_answer_with_its_figures_and_compile_cost(
     rows = race_rows("resnet", {"default": NO_GAIN})
     row = verdict_of(rows).loc[("resnet", 1)]
     assert row["verdict"] == decision.NO_GAIN
-    assert 1.0 <= row["speedup_ci95_high"] < 1.10 and row["speedup_ci95_low"] < 1.0  # not slower for sure
-    assert row["answer"].startswith(f"No worthwhile gain: {row['speedup']:.3g}× (")
+    assert 1.0 <= row["race_ci95_high"] < 1.10 and row["race_ci95_low"] < 1.0  # not slower for sure
+    assert row["answer"].startswith(f"No worthwhile gain: {row['race_speedup']:.3g}× (")
     assert "compile (default mode): at most" in row["answer"] and "below the 1.10× a compile must bring" in row["answer"]
     assert row["cost"] == "33 s cold"  # one sample: two figures; shown although nothing pays back
     assert math.isnan(row["breakeven_calls"]) and "pays back" not in row["summary"]
@@ -120,7 +120,7 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     row = table.loc[("resnet", 1)]
     assert row["verdict"] == decision.COMPILE and row["configuration"] == "default+freezing"
     assert row["answer"].startswith("Compile — compile (default mode) with freezing: 1.")
-    assert row["speedup"] == pytest.approx(1.5, abs=0.02)
+    assert row["race_speedup"] == pytest.approx(1.5, abs=0.02)
     assert row["runner_up"].startswith("compile (max-autotune-no-cudagraphs mode) with freezing: 1.4")
     assert "within the margin of the choice" in row["runner_up"]
     assert row["others"].startswith("plain torch.compile (default mode) 0.9")

@@ -42,7 +42,7 @@ def speedup_chart(df, worthwhile: float = BenchConfig.worthwhile, names=None) ->
     includes 1× are lighter and hatched. `names`: the page's configurations, for their colours (colours)."""
     tables.one_label(df)
     table = tables.improvement_table(df)
-    if table["speedup"].notna().sum() == 0:
+    if table["race_speedup"].notna().sum() == 0:
         return empty_figure(f"no compiled cell with a speedup: {NO_DATA}")
     several = table["batch_size"].nunique() > 1
     keys = list(dict.fromkeys(zip(table["model"], table["batch_size"])))
@@ -56,7 +56,7 @@ def speedup_chart(df, worthwhile: float = BenchConfig.worthwhile, names=None) ->
     ax = axes[0, 0]
     ax.set_xscale("log")
     grouped_barh(ax, labels, series, origin=1.0)
-    ends = table[["speedup_ci95_low", "speedup_ci95_high", "speedup"]].to_numpy(float)
+    ends = table[["race_ci95_low", "race_ci95_high", "race_speedup"]].to_numpy(float)
     low = max(SPEEDUP_AXIS[0], min(0.8, 0.9 * float(np.nanmin(ends))))
     high = min(SPEEDUP_AXIS[1], max(1.5, 1.15 * float(np.nanmax(ends)), 1.1 * worthwhile))
     ax.set_xlim(low, high)
@@ -187,11 +187,11 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
 
     marker = dict(zip(tables.ordered_models(ok["model"]), MODEL_MARKERS * 4))
     for (mode, model), cells in ok.groupby(["configuration", "model"], sort=False):
-        ax.scatter(cells["compile_s"], cells["speedup"], color=colour.get(mode), marker=marker[model])
+        ax.scatter(cells["compile_s"], cells["race_speedup"], color=colour.get(mode), marker=marker[model])
     picked = ok.merge(answers[["model", "batch_size", "configuration"]], on=["model", "batch_size", "configuration"])
     # each model's recommendation ringed, not named beside its point: names printed over each other
     # and over the title where configurations tied
-    ax.scatter(picked["compile_s"], picked["speedup"], s=160, facecolors="none", edgecolors="0.15", linewidths=1.2)
+    ax.scatter(picked["compile_s"], picked["race_speedup"], s=160, facecolors="none", edgecolors="0.15", linewidths=1.2)
     ax.axhline(1, color="0.2", linewidth=0.8)
     ax.axhline(worthwhile, color="0.4", linewidth=0.8, linestyle="--")
     ax.set_ylim(bottom=0)

@@ -32,10 +32,8 @@ SIGNIFICANT_DIGITS = 3
 # DataFrame column -> label on a page, with the unit: the record's declared labels (results/record.py),
 # then the columns the report's own tables make
 COLUMN_LABELS = {column.name: column.label for column in RECORD if column.label} | {
-    "speedup": "Speedup (×)", "speedup_ci95_low": "95% low (×)", "speedup_ci95_high": "95% high (×)",  # the race's
     "task_model": "Model", "display_name": "Model", "compiled_ms_median": "Compiled median (ms)",
     "compiled_ms_p90": "Compiled p90 (ms)",
-    "eager_images_per_s": "Eager (images/s)", "compiled_images_per_s": "Compiled (images/s)",
     "compiled_peak_mem_mb": "Compiled peak memory (MiB)",
     "disturbed_why": "Why disturbed", "breakeven_calls": "Pays back after (calls, cold)",
     "breakeven_warm_calls": "Pays back after (calls, warm)", "why": "Why", "verdict": "Answer",
@@ -213,14 +211,14 @@ def defused(value):
 
 # table -> the columns shown at first; the others are one click away
 KEY_COLUMNS = {
-    "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "speedup",
-             "speedup_ci95_low", "speedup_ci95_high", "eager_images_per_s", "compiled_images_per_s",
+    "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "race_speedup",
+             "race_ci95_low", "race_ci95_high", "eager_images_per_s", "images_per_s",
              "eager_held_mem_mb", "compiled_peak_mem_mb"],
-    "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "speedup",
-                        "speedup_ci95_low", "speedup_ci95_high", "significant"],
-    "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "speedup",
+    "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "race_speedup",
+                        "race_ci95_low", "race_ci95_high", "race_significant"],
+    "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "race_speedup",
                 "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
-    "why": ["model", "batch_size", "configuration", "speedup", "why"],
+    "why": ["model", "batch_size", "configuration", "race_speedup", "why"],
     "placement": ["task_model", "batch_size", "configuration", "status", "hostname", "duration_s"],
     "failures": ["task_model", "batch_size", "configuration", "status", "error"],
 }

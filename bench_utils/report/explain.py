@@ -107,7 +107,7 @@ def explain_table(df):
     speedup is the race figure every other table and the verdict show (results/race.py)."""
     rows = df[(df["configuration"] != "eager") & df["profile_ops_per_call"].notna()]
     frame = rows[["label", "model", "batch_size", "configuration"]].copy()
-    frame["speedup"] = rows["race_speedup"]
+    frame["race_speedup"] = rows["race_speedup"]
     frame["why"] = [explanation(row) for _, row in rows.iterrows()]
     frame["trace"] = rows["profile_trace"].fillna("")
     return sort_cells(frame)

@@ -84,10 +84,10 @@ def legend(ax, series: list[Bars], title: str, **kwargs) -> None:
 def speedup_bars(cells, name: str, color) -> Bars:
     """A series of speedups (×) from improvement_table's columns, one row of `cells` per category: whiskers
     to its 95% interval, faint where the interval includes 1× (not significant), a failed cell's status."""
-    values = cells["speedup"].to_numpy(float)
-    xerr = np.clip(np.vstack([values - cells["speedup_ci95_low"].to_numpy(float),
-                              cells["speedup_ci95_high"].to_numpy(float) - values]), 0, None)
-    faint = ~cells["significant"].eq(True).to_numpy(bool)
+    values = cells["race_speedup"].to_numpy(float)
+    xerr = np.clip(np.vstack([values - cells["race_ci95_low"].to_numpy(float),
+                              cells["race_ci95_high"].to_numpy(float) - values]), 0, None)
+    faint = ~cells["race_significant"].eq(True).to_numpy(bool)
     return Bars(name, values, color, status_notes(cells["status"]), xerr, faint)
 
 

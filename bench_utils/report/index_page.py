@@ -62,10 +62,10 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
     cell, its speedup from 0 with a line at 1× (green: worth it, red: slower, grey: otherwise). Inline,
     so the index needs no image files and no network; the figures themselves are text beside it."""
     table = verdicts(frame, rules)
-    table = table[table["speedup"].notna()]
+    table = table[table["race_speedup"].notna()]
     if table.empty:
         return MISSING
-    scale = CHART_WIDTH_PX / max(2.0, float(table["speedup"].max()) * 1.05)  # px per 1x
+    scale = CHART_WIDTH_PX / max(2.0, float(table["race_speedup"].max()) * 1.05)  # px per 1x
     colours = {codes.COMPILE: "#1a7f37", codes.USE: "#1a7f37", codes.SLOWER: "#b42318"}
     parts = []
     for i, row in enumerate(table.itertuples()):
@@ -73,10 +73,10 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
         name = display_name(row.model)
         parts.append(f'<text x="{NAME_PX - 4}" y="{y + BAR_PX - 2}" text-anchor="end" font-size="11">'
                      f"{escape(name)}</text>"
-                     f'<rect x="{NAME_PX}" y="{y}" width="{row.speedup * scale:.1f}" height="{BAR_PX}" '
+                     f'<rect x="{NAME_PX}" y="{y}" width="{row.race_speedup * scale:.1f}" height="{BAR_PX}" '
                      f'fill="{colours.get(row.verdict, "#9aa4ae")}"><title>{escape(row.summary)}</title></rect>'
-                     f'<text x="{NAME_PX + row.speedup * scale + 3:.1f}" y="{y + BAR_PX - 2}" font-size="10">'
-                     f"{number(row.speedup)}×</text>")
+                     f'<text x="{NAME_PX + row.race_speedup * scale + 3:.1f}" y="{y + BAR_PX - 2}" font-size="10">'
+                     f"{number(row.race_speedup)}×</text>")
     height = len(table) * (BAR_PX + 4)
     width = NAME_PX + CHART_WIDTH_PX + 40
     one = NAME_PX + scale

@@ -16,7 +16,7 @@ from .grouped_bars import (BAR_SLOT_IN, Bars, empty_figure, figure, grouped_barh
 def cross_label_chart(df) -> Figure:
     """Speedup per model across hardware labels: one panel per configuration (row) and batch size (column)."""
     table = _by_run(tables.improvement_table(df))
-    ok = table[table["speedup"].notna()]
+    ok = table[table["race_speedup"].notna()]
     if ok.empty:
         return empty_figure()
     modes = tables.ordered_configurations(ok["configuration"])
@@ -64,7 +64,7 @@ def reference_chart(beside) -> Figure:
     for ax, batch in zip(axes.flat, batches):
         at = beside[beside["batch_size"] == batch]
         series = [Bars(f"ours: {label}, {mode}", _per_model(at[(at["label"] == label) & (at["mode"] == mode)],
-                                                             "speedup", models), color)
+                                                             "race_speedup", models), color)
                   for (label, mode), color in zip(runs, colors)]
         for gpu, color in zip(gpus, colors[len(runs):]):
             published = at[(at["gpu"] == gpu) & (at["mode"] == "default")]

@@ -24,9 +24,9 @@ def run_headers(df) -> pd.DataFrame:
 
 
 def _speedup_text(row) -> str:
-    if pd.isna(row["speedup"]):
+    if pd.isna(row["race_speedup"]):
         return MISSING
-    return f"{times(row['speedup'])} ({span(row['speedup_ci95_low'], row['speedup_ci95_high'])})"
+    return f"{times(row['race_speedup'])} ({span(row['race_ci95_low'], row['race_ci95_high'])})"
 
 
 def guide_comparison(beside: pd.DataFrame) -> pd.DataFrame:
@@ -89,7 +89,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
         plain = default["race_speedup"] if default is not None else math.nan
         records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
                         "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
-                        else MISSING, "Its speedup (×)": row.speedup, "Plain torch.compile (×)": plain,
+                        else MISSING, "Its speedup (×)": row.race_speedup, "Plain torch.compile (×)": plain,
                         **{column: published.get((row.model, int(row.batch_size), gpu), math.nan)
                            for gpu, column in guides.items()},
                         GUIDE_SAME_MODE: _guide_same_mode(row, other_modes),

@@ -190,20 +190,22 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     return number(cell["latency_ms"]) if cell["status"] == "ok" else str(cell["status"]).upper()
 
 
+RACE_FIGURES = ("race_speedup", "race_ci95_low", "race_ci95_high")
+
+
 def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:
     """The speedup a page shows for a configuration: its race figure (results/race.py: the
     recommendation's lowered for the round that chose it), with its interval and whether that interval
-    excludes 1x."""
-    low, high = numeric_column(compiled, "race_ci95_low").where(ok), numeric_column(compiled, "race_ci95_high").where(ok)
-    return {"speedup": numeric_column(compiled, "race_speedup").where(ok), "speedup_ci95_low": low,
-            "speedup_ci95_high": high, "significant": (low > 1.0) | (high < 1.0)}
+    excludes 1x (race_significant), as results/ computed them."""
+    figures = {column: numeric_column(compiled, column).where(ok) for column in RACE_FIGURES}
+    return figures | {"race_significant": compiled["race_significant"].fillna(False).astype(bool) & ok}
 
 
 def improvement_table(df) -> pd.DataFrame:
     """Per compiled cell: the guide's percentage improvement and our speedup with its 95% CI.
 
     Every number is read from the DataFrame (aggregate.py computes them once): the eager median is
-    the eager cell's; `significant` means the speedup CI excludes 1, `noisy` that the compiled
+    the eager cell's; `race_significant` means the speedup CI excludes 1, `noisy` that the compiled
     (p90 - p10) / median exceeds stats.NOISY_SPREAD, `disturbed` that the machine was busy or the
     processes disagreed (`disturbed_why`, in words). Failed cells keep their row (status) with NaN numbers.
     """
@@ -224,21 +226,20 @@ def improvement_table(df) -> pd.DataFrame:
 
 
 MAIN_COLUMNS = ["model", "batch_size", "configuration", "device", "status", "eager_ms_median", "compiled_ms_median",
-                "speedup", "speedup_ci95_low", "speedup_ci95_high", "significant", "eager_ms_p90", "compiled_ms_p90",
-                "eager_images_per_s", "compiled_images_per_s", "eager_held_mem_mb", "compiled_peak_mem_mb"]
+                *RACE_FIGURES, "race_significant", "eager_ms_p90", "compiled_ms_p90", "eager_images_per_s",
+                "images_per_s", "eager_held_mem_mb", "compiled_peak_mem_mb"]
 
 
 def main_table(df) -> pd.DataFrame:
     """Per compiled cell, eager beside compiled: median and p90 latency (ms), the speedup with its 95%
-    interval, throughput (images/s, from the medians) and peak memory (MiB, the record's held_mem_mb).
-    Failed cells keep their row."""
+    interval, throughput (images/s, from the medians) and peak memory (MiB, the record's held_mem_mb),
+    eager's over the rounds the cell ran (results/aggregate.py). Failed cells keep their row."""
     compiled, ok, table = _compiled_cells(df)
     table = table.assign(**_race_figures(compiled, ok))
     table["eager_ms_p90"] = numeric_column(compiled, "eager_ms_p90").where(ok)  # over the rounds beside its median
     table["compiled_ms_p90"] = numeric_column(compiled, "latency_ms_p90").where(ok)
-    images = table["batch_size"].astype(float)
-    table["eager_images_per_s"] = images * 1000.0 / table["eager_ms_median"]
-    table["compiled_images_per_s"] = images * 1000.0 / table["compiled_ms_median"]
+    for column in ("eager_images_per_s", "images_per_s"):
+        table[column] = numeric_column(compiled, column).where(ok)
     table["eager_held_mem_mb"] = numeric_column(compiled, "eager_held_mem_mb").where(ok)  # over the rounds beside it
     table["compiled_peak_mem_mb"] = numeric_column(compiled, "held_mem_mb").where(ok)
     table["device"] = compiled["device"]  # what its peak memory holds (display.label)
@@ -295,7 +296,7 @@ def compile_table(df) -> pd.DataFrame:
     compiled, ok, table = _compiled_cells(df)
     for column in ("compile_s", "compile_warm_s", "fx_cache_hits"):
         table[column] = numeric_column(compiled, column).where(ok)
-    table["speedup"] = numeric_column(compiled, "race_speedup").where(ok)
+    table["race_speedup"] = numeric_column(compiled, "race_speedup").where(ok)
     for column in ("graph_breaks", "recompiles", "max_abs_diff", "task_agreement", "peak_mem_mb"):
         table[column] = numeric_column(compiled, column)
     table["break_reasons"] = _reasons(compiled)
@@ -303,7 +304,7 @@ def compile_table(df) -> pd.DataFrame:
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
     table["compile_notes"] = [compile_note_words(record) for record in compiled.to_dict("records")]
     order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "fx_cache_hits",
-             "compile_warm_s", "eager_ms_median", "compiled_ms_median", "speedup", "graph_breaks", "recompiles",
+             "compile_warm_s", "eager_ms_median", "compiled_ms_median", "race_speedup", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",
              "peak_mem_mb"]
     return sort_cells(table[order])

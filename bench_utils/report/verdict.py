@@ -27,10 +27,10 @@ from .display import MISSING, model_text, number, plus_minus, rounded, span, tim
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
-from .tables import check_frame, cuda_graph_cells, first_row, ordered_models
+from .tables import RACE_FIGURES, check_frame, cuda_graph_cells, first_row, ordered_models
 
-COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "speedup",
-           "speedup_ci95_low", "speedup_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
+COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
+           "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
            "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others",
            "caveats", "why", "summary"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
@@ -322,8 +322,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
     answer = _answer(decision.outcome, decision.reason, rec, rules)
-    record |= {"configuration": rec["configuration"], "speedup": rec["race_speedup"],
-               "speedup_ci95_low": rec["race_ci95_low"], "speedup_ci95_high": rec["race_ci95_high"],
+    record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
@@ -431,10 +430,10 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
     lines = []
     for row in verdicts(df, rules).itertuples():
         head = f"{display_name(row.model)}" + (f" (batch {row.batch_size})" if df["batch_size"].nunique() > 1 else "")
-        if pd.isna(row.speedup):
+        if pd.isna(row.race_speedup):
             lines.append(f"{head}: {WORDS[row.verdict]}")
             continue
-        bounds = span(row.speedup_ci95_low, row.speedup_ci95_high, rules.worthwhile)
-        lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.speedup)} ({bounds}) "
+        bounds = span(row.race_ci95_low, row.race_ci95_high, rules.worthwhile)
+        lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.race_speedup)} ({bounds}) "
                      f"with {row.configuration}, {row.latency} a call; {compile_cost_words(row._asdict())}")
     return lines

@@ -227,6 +227,13 @@ def _pair(record: dict, eager: dict | None) -> dict:
         "round_logs": list(logs), "round_workers": labels}
 
 
+def images_per_s(batch_size, latency_ms) -> float:
+    """Throughput, images a second, of a call of `batch_size` images taking `latency_ms` (NaN without one)."""
+    if latency_ms is None or not latency_ms > 0:
+        return math.nan
+    return batch_size * 1000.0 / latency_ms
+
+
 def _eager_over(eager: dict, rounds: list[int]) -> dict:
     """Eager's latency and memory columns over `rounds` only (its samples_s follow round_blocks_ms's
     rounds; its held memory, the largest of those rounds')."""
@@ -266,6 +273,8 @@ def cells(rows) -> list[dict]:
     for record in records:
         baseline = eager.get(_baseline_key(record))
         record |= _pair(record, baseline)
+        record |= {"images_per_s": images_per_s(record["batch_size"], record["latency_ms_median"]),
+                   "eager_images_per_s": images_per_s(record["batch_size"], record["eager_ms_median"])}
         record |= _disturbance(record, baseline)
         record |= NO_RACE
     for race in races(records).values():
@@ -275,7 +284,7 @@ def cells(rows) -> list[dict]:
 
 
 NO_RACE = {"race_outcome": "", "race_rounds": 0, "race_round_ids": [], "race_speedup": math.nan,
-           "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_halfwidth": math.nan,
+           "race_ci95_low": math.nan, "race_ci95_high": math.nan, "race_significant": False, "race_halfwidth": math.nan,
            "race_selection_bias": math.nan, "race_round_sd": math.nan, "race_least_pair": math.nan, "race_pairs": 0, "runner_up": "", "versus_runner_up": math.nan,
            "versus_ci95_low": math.nan, "versus_ci95_high": math.nan, "race_simpler": False,
            "race_trailing": False, "improvement_pct": math.nan}  # eager's, and before any race
@@ -297,6 +306,7 @@ def _race_fields(entry, race) -> dict:
     if estimate:
         fields |= {"race_speedup": estimate.speedup, "race_ci95_low": estimate.ci95_low,
                    "race_ci95_high": estimate.ci95_high, "race_halfwidth": relative_halfwidth(estimate),
+                   "race_significant": estimate.ci95_low > 1.0 or estimate.ci95_high < 1.0,
                    "race_selection_bias": math.expm1(entry.selection_bias),
                    "improvement_pct": improvement_from_speedup(estimate.speedup)}  # the race figure's, as shown
     if entry.outcome == "recommended" and race.versus is not None:

@@ -88,6 +88,8 @@ RECORD = (
            bounds=LATENCY_MS),
     Column("latency_ms_p10", "computed", "ms", "10th percentile of every timed call"),
     Column("latency_ms_p90", "computed", "ms", "90th percentile of every timed call", "p90 (ms)"),
+    Column("images_per_s", "computed", "images/s", "throughput: batch_size images per latency_ms_median",
+           "Throughput (images/s)"),
     Column("latency_ms_std", "computed", "ms", "standard deviation of every timed call"),
     Column("latency_ms_ci95_low", "computed", "ms", "95% interval of the median, low end"),
     Column("latency_ms_ci95_high", "computed", "ms", "95% interval of the median, high end"),
@@ -100,6 +102,8 @@ RECORD = (
     Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran", "Eager median (ms)"),
     Column("eager_ms_p90", "computed", "ms", "the eager cell's 90th percentile over the rounds this cell ran",
            "Eager p90 (ms)"),
+    Column("eager_images_per_s", "computed", "images/s", "the eager cell's throughput over the rounds this cell "
+           "ran: batch_size images per eager_ms_median", "Eager throughput (images/s)"),
     Column("eager_held_mem_mb", "computed", "MiB", "the eager cell's held memory (held_mem_mb) over the rounds "
            "this cell ran", "Eager peak memory (MiB)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
@@ -108,7 +112,7 @@ RECORD = (
     Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end"),
     Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end"),
     Column("speedup_halfwidth", "computed", "fraction", "the interval's half-width on the log scale (0.08: ±8%)"),
-    Column("significant", "computed", meaning="the speedup's interval excludes 1×", label="Differs from eager?"),
+    Column("significant", "computed", meaning="the speedup's interval excludes 1×"),
     Column("improvement_pct", "computed", "%", "the guide's improvement, (eager - compiled) / eager, of the race "
            "figure: 100 * (1 - 1 / race_speedup)", "Improvement (%)"),
     Column("paired_rounds", "computed", "rounds", "rounds both cells timed in blocks (the interval's rounds)"),
@@ -133,6 +137,7 @@ RECORD = (
     Column("race_ci95_low", "computed", "×", "its 95% interval, low end (a dropped configuration's at least as "
            "wide as one of the leader's rounds moves)", "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
+    Column("race_significant", "computed", meaning="that interval excludes 1×", label="Differs from eager?"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),
     Column("race_least_pair", "computed", "×", "the smallest speedup of one block pair over those rounds (eager's block "
            "time over this configuration's, timed moments apart): above 1, it was faster in every pair"),

@@ -24,8 +24,6 @@ STUDY_FOR_MODE = {"default": "torch 2.0.1", "reduce-overhead": "nightly 2.1.0dev
 CELL = ["model", "batch_size", "mode"]
 OURS = ["label", "hardware", "torch", "size", "fullgraph", "eager_ms_median", "latency_ms_median",
         "race_speedup", "race_ci95_low", "race_ci95_high", "improvement_pct"]
-# our figure is the one every other table of the page shows: the race's (results/race.py)
-AS_SPEEDUP = {"race_speedup": "speedup", "race_ci95_low": "speedup_ci95_low", "race_ci95_high": "speedup_ci95_high"}
 
 
 def reference_path() -> Path:
@@ -47,7 +45,7 @@ def load_reference(path: str | Path | None = None):
 def compare_with_reference(df):
     """Our compiled cells beside the guide's published numbers, one row per our cell and guide GPU.
 
-    `df` comes from aggregate.to_dataframe; only compiled cells with status ok are used. Our `speedup`
+    `df` comes from aggregate.to_dataframe; only compiled cells with status ok are used. Our `race_speedup`
     (with its 95% CI) is the cell's race figure, the one the verdict and the tables show (paired rounds
     against eager; lowered for the pick when the race recommended it); `ref_speedup` is
     the guide's eager mean / compiled mean, for each of the guide's GPUs. Mode "default" is compared
@@ -55,12 +53,12 @@ def compare_with_reference(df):
     STUDY_FOR_MODE). Cells the guide did not publish (other modes, OwlViT at batch 4/16, ...) keep NaN
     in the ref_ columns.
     """
-    ours = df[df["configuration"].isin(STUDY_FOR_MODE) & (df["status"] == "ok")][CELL + OURS].rename(columns=AS_SPEEDUP)
+    ours = df[df["configuration"].isin(STUDY_FOR_MODE) & (df["status"] == "ok")][CELL + OURS]
     ours["study"] = ours["mode"].map(STUDY_FOR_MODE)
     ref = _reference_for_merge()
     merged = ours.merge(ref, on=["study"] + CELL, how="left")
-    merged["speedup_vs_ref"] = merged["speedup"] / merged["ref_speedup"]
-    order = CELL + ["gpu", "study", "speedup", "speedup_ci95_low", "speedup_ci95_high", "ref_speedup",
+    merged["speedup_vs_ref"] = merged["race_speedup"] / merged["ref_speedup"]
+    order = CELL + ["gpu", "study", "race_speedup", "race_ci95_low", "race_ci95_high", "ref_speedup",
                     "improvement_pct", "ref_improvement_pct", "speedup_vs_ref", "ref_eager_ms",
                     "ref_compiled_ms", "ref_status", "ref_note"]
     rest = [c for c in merged.columns if c not in order]
