@@ -54,7 +54,7 @@ def _budget(text: str) -> float:
 def _cmd_run(args) -> int:
     from .results.writer import NotAResultsFileError, ResultsLockedError
     from .sweep.jobs import SettingsMismatchError
-    from .sweep.loop import default_results_path, run_sweep
+    from .sweep.loop import default_results_path, run_sweep, run_sweeps_on_ray
 
     configs = _configs(args)
     check_distinct_folders(configs, args.params)
@@ -65,9 +65,7 @@ def _cmd_run(args) -> int:
     if not args.ray:  # on Ray the GPUs are on the workers, not here (an actor holds one group on its GPU)
         configs = ready_here(configs, "gpu")
     try:
-        if args.ray:  # every profile at once, through the same loop (bench_utils/sweep/launchers/ray.py)
-            from .sweep.launchers.ray import run_sweeps_on_ray
-
+        if args.ray:  # every profile at once, each through the same loop (launchers: sweep/launchers/ray.py)
             summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
                                           progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
         else:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from bench_utils.config.parameters_file import config_from_dict
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.launchers.ray import run_sweeps_on_ray
-from bench_utils.sweep.loop import run_sweep
+
+from bench_utils.sweep.loop import run_sweep, run_sweeps_on_ray
 
 SWEEP = dict(label="scaling", models=["vit", "resnet"], size="tiny", batch_sizes=[1, 2, 4, 8], modes=["eager"],
              device="cpu", weights="random", warmup=2, iterations=20, timeout_s=600, min_time_s=1.0,

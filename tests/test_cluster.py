@@ -18,8 +18,8 @@ from bench_utils.config.parameters_file import load_config
 from bench_utils.measure.environment import host_id
 from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.rows import read_results
-from bench_utils.sweep.launchers.ray import accelerator_type, cpus_per_gpu, parse_ray_address, run_sweeps_on_ray, task_options
-from bench_utils.sweep.loop import run_sweep
+from bench_utils.sweep.launchers.ray import accelerator_type, cpus_per_gpu, parse_ray_address, task_options
+from bench_utils.sweep.loop import run_sweep, run_sweeps_on_ray
 from conftest import one_error_line, run_cli, tiny_params
 
 FAULTS = "resnet/2/eager=oom;resnet/3/eager=sigkill"  # two failing cells in the T4 profile

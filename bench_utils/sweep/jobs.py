@@ -172,3 +172,10 @@ def _key(cfg: BenchConfig, job: Job) -> tuple:
     """The key of the row a job writes."""
     row_type, identity = job_row(cfg, job)
     return row_type(**identity, status="crashed").key
+
+
+def unit_group(unit: Round | Job) -> tuple:
+    """What a unit must not run beside: a round its cell group's other rounds (the same workers), a
+    study job its study's other jobs of the same model (the compile-time study's whole-model compile
+    leaves the artifacts its cache-artifacts job loads)."""
+    return ("cell", *unit.group) if isinstance(unit, Round) else (unit.kind, unit.model)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .launchers import Launcher
 from .jobs import (Round, done_keys, failure_row, first_rounds, pending_study_jobs, read_cell_rows, round_pending,
-                   rows_path, study_jobs)
+                   rows_path, study_jobs, unit_group)
 
 
 @dataclass
@@ -79,13 +80,6 @@ class SweepSummary:
 def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
     """<root>/<label slug>/results.jsonl; root defaults to paths.reports_root()."""
     return Path(root or reports_root()) / cfg.slug() / "results.jsonl"
-
-
-def unit_group(unit: Round | Job) -> tuple:
-    """What a unit must not run beside: a round its cell group's other rounds (the same workers), a
-    study job its study's other jobs of the same model (the compile-time study's whole-model compile
-    leaves the artifacts its cache-artifacts job loads)."""
-    return ("cell", *unit.group) if isinstance(unit, Round) else (unit.kind, unit.model)
 
 
 def unit_line(unit: Round | Job, row) -> str:
@@ -245,6 +239,42 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     summary.halfwidths = {group: adaptive.widest_halfwidth(records)
                           for group, records in adaptive.contenders(cfg, rows).items()}
     return summary
+
+
+def run_sweeps(configs: list[BenchConfig], results_paths: list, launchers: list, retry_failed: bool = False,
+               progress: bool = True) -> list[SweepSummary]:
+    """Several profiles' sweeps at once, each its own loop (run_sweep) through its own launcher
+    (`launchers[i]` measures `configs[i]` into `results_paths[i]`); the loops wait on their launchers
+    (a Ray cluster's actors), not on this process. A profile whose results file is refused stops all
+    before any runs. One SweepSummary per profile."""
+    for cfg, path in zip(configs, results_paths, strict=True):
+        read_cell_rows(cfg, path)
+
+    def sweep(index: int) -> SweepSummary:
+        return run_sweep(configs[index], results_paths[index], retry_failed, progress, launcher=launchers[index],
+                         position=index)
+
+    if len(configs) == 1:
+        return [sweep(0)]
+    with ThreadPoolExecutor(len(configs)) as pool:
+        return list(pool.map(sweep, range(len(configs))))
+
+
+def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results_paths: list | None = None,
+                      retry_failed: bool = False, progress: bool = True, cpus_per_cell: int = 1,
+                      max_retries: int = 2, env: dict | None = None, round_runner=None) -> list[SweepSummary]:
+    """Every profile's sweep at once on the Ray cluster at `address` (launchers/ray.py, which connects
+    and places; "local:N" starts a local one). `env`: extra environment variables for the measuring
+    processes; `round_runner`: rounds.run_round, or a test's stand-in."""
+    from .launchers.ray import ray_launchers
+
+    results_paths = list(results_paths) if results_paths is not None else [None] * len(configs)
+    if len(results_paths) != len(configs):
+        raise ValueError(f"results_paths: {len(results_paths)} paths for {len(configs)} configs; "
+                         "allowed: one per config")
+    paths = [Path(p) if p else default_results_path(cfg) for cfg, p in zip(configs, results_paths)]
+    with ray_launchers(configs, address, paths, cpus_per_cell, max_retries, env, round_runner) as launchers:
+        return run_sweeps(configs, paths, launchers, retry_failed, progress)
 
 
 def progress_bar(total: int, enabled: bool, position: int = 0):

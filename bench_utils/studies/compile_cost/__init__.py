@@ -44,6 +44,7 @@ from .measure import measure
 from .page import SPEED_CAVEAT, compile_cost_chart, compile_cost_frame, compile_cost_table, eager_medians, speed_words
 from .rows import STRATEGIES, CompileCostResult
 
+
 class CompileCost(BaseStudy):
     name = "compile-cost"
     row = CompileCostResult

@@ -14,20 +14,19 @@ the round's rows are "crashed". Ray is imported here only, and lazily: `pip inst
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import socket
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...config.bench_config import BenchConfig, ConfigError
 from ...measure.environment import host_id
-from ..jobs import Round, failure_row, read_cell_rows
-from ..loop import SweepSummary, default_results_path, run_sweep, unit_group
+from ..jobs import Round, failure_row, unit_group
 from ..rounds import Sessions, measure_unit, run_round
 
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
@@ -264,12 +263,12 @@ def _check_feasible(ray, configs: list[BenchConfig], options: list[dict]) -> Non
                 raise ConfigError(f"profile {cfg.label!r}: no Ray node offers {resource} (cluster has: {have})")
 
 
-def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results_paths: list | None = None,
-                      retry_failed: bool = False, progress: bool = True, cpus_per_cell: int = 1,
-                      max_retries: int = 2, env: dict | None = None, round_runner=run_round) -> list[SweepSummary]:
-    """Every profile's sweep (the one loop, sweep/loop.py) with a Ray launcher, the profiles at once;
-    one SweepSummary per profile. `env`: extra environment variables for the measuring processes;
-    `round_runner`: rounds.run_round, or a test's stand-in."""
+@contextlib.contextmanager
+def ray_launchers(configs: list[BenchConfig], address: str, results_paths: list[Path], cpus_per_cell: int = 1,
+                  max_retries: int = 2, env: dict | None = None, round_runner=None):
+    """A Ray launcher per profile (`results_paths[i]` for `configs[i]`), connected to the cluster at
+    `address` ("local:N" starts a local one) and checked to fit it before anything runs; the
+    connection this call started ends on exit. The loop runs them (loop.run_sweeps)."""
     target = parse_ray_address(address)
     if type(cpus_per_cell) is not int or cpus_per_cell < 1:
         raise ConfigError(f"cpus_per_cell (--cpus-per-cell): {cpus_per_cell!r} is not allowed; "
@@ -278,29 +277,15 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
         import ray
     except ImportError:
         raise ConfigError("--ray needs Ray: pip install 'compile-bench[cluster]'") from None
-    results_paths = list(results_paths) if results_paths is not None else [None] * len(configs)
-    if len(results_paths) != len(configs):
-        raise ValueError(f"results_paths: {len(results_paths)} paths for {len(configs)} configs; "
-                         "allowed: one per config")
-    paths = [Path(p) if p else default_results_path(cfg) for cfg, p in zip(configs, results_paths)]
     started_here = _connect(ray, target)
     try:
         nodes = ray.nodes()
         has_gpus = ray.cluster_resources().get("GPU", 0) > 0
         options = [task_options(cfg, has_gpus, cpus_per_cell, cpus_per_gpu(nodes)) for cfg in configs]
         _check_feasible(ray, configs, options)
-        for cfg, path in zip(configs, paths):  # a profile refused for its results file stops all before any runs
-            read_cell_rows(cfg, path)
-
-        def sweep(index: int) -> SweepSummary:
-            launcher = RayLauncher(ray, configs[index], paths[index], options[index], capacity(nodes, options[index]),
-                                   env or {}, max_retries, round_runner)
-            return run_sweep(configs[index], paths[index], retry_failed, progress, launcher=launcher, position=index)
-
-        if len(configs) == 1:
-            return [sweep(0)]
-        with ThreadPoolExecutor(len(configs)) as pool:  # the loops wait on Ray, not on this process
-            return list(pool.map(sweep, range(len(configs))))
+        yield [RayLauncher(ray, cfg, Path(path), opts, capacity(nodes, opts), env or {}, max_retries,
+                           round_runner or run_round)
+               for cfg, path, opts in zip(configs, results_paths, options, strict=True)]
     finally:
         if started_here:
             ray.shutdown()
