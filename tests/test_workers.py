@@ -221,6 +221,36 @@ def test_the_oom_killers_count_is_read_from_the_cgroup_or_the_machine(tmp_path, 
     assert memory_room.available_bytes() == 4000000 * 1024
 
 
+def test_a_cgroup_v1_memory_cap_is_read_and_refuses_a_model_that_cannot_fit(tmp_path, monkeypatch):
+    """Older container hosts mount cgroup v1: the memory controller's cap (memory.limit_in_bytes less
+    memory.usage_in_bytes) bounds the room, and the size check refuses a checkpoint past it before
+    building it (without v1 the machine's free memory was read and the kernel killed the worker)."""
+    import transformers
+
+    from bench_utils.measure import memory_room
+    from bench_utils.measure.models import check_room
+
+    proc, cgroup = tmp_path / "proc", tmp_path / "cgroup"
+    (proc / "self").mkdir(parents=True)
+    box = cgroup / "memory" / "docker" / "abc"
+    box.mkdir(parents=True)
+    (proc / "vmstat").write_text("oom_kill 7\n")
+    (proc / "meminfo").write_text("MemAvailable:    24000000 kB\n")
+    (proc / "self" / "cgroup").write_text("12:pids:/docker/abc\n4:cpu,cpuacct:/docker/abc\n"
+                                          "9:memory:/docker/abc\n0::/\n")  # v2 listed, no memory.max there
+    (box / "memory.limit_in_bytes").write_text(f"{3 * 2**30}\n")
+    (box / "memory.usage_in_bytes").write_text(f"{2**30}\n")
+    (box / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+    monkeypatch.setattr(memory_room, "PROC", proc)
+    monkeypatch.setattr(memory_room, "CGROUP", cgroup)
+    assert memory_room.available_bytes() == 2 * 2**30 and memory_room.oom_kills() == 3
+    big = transformers.ViTConfig(hidden_size=2048, intermediate_size=8192, num_hidden_layers=24)  # ~1.2 B
+    with pytest.raises(MemoryError, match=r"1\.2\d B parameters.*more than the 2 GiB of memory available"):
+        check_room(transformers.ViTModel, big, "float32", "cpu")
+    (box / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no cap"
+    assert memory_room.available_bytes() == 24000000 * 1024
+
+
 def test_a_gpu_profiles_worker_is_spawned_not_forked_from_the_server_and_works(tmp_path):
     # a fork of a process that asked CUDA anything cannot use CUDA, and the fork server's imports may
     # ask (torch 2.11's inductor calls torch.cuda.is_available() at import): on a GPU, workers spawn
