@@ -2,6 +2,7 @@
 fixture rows (--report-only: papermill and nbconvert run for real, nothing is measured)."""
 
 import ast
+import gzip
 import json
 import os
 import re
@@ -324,7 +325,12 @@ def test_out_refuses_to_replace_a_file_compile_bench_did_not_write(tmp_path, nam
 def test_compare_refuses_a_file_that_is_not_results(fixture_report, tmp_path):
     results = fixture_report[1] / "fixture-cpu" / "results.jsonl"
     line = one_error_line(run_cli("report", "--compare", results, "/etc/passwd", "--out", tmp_path))
-    assert line == "error: /etc/passwd: not a results file (line 1 is not a results row); choose another --results file"
+    assert line == "error: /etc/passwd: not a results file (line 1 is not a results row); choose another --compare file"
+    packed = tmp_path / "results.jsonl.gz"  # a compressed copy: named as such, with what to do
+    packed.write_bytes(gzip.compress(results.read_bytes()))
+    line = one_error_line(run_cli("report", "--compare", results, packed, "--out", tmp_path))
+    assert line == (f"error: {packed}: a gzip-compressed file, not a results file; decompress it "
+                    "(gunzip -k results.jsonl.gz) and give --compare the .jsonl file")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     assert "no readable results rows" in one_error_line(run_cli("report", "--compare", empty, results, "--out", tmp_path))

@@ -183,7 +183,7 @@ def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
     return (out_dir / cfg.slug()).resolve() / "results.jsonl"
 
 
-def results_rows(path: Path) -> list:
+def results_rows(path: Path, option: str = "--results") -> list:
     """The rows of a results file that is to be reported (--report-only, --compare): a file that is
     not a results file, or holds no readable row, is one line (ConfigError), its skipped lines then
     named in that line rather than in a warning before it."""
@@ -191,7 +191,7 @@ def results_rows(path: Path) -> list:
     from ..results.writer import NotAResultsFileError, check_is_results_file
 
     try:
-        check_is_results_file(path)
+        check_is_results_file(path, option)
     except NotAResultsFileError as err:
         raise ConfigError(str(err)) from None
     with warnings.catch_warnings(record=True) as caught:
@@ -364,7 +364,7 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     for path in (before, after):
         if not path.is_file():
             raise ConfigError(f"--compare: no results file at {path}")
-        results_rows(path)  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
+        results_rows(path, "--compare")  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
     check_not_others(out_dir, COMPARE_OUTPUTS)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = repo_root() / "notebooks" / "summary.ipynb"

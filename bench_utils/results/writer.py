@@ -35,9 +35,15 @@ class NotAResultsFileError(ValueError):
     """The path holds something other than results rows; appending to it would damage it."""
 
 
-def check_is_results_file(path: Path) -> None:
+# a compressed results file's first bytes -> how to give it: the rows are read as text, line by line
+COMPRESSED = {b"\x1f\x8b": "gzip: gunzip -k", b"\xfd7zXZ": "xz: unxz -k", b"BZh": "bzip2: bunzip2 -k",
+              b"PK\x03\x04": "zip: unzip", b"\x28\xb5\x2f\xfd": "zstd: unzstd"}
+
+
+def check_is_results_file(path: Path, option: str = "--results") -> None:
     """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
-    its end) is fine; anything else (a JSON document, a text file) is refused untouched."""
+    its end) is fine; anything else (a JSON document, a text file, a compressed file) is refused
+    untouched, in words that name the `option` it came from."""
     if path.exists() and not path.is_file():
         raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
     blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
@@ -47,8 +53,13 @@ def check_is_results_file(path: Path) -> None:
         return
     with open(path, "rb") as fh:
         first = fh.readline(1_000_000)
+    packed = next((how for magic, how in COMPRESSED.items() if first.startswith(magic)), None)
+    if packed is not None:
+        kind, command = packed.split(": ")
+        raise NotAResultsFileError(f"{path}: a {kind}-compressed file, not a results file; decompress it "
+                                   f"({command} {path.name}) and give {option} the .jsonl file")
     refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); "
-                                   "choose another --results file")
+                                   f"choose another {option} file")
     if not first.strip():
         return  # empty
     if not first.lstrip().startswith(b"{"):
