@@ -19,6 +19,27 @@ def use_one_line_warnings() -> None:
     warnings.formatwarning = one_line_warning
 
 
+def use_one_line_errors(*kinds: type) -> None:
+    """In an IPython kernel (a notebook, papermill's run of one): an error of `kinds` (the input's:
+    ConfigError) shows as one line, "ConfigError: what to fix", not a traceback through the package's
+    frames (papermill printed 53-74 lines for a wrong-typed -p). Other errors keep their traceback;
+    outside IPython this does nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def one_line(shell, etype, value, tb, tb_offset=None):
+        line = [f"{etype.__name__}: {terminal_text(value)}"]
+        shell._showtraceback(etype, value, line)  # what the notebook's error output (and papermill) shows
+        return line
+
+    shell.set_custom_exc(tuple(kinds), one_line)
+
+
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides that reorder what a
 # terminal shows: a text from a results file or a parameters file printed raw could clear the screen,
 # write the clipboard (OSC 52) or hide what follows

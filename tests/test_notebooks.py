@@ -46,3 +46,26 @@ def test_notebooks_run_top_to_bottom(tmp_path, monkeypatch):
     # (new processes) with the cache it filled: the cell's warm compile, clearly cheaper
     compiled = load_dataframe(tmp_path / "cpu" / "results.jsonl").query("mode != 'eager'")
     assert len(compiled) == 4 and (compiled["compile_warm_s"] < compiled["compile_s"]).all()
+
+
+@pytest.mark.slow
+def test_a_wrong_typed_papermill_parameter_is_one_line(tmp_path):
+    """papermill as a user runs it, with a parameter of the wrong type: the notebook stops at its config
+    cell, before any model loads, with one line saying what to fix, in the executed notebook's error
+    output and in papermill's message; not a traceback through the package's frames."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.ipynb"
+    done = subprocess.run([sys.executable, "-m", "papermill", str(REPO / "notebooks" / "benchmark.ipynb"), str(out),
+                           "-p", "repeats", "three", "-p", "measure", "False", "--cwd", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**__import__("os").environ, "BENCH_REPORTS_DIR": str(tmp_path)})
+    assert done.returncode != 0
+    errors = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert len(errors) == 1 and errors[0]["ename"] == "ConfigError"
+    assert errors[0]["traceback"] == [f"ConfigError: {errors[0]['evalue']}"]
+    assert errors[0]["evalue"].startswith("repeats: 'three' is not allowed")
+    assert f"ConfigError: {errors[0]['evalue']}" in done.stderr
+    assert "bench_utils/config" not in done.stderr  # none of the package's frames
