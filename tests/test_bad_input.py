@@ -123,6 +123,20 @@ def test_a_decompression_bomb_image_is_refused(tmp_path, monkeypatch):
         config_from_dict({"image": str(image)})
 
 
+def test_an_image_whose_text_chunk_is_a_bomb_is_one_line(tmp_path):
+    """A 64 x 64 PNG carrying a 50 MB compressed text chunk: Pillow refuses to inflate it while reading
+    the header (a ValueError, which the check let through as a 52-line traceback): one line now."""
+    from PIL import Image, PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("comment", "A" * 50_000_000, zip=True)
+    image = tmp_path / "text-bomb.png"
+    Image.new("RGB", (64, 64)).save(image, pnginfo=info)
+    with pytest.raises(ConfigError, match=r"allowed: an image whose header Pillow reads within its limits "
+                                          r"\(Decompressed data too large"):
+        config_from_dict({"image": str(image)})
+
+
 def test_absurd_counts_and_durations_are_refused():
     for values, message in (({"iterations": 10**12}, "iterations: 1000000000000 is not allowed"),
                             ({"repeats": 1000}, "repeats: 1000 is not allowed; allowed: an integer from 1 to 100"),

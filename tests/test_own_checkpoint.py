@@ -158,3 +158,26 @@ def test_a_config_json_of_the_wrong_shape_is_one_line(my_vit, tmp_path, config, 
                    "--results", tmp_path / "r.jsonl")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert problem in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("size", [{"height": 100_000, "width": 100_000}, {"shortest_edge": 100_000}, 100_000])
+def test_a_processor_that_would_blow_the_input_up_is_refused_before_any_worker(my_vit, tmp_path, size):
+    """An own checkpoint's image processor may ask for any size: 100,000 px of shortest edge made the
+    shipped photograph 133,333 x 100,000 px, a 30 GB allocation in every worker (rows of `oom` blaming
+    the model). The processed size is bounded as for the registry's processors: one line, exit 2."""
+    import json
+    import shutil
+
+    big = tmp_path / "big"
+    shutil.copytree(my_vit, big)
+    processor = json.loads((big / "preprocessor_config.json").read_text())
+    (big / "preprocessor_config.json").write_text(json.dumps(processor | {"size": size}))
+    proc = run_cli("run", tiny_params(tmp_path, models=[{"name": "big", "checkpoint": str(big)}]),
+                   "--results", tmp_path / "r.jsonl")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert ("models: big: its image processor (preprocessor_config.json) scales images to 100,000 px, so the "
+            "input (640 x 480 px) becomes 133,333 x 100,000 px, more than 16,777,216 pixels") in proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+    (big / "preprocessor_config.json").write_text(json.dumps(processor))  # its own size: accepted
+    from bench_utils.config.parameters_file import load_config
+    assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "big", "checkpoint": str(big)}]))

@@ -202,6 +202,27 @@ def _checked_folder(folder: Path) -> dict:
     return config
 
 
+def processor_edge(folder: str | Path) -> int | None:
+    """The largest edge, px, an own checkpoint's image processor scales an image to (its
+    preprocessor_config.json's `size` and `crop_size`: an int, or shortest_edge, longest_edge, height,
+    width), or None when it declares none; a ValueError in one line when the file is not a mapping."""
+    path = Path(folder) / "preprocessor_config.json"
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ValueError("too large")
+        values = json.loads(path.read_text())
+    except (ValueError, OSError, RecursionError):
+        raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not readable JSON") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not a mapping")
+    edges = []
+    for key in ("size", "crop_size"):
+        size = values.get(key)
+        sizes = size.values() if isinstance(size, dict) else [size]
+        edges += [edge for edge in sizes if isinstance(edge, int) and not isinstance(edge, bool)]
+    return max(edges, default=None)
+
+
 def _published() -> dict:
     path = resources.files("bench_utils") / "model_configs" / "published_params.json"
     return json.loads(path.read_text())

@@ -148,6 +148,7 @@ def check_config(cfg) -> None:
                 _check_image(value)
         elif p.kind in _CHECKS:
             _CHECKS[p.kind](p, value)
+    _check_processed_size(cfg)
     if cfg.serving_batch_sizes and len(set(cfg.serving_batch_sizes)) < 2:
         refuse("serving_batch_sizes", list(cfg.serving_batch_sizes), "at least two different batch sizes "
               "(the study is about shapes that change), or an empty list")
@@ -180,6 +181,41 @@ def processed_size(width: int, height: int, shortest_edge: int = LARGEST_SHORTES
     return round(width * scale), round(height * scale)
 
 
+def _image_size(image: str | None) -> tuple[int, int]:
+    """The input image's size, px (the shipped photograph's without one): its header only."""
+    from PIL import Image
+
+    path = Path(image).expanduser() if image else Path(__file__).resolve().parent.parent / "data" / "photo-640x480.jpg"
+    with Image.open(path, formats=IMAGE_FORMATS) as img:
+        return img.size
+
+
+def _check_processed_size(cfg) -> None:
+    """An own checkpoint's processor may scale the input past what a registry model's would (its
+    preprocessor_config.json asks for any size): the processed image is bounded as _check_image bounds
+    it for the registry's processors, before any worker builds it (100,000 px of shortest edge made
+    the photograph 133,333 x 100,000 px: a 30 GB allocation in every worker)."""
+    from .registry import own_spec, processor_edge
+
+    for name, checkpoint, task in cfg.checkpoints:
+        spec = own_spec(name, checkpoint, task or None)
+        if not Path(spec.checkpoint).is_dir():  # a hub id: its processor is read when it loads
+            continue
+        try:
+            edge = processor_edge(spec.checkpoint)
+        except ValueError as err:
+            raise ConfigError(f"models: {name}: {err}") from None
+        if edge is None or edge <= LARGEST_SHORTEST_EDGE:
+            continue
+        width, height = _image_size(cfg.image)
+        wide, high = processed_size(width, height, edge)
+        if wide * high > MAX_PROCESSED_PIXELS:
+            raise ConfigError(f"models: {name}: its image processor (preprocessor_config.json) scales images to "
+                              f"{edge:,} px, so the input ({width:,} x {height:,} px) becomes {wide:,} x {high:,} px, "
+                              f"more than {MAX_PROCESSED_PIXELS:,} pixels; allowed: a processor size that keeps "
+                              "the input within that")
+
+
 def _check_image(image) -> None:
     if not isinstance(image, str):
         refuse("image", image, "a path to an image file, or null")
@@ -200,6 +236,8 @@ def _check_image(image) -> None:
     except (UnidentifiedImageError, OSError, SyntaxError):
         refuse("image", image, f"an image file Pillow can read, {', '.join(IMAGE_FORMATS)} (this file is not an "
                               "image in one of these formats, or is damaged)")
+    except ValueError as err:  # a limit Pillow keeps while reading the header, e.g. a PNG text chunk's size
+        refuse("image", image, f"an image whose header Pillow reads within its limits ({str(err)[:100]})")
     if width * height > Image.MAX_IMAGE_PIXELS:  # Pillow only warns up to twice its limit
         refuse("image", image, f"an image of at most {Image.MAX_IMAGE_PIXELS:,} pixels (this one is {width:,} x "
                               f"{height:,})")
