@@ -64,9 +64,10 @@ def profiles(device: str) -> list[BenchConfig]:
                 BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
                             configurations=("eager", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"),
                             **FAST)]
-    from .config.modes import MODES
+    from .config.modes import COMPILE_MODES
 
-    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=MODES, profile=True,
+    return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=("eager", *COMPILE_MODES),
+                        profile=True,
                         **(FAST | REUSE)),
             BenchConfig(label="selfcheck cuda batch 4", models=("vit",), device="cuda",
                         configurations=("eager", "reduce-overhead"), profile=True, **(FAST | {"batch_sizes": (4,)})),

@@ -187,6 +187,15 @@ def test_configurations_are_a_mode_and_its_modifiers_declared_once():
     for bad in ("default+freezing+freezing", "default+channels-last+freezing", "eager+bf16-autocast+fp16-autocast"):
         with pytest.raises(ValueError):
             configuration(bad)
+    # a form compiled ahead of time: its Inductor options go to the package's build; float32 and the
+    # default layout only (it is exported as eager float32 runs)
+    package = configuration("aot-inductor+freezing")
+    assert (package.compiled, package.packaged, package.words) == (True, True, "an AOTInductor package with freezing")
+    assert package.compile_options() == {"inductor_configs": {"freezing": True}}
+    assert not configuration("default").packaged and configuration("aot-inductor").devices == ("cpu", "cuda")
+    for bad in ("aot-inductor+bf16-autocast", "aot-inductor+channels-last", "aot-inductor+twin"):
+        with pytest.raises(ValueError, match="aot-inductor takes Inductor options only"):
+            configuration(bad)
     assert BenchConfig(cold_compile=True).settings_fingerprint() != BenchConfig().settings_fingerprint()
     with pytest.raises(ConfigError, match="^cold_compile: 'yes' is not allowed; allowed: true or false"):
         config_from_dict({"cold_compile": "yes"})

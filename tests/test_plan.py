@@ -6,6 +6,7 @@ import re
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
+from bench_utils.config.modes import MODE_BY_NAME
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.sweep import plan
 from bench_utils.sweep.compile_estimate import gpu_compile_s
@@ -255,3 +256,19 @@ def test_an_interrupted_plan_does_not_promise_saved_cells(monkeypatch, capsys):
     assert capsys.readouterr().err == "interrupted\n"  # plan measures nothing: nothing to resume
     assert cli.main(["run", params]) == 130
     assert "finished cells are saved" in capsys.readouterr().err
+
+
+def test_a_package_is_planned_as_a_build_then_a_load_not_a_second_compile():
+    # a later process starts from the built package (modes.py: its warm figure is the load and first
+    # answer), on a CPU and a GPU alike; its build costs what a compile costs
+    for device, label in (("cpu", "CPU"), ("cuda", "A100")):
+        cfg = BenchConfig(**(GPU | {"device": device, "label": label}))
+        warm = plan._compile_s(cfg, "resnet", "aot-inductor+freezing", False, None, device, "point")
+        cold = plan._compile_s(cfg, "resnet", "aot-inductor+freezing", True, None, device, "point")
+        assert warm == MODE_BY_NAME["aot-inductor"].warm_compile_s < 1.0 < cold
+        assert cold == plan._compile_s(cfg, "resnet", "default+freezing", True, None, device, "point")
+    # ONNX Runtime's export runs outside Inductor: its own constants, cold and warm
+    cpu = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU"}))
+    onnx = MODE_BY_NAME["onnxruntime"]
+    assert [plan._compile_s(cpu, "resnet", "onnxruntime", cold, None, "cpu", "point") for cold in (True, False)] == [
+        onnx.cold_compile_s, onnx.warm_compile_s]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .modes import MODE_BY_NAME, MODES
 
 BASELINE = "eager"  # eager float32: every speedup is against it
+PACKAGE_WORDS = {"aot-inductor": "an AOTInductor package", "onnxruntime": "ONNX Runtime"}  # a page's name of a form compiled ahead of time
 SEPARATOR = "+"
 # Task agreement with eager float32 (top-1 share, mask IoU, box match: measure/accuracy.task_agreement)
 # a lower-precision configuration must keep: its numbers change by rounding, its answer must not.
@@ -69,6 +70,11 @@ class Configuration:
         return self.mode != BASELINE
 
     @property
+    def packaged(self) -> bool:
+        """Compiled ahead of time into a file (modes.py: `form`), not by torch.compile in the process."""
+        return MODE_BY_NAME[self.mode].packaged
+
+    @property
     def baseline(self) -> bool:
         return self.name == BASELINE
 
@@ -93,7 +99,8 @@ class Configuration:
     @property
     def devices(self) -> tuple[str, ...]:
         """Where it can run: its mode's devices and every modifier's."""
-        devices = set(("cuda",) if MODE_BY_NAME[self.mode].cudagraphs else ("cpu", "cuda"))
+        mode = MODE_BY_NAME[self.mode]
+        devices = set(("cuda",) if mode.cudagraphs else mode.devices)
         for modifier in self.modifiers:
             devices &= set(modifier.devices)
         return tuple(sorted(devices))
@@ -102,6 +109,8 @@ class Configuration:
         """torch.compile's keywords: mode alone, or (torch refuses both at once) the mode's options
         (torch._inductor.list_mode_options) with the modifiers' added."""
         extra = dict(option for m in self.modifiers for option in m.inductor)
+        if self.packaged:  # aoti_compile_and_package(inductor_configs=...)
+            return {"inductor_configs": extra}
         if not extra:
             return {"mode": self.mode}
         from torch._inductor import list_mode_options  # only a measuring process asks
@@ -116,7 +125,8 @@ class Configuration:
     @property
     def words(self) -> str:
         """As a page names it: "compile (default mode) with freezing", "eager in bfloat16 autocast"."""
-        head = "eager" if not self.compiled else f"compile ({self.mode} mode)"
+        head = ("eager" if not self.compiled else PACKAGE_WORDS[self.mode] if self.packaged
+                else f"compile ({self.mode} mode)")
         return " ".join([head, *(m.words for m in self.modifiers)])
 
 
@@ -137,6 +147,12 @@ def configuration(name: str) -> Configuration:
         raise ValueError(f"{name!r}: each modifier once, in the order {order}")
     if sum(bool(m.autocast) for m in modifiers) > 1:
         raise ValueError(f"{name!r}: one autocast dtype at most")
+    if MODE_BY_NAME[mode].packaged and not all(m.compiled_only for m in modifiers):
+        raise ValueError(f"{name!r}: {mode} takes Inductor options only (freezing): the package is exported "
+                         "in float32 and the default layout")
+    if not MODE_BY_NAME[mode].inductor_options and modifiers:
+        raise ValueError(f"{name!r}: {mode} takes no modifier: it is exported in float32 and the default layout "
+                         "and runs outside Inductor")
     if mode == BASELINE and any(m.compiled_only for m in modifiers):
         raise ValueError(f"{name!r}: {next(m.name for m in modifiers if m.compiled_only)} needs a compile mode")
     return Configuration(name, mode, modifiers)

@@ -1,7 +1,15 @@
-"""The mode table: eager and each torch.compile mode, with everything the project needs to know about
-it in one row (whether it records CUDA graphs, its extra warm-up, what compiling costs). A
-configuration (configurations.py) is a mode and its modifiers.
+"""The mode table: eager, each torch.compile mode and each form compiled ahead of time, with everything
+the project needs to know about it in one row (whether it records CUDA graphs, its extra warm-up, what
+compiling costs). A configuration (configurations.py) is a mode and its modifiers.
 No torch.
+
+A form compiled ahead of time (`form` other than torch.compile) builds a file once, offline, and a
+serving process starts from it: `aot-inductor` is torch.export and AOTInductor's package
+(torch._inductor.aoti_compile_and_package, loaded with aoti_load_package): Inductor's code without a
+compile in the serving process. `onnxruntime` is torch.onnx.export (the dynamo exporter) and an ONNX
+Runtime InferenceSession on the CPU execution provider, graph optimizations at their default level
+(`pip install -e '.[deploy]'`). Each cold "compile" is the export and the file's build; its warm one
+is a new process loading the file and answering once (measure/deploy.py).
 
 Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
 (sweep/compile_estimate.py scales them per model; a tiny model takes as long: sweep/plan.py,
@@ -37,7 +45,18 @@ class Mode:
     # the first calls, max-autotune benchmarks kernels on first use (calls, not seconds)
     extra_warmup_calls: int
     cold_compile_s: float  # planning: a compile with an empty compiler cache (see the module docstring)
-    warm_compile_s: float  # planning: a compile whose FX graphs the on-disk cache holds
+    warm_compile_s: float  # planning: a compile whose FX graphs the on-disk cache holds (a package: its load)
+    form: str = "torch.compile"  # or a form compiled ahead of time into a file: "aot-inductor", "onnxruntime"
+    inductor_options: bool = True  # takes Inductor's options (the freezing modifier): not ONNX Runtime
+    devices: tuple[str, ...] = ("cpu", "cuda")
+
+    @property
+    def packaged(self) -> bool:
+        """Compiled ahead of time into a file a serving process loads (not compiled in that process)."""
+        return self.form != COMPILE_FORM
+
+
+COMPILE_FORM = "torch.compile"
 
 
 MODE_TABLE = (
@@ -49,8 +68,17 @@ MODE_TABLE = (
          warm_compile_s=15.0),  # 419 s of autotuning
     Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=434.0,
          warm_compile_s=15.0),
+    # export and package as default's compile until a GPU run measures it; a new process loads the package
+    # and answers in 0.55 s for a full-size ResNet-50 on the 2-core Zen 5 (benchmarks/deploy_probe.py)
+    Mode("aot-inductor", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=0.6,
+         form="aot-inductor"),
+    # the export and an ONNX file: 5.6 s for a full-size ResNet-50 on the 2-core Zen 5, a new process's
+    # session and first answer 0.8 s (benchmarks/deploy_probe.py); the CPU execution provider only so far
+    Mode("onnxruntime", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=6.0, warm_compile_s=0.8,
+         form="onnxruntime", inductor_options=False, devices=("cpu",)),
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
 MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order
 CUDAGRAPH_MODES = tuple(mode.name for mode in MODE_TABLE if mode.cudagraphs)
+COMPILE_MODES = tuple(mode.name for mode in MODE_TABLE if mode.form == COMPILE_FORM and mode.name != "eager")
 EXTRA_WARMUP_CALLS = {mode.name: mode.extra_warmup_calls for mode in MODE_TABLE}

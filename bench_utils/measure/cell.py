@@ -23,6 +23,7 @@ import os
 import re
 import resource
 import statistics
+import tempfile
 import time
 import traceback
 
@@ -30,10 +31,10 @@ import torch
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configuration
-from ..config.modes import EXTRA_WARMUP_CALLS
+from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import accuracy, environment, faults, machine_load, profiling, schedule
+from . import accuracy, deploy, environment, faults, machine_load, profiling, schedule
 from .compiler_cache import compiler_cache
 from .task import Task
 from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
@@ -208,6 +209,8 @@ class CellProcess:
         self.before_fork_mb = 0.0  # a forked round's: the prepared process's peak RSS at the fork, MiB
         self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
         self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
+        self.package: str | None = None  # a form compiled ahead of time: the file it built (measure/deploy.py)
+        self.structure = None  # and the eager output whose structure its outputs are given
         self.forking = False  # a template: each round is measured in a process forked from this one
         self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
         # a compiled template times its warm compile once, before the first round it measures after its
@@ -354,6 +357,9 @@ class CellProcess:
         model, inputs = self.compiled_from
         self._contexts = contextlib.ExitStack()
         self._enter_call_contexts(autocast=True)
+        if self.package is not None:  # a serving process starting from the file: its load and first answer
+            form = MODE_BY_NAME[self.config.mode].form
+            return time_once(lambda: deploy.load(form, self.package, self.structure)(**inputs), self.device)
         forget_compiled()
         compiled = torch.compile(model, fullgraph=self.cfg.fullgraph, dynamic=self.cfg.compile_dynamic(),
                                  **self.config.compile_options())
@@ -375,6 +381,8 @@ class CellProcess:
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         self.compiled_from = (model, inputs)  # what warm_compile_s compiles again
+        if config.packaged:
+            return self._package(model, inputs)
         compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
                                        **config.compile_options())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
@@ -383,6 +391,28 @@ class CellProcess:
         self.frames_after_first_call = int(counters["frames"]["total"])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[config.mode]))
         fields.update(graph_stats(self.frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
+        return compiled
+
+    def _package(self, model, inputs: dict):
+        """A form compiled ahead of time: export and build its file (in the runner's scratch folder, which
+        outlives the rounds forked from this process), load it, answer once: compile_s is all of it, what
+        a first deployment pays; a later round's warm compile is a new process's load and first answer
+        (warm_compile_s). One graph by construction: a model that does not export fails here, with the
+        exporter's message."""
+        fields, device, form = self.fields, self.device, MODE_BY_NAME[self.config.mode].form
+        why_not = deploy.missing(form)
+        if why_not:
+            raise Unsupported(why_not)
+        self.structure = model(**inputs)
+        started = time.perf_counter()
+        self.package = deploy.build(form, model, inputs, self.config.compile_options()["inductor_configs"],
+                                    tempfile.mkdtemp(prefix="package-", dir=self.task.scratch_dir))
+        runner = deploy.load(form, self.package, self.structure)
+        compiled = lambda: runner(**inputs)  # noqa: E731
+        time_once(compiled, device)
+        fields["compile_s"] = time.perf_counter() - started
+        fields.update(graph_breaks=0, graph_count=1, recompiles=0, break_reasons=[], recompile_reasons=[])
+        fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[self.config.mode]))
         return compiled
 
     def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:
@@ -435,6 +465,8 @@ class CellProcess:
         profiler failure is noted, the timing stands."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
+        if not MODE_BY_NAME[self.config.mode].inductor_options:  # its operators never reach torch's profiler
+            return {"profile_error": f"{self.config.name} runs outside PyTorch: its profiler sees no operator"}
         trace_path = self.task.trace_path(self.repeat)
         try:
             fields = profiling.profile_calls(self.call, self.device, trace_path)

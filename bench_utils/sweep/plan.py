@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
+from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
 from .jobs import Round, done_keys, first_rounds, pair_start, profiled, read_cell_rows, round_pending
@@ -120,6 +121,9 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
     seconds = (known.cold_s if cold else known.warm_s) if known else None
     if seconds is not None:
         return seconds
+    mode = MODE_BY_NAME[config.mode]
+    if config.packaged and (not cold or not mode.inductor_options):  # a load and a first answer (warm), or an
+        return mode.cold_compile_s if cold else mode.warm_compile_s  # export outside Inductor: its constants
     share = (TINY_SHARE[device] if cfg.size == "tiny" else 1.0) * config.compile_cost
     if device == "cpu":
         return CPU_COMPILE_S[bound][0 if cold else 1] * share
