@@ -509,3 +509,32 @@ def test_a_compile_adding_less_than_the_margin_over_a_run_without_one_is_not_rec
     assert "Don't compile — run eager in bfloat16 autocast" in text and "Compile —" not in text
     runner_up = verdicts(df.reset_index(), Rules()).iloc[0]["runner_up"]
     assert "less than the 1.10× a compile must add: the choice compiles nothing" in runner_up, runner_up
+
+
+def test_a_package_is_said_as_built_once_and_started_from_in_a_new_process():
+    """An AOTInductor package's cost is its build, then a new process's load and first answer: the
+    answer says "to build" and "to start", and its warm pay-back counts from the built package."""
+    rows = race_rows("resnet", {"aot-inductor+freezing": {"speedups": CLEAR, "compile_warm_s": 0.55}})
+    row = verdict_of(rows).loc[("resnet", 1)]
+    assert row["verdict"] == decision.COMPILE and row["configuration"] == "aot-inductor+freezing"
+    assert row["answer"].startswith("Compile — an AOTInductor package with freezing: 1.5")
+    assert row["cost"].startswith("33 s to build, 0.550 s to start; pays back after ")
+    assert "starting from the built package)" in row["cost"] and "warm cache" not in row["cost"]
+
+
+def test_where_forms_built_ahead_were_raced_the_answer_says_how_to_serve_it_in_one_line():
+    """Per way to serve the model: its fastest accurate configuration's figure and what it costs to
+    start; a form that could not run says why in the exporter's words. A profile without such forms
+    has no such column."""
+    rows = race_rows("resnet", {"default+freezing": CLEAR, "default": SLOWER,
+                                "aot-inductor+freezing": {"speedups": CLEAR, "compile_warm_s": 0.55}})
+    rows.append(make_row("resnet", 1, "onnxruntime", None, "error", error="Unsupported: dynamo export: op aten::foo"))
+    df = to_dataframe(rows)
+    line = verdicts(df, RULES).iloc[0]["forms"]
+    assert line.startswith("torch.compile: 1.5")
+    assert "(compile (default mode) with freezing), 33 s cold" in line
+    assert "; AOTInductor: 1.5" in line and "(with freezing), 33 s to build, 0.550 s to start" in line
+    assert line.endswith("; ONNX Runtime: cannot serve it (Unsupported: dynamo export: op aten::foo)")
+    assert "How to serve it" in verdict_table(df, RULES).columns
+    plain = to_dataframe(race_rows("resnet", {"default+freezing": CLEAR}))
+    assert verdicts(plain, RULES).iloc[0]["forms"] == "" and "How to serve it" not in verdict_table(plain, RULES).columns

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
+from ..config.modes import COMPILE_FORM, MODE_BY_NAME
 from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide, rounds_to_decide
@@ -31,7 +32,7 @@ from .tables import RACE_FIGURES, check_frame, cuda_graph_cells, first_row, orde
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
            "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
-           "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others",
+           "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others", "forms",
            "caveats", "why", "summary"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
 WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
@@ -64,13 +65,16 @@ def _interval(row, margin: float = math.nan) -> str:
 
 
 def compile_cost_words(row) -> str:
-    """"33 s cold, 4.6 s warm": the cold compile is one sample (two figures), the warm one a median."""
-    if not configuration(row["configuration"]).compiled:
+    """"33 s cold, 4.6 s warm": the cold compile is one sample (two figures), the warm one a median; a
+    package's "22 s to build, 0.55 s to start" (its build, then a new process's load and first answer)."""
+    config = configuration(row["configuration"])
+    if not config.compiled:
         return "nothing to compile"
     if pd.isna(row.get("compile_s")):
         return MISSING
-    text = f"{rounded(row['compile_s'])} s cold"
-    return text + (f", {number(row['compile_warm_s'])} s warm" if not pd.isna(row.get("compile_warm_s")) else "")
+    cold, warm = ("to build", "to start") if config.packaged else ("cold", "warm")
+    text = f"{rounded(row['compile_s'])} s {cold}"
+    return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
 
 
 def payback_words(row, over=None) -> tuple[str, float, float]:
@@ -89,7 +93,8 @@ def payback_words(row, over=None) -> tuple[str, float, float]:
                f"{times(over['race_speedup'])} without a compile")
     if math.isinf(cold):  # a dropped alternative's figure is its first round's; the choice's, every round's
         return f"no pay-back: by these figures not faster than {against}", cold, warm
-    warm_text = f" ({rounded(warm)} with a warm cache)" if not math.isnan(warm) else ""
+    started = "starting from the built package" if configuration(row["configuration"]).packaged else "with a warm cache"
+    warm_text = f" ({rounded(warm)} {started})" if not math.isnan(warm) else ""
     saving = f"saving {rounded(before - fast)} ms a call over {against}"
     return f"pays back after {rounded(cold)} calls{warm_text}, {saving}", cold, warm
 
@@ -205,6 +210,37 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     return f"{text}; can't tell which of the two is faster ({gap})"
 
 
+FORM_WORDS = {COMPILE_FORM: "torch.compile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
+
+
+def _forms(rows: pd.DataFrame) -> str:
+    """The deployment question in one line, where the profile raced a form compiled ahead of time: per
+    way to serve the model (torch.compile in the process, each file built ahead of time), its fastest
+    accurate configuration's figure and what it costs to start; a form that could not run it, why (the
+    exporter's or the runtime's first line)."""
+    forms: dict[str, list[dict]] = {}
+    for row in rows.to_dict("records"):
+        config = configuration(row["configuration"])
+        if config.compiled:
+            forms.setdefault(MODE_BY_NAME[config.mode].form, []).append(row)
+    if not any(form != COMPILE_FORM for form in forms):
+        return ""
+    parts = []
+    for form, members in sorted(forms.items(), key=lambda item: list(FORM_WORDS).index(item[0])):
+        accurate = [row for row in members if row["status"] == "ok" and row.get("accuracy_ok") is True
+                    and not pd.isna(row["race_speedup"])]
+        if not accurate:
+            failed = next((row for row in members if row["status"] != "ok"), members[0])
+            why = (str(failed.get("error") or "").strip().splitlines() or [failed["status"]])[0][:160]
+            parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why or 'changes the answer'})")
+            continue
+        best = max(accurate, key=lambda row: row["race_speedup"])
+        config = configuration(best["configuration"])
+        how = config.words if form == COMPILE_FORM else " ".join(m.words for m in config.modifiers)
+        parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' ({how})' if how else ''}, {compile_cost_words(best)}")
+    return "; ".join(parts)
+
+
 def _others(rows: pd.DataFrame, rec) -> str:
     """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
     parts = []
@@ -310,6 +346,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
               "verdict": decision.outcome,
               "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules), "others": _others(rows, rec),
+              "forms": _forms(rows),
               "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
@@ -395,6 +432,8 @@ def verdict_table(df, rules: Rules = Rules()) -> pd.DataFrame:
                           "For": _for(table), "Latency (eager → chosen)": table["latency"].fillna(MISSING),
                           "Answer": table["answer"], "Compile cost": table["cost"],
                           "Watch out": [c or MISSING for c in table["caveats"].fillna("")]})
+    if table["forms"].fillna("").astype(bool).any():  # the profile raced forms built ahead of time
+        shown.insert(4, "How to serve it", table["forms"].fillna("").replace("", MISSING))
     if table["label"].nunique() > 1:
         shown.insert(0, "Run", table["label"])
     return shown
