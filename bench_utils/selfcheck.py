@@ -63,7 +63,11 @@ def profiles(device: str) -> list[BenchConfig]:
                             profile=True, **(FAST | REUSE)),
                 BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
                             configurations=("eager", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"),
-                            **FAST)]
+                            **FAST),
+                # the serving forms built ahead of time (config/modes.py); ONNX Runtime without the [deploy]
+                # extra is an "unsupported" row saying so: a SKIP
+                BenchConfig(label="selfcheck cpu serving forms", models=("vit",), device="cpu",
+                            configurations=("eager", "aot-inductor", "onnxruntime"), **FAST)]
     from .config.modes import COMPILE_MODES
 
     return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=("eager", *COMPILE_MODES),

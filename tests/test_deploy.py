@@ -41,3 +41,43 @@ def test_onnx_runtime_runs_as_a_configuration_or_says_what_is_missing(tmp_path):
     started = rows[("onnxruntime", 1)]
     assert built.status == started.status == "ok" and built.accuracy_ok, built.error
     assert built.compile_s > 0 and 0 < started.compile_warm_s < built.compile_s
+
+
+@pytest.mark.slow
+def test_a_loaded_package_answers_without_compiling(tmp_path):
+    """What a serving process pays is a load: after aoti_load_package, the first call runs no dynamo
+    frame and no Inductor compile (their counters stay at zero)."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from bench_utils.measure import deploy
+    from bench_utils.measure.models import load_model
+    from bench_utils.config.registry import get_spec
+
+    model = load_model(get_spec("resnet"), "tiny", "random", "cpu", "float32").model
+    inputs = {"pixel_values": torch.randn(1, 3, 64, 64)}
+    with torch.inference_mode():
+        path = deploy.build("aot-inductor", model, inputs, {}, tmp_path)
+        counters.clear()
+        runner = deploy.load("aot-inductor", path, model(**inputs))
+        output = runner(**inputs)
+        assert sum(counters["frames"].values()) == 0 and sum(counters["inductor"].values()) == 0
+        assert torch.allclose(output.logits, model(**inputs).logits, atol=1e-4)
+
+
+def test_a_model_that_does_not_export_is_a_row_with_the_exporters_words(monkeypatch):
+    """An export failure is the configuration's row (status error, the exporter's first line), measured
+    in this process as a worker would: the race goes on without it."""
+    import torch
+
+    from bench_utils.config.bench_config import BenchConfig
+    from conftest import measure_cell
+
+    def refuse(*args, **kwargs):
+        raise torch._dynamo.exc.Unsupported("data-dependent branching: Could not guard on u0 > 0")
+
+    monkeypatch.setattr(torch.export, "export", refuse)
+    cfg = BenchConfig(label="t", models=("resnet",), size="tiny", configurations=("eager", "aot-inductor"),
+                      weights="random", iterations=3, min_time_s=0.0, warmup=1, max_warmup_s=0.2, profile=False)
+    row = measure_cell(cfg, "resnet", 1, "aot-inductor")
+    assert row.status == "error" and "Could not guard on u0 > 0" in row.error and row.compile_s is None

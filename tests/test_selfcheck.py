@@ -21,22 +21,29 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
                      "environment record", "selfcheck cpu configurations · eager",
                      "selfcheck cpu configurations · default+freezing", "selfcheck cpu configurations · eager+bf16-autocast",
                      "selfcheck cpu configurations · default+bf16-autocast", "environment record",
+                     "selfcheck cpu serving forms · eager", "selfcheck cpu serving forms · aot-inductor",
+                     "selfcheck cpu serving forms · onnxruntime", "environment record",
                      "oversized batch beside live workers"]
+    import importlib.util
+
     import torch
 
     bf16 = torch.ops.mkldnn._is_mkldnn_bf16_supported()  # without native bfloat16 they say so: SKIP, not FAIL
-    expected = ["PASS"] * 8 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS", "SKIP"]
+    onnx = importlib.util.find_spec("onnxruntime") is not None  # without the [deploy] extra: SKIP, saying so
+    expected = (["PASS"] * 8 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS"] * 3 + ["PASS" if onnx else "SKIP"]
+                + ["PASS", "SKIP"])
     assert [line[:4] for line in lines] == expected, proc.stdout
     assert bf16 or "this CPU has no native bfloat16" in lines[8]
     assert lines[-1].startswith("SKIP  oversized batch beside live workers: CPU")
-    assert "12 of 12 checks passed or skipped, 0 failed" in proc.stderr
+    assert "16 of 16 checks passed or skipped, 0 failed" in proc.stderr
     sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
     assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == expected
     measured = [cell for cell in sent["cells"] if "configuration" in cell]
     assert [(c["label"], c["configuration"]) for c in measured] == [
         ("selfcheck cpu", "eager"), ("selfcheck cpu", "default"), ("selfcheck cpu configurations", "eager"),
         ("selfcheck cpu configurations", "default+freezing"), ("selfcheck cpu configurations", "eager+bf16-autocast"),
-        ("selfcheck cpu configurations", "default+bf16-autocast")]
+        ("selfcheck cpu configurations", "default+bf16-autocast"), ("selfcheck cpu serving forms", "eager"),
+        ("selfcheck cpu serving forms", "aot-inductor"), ("selfcheck cpu serving forms", "onnxruntime")]
     from bench_utils.measure.profiling import PROFILE_CALLS
 
     assert measured[1]["profile_calls"] == PROFILE_CALLS and measured[1]["profile_error"] == ""  # the profiled profile
