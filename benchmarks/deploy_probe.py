@@ -65,7 +65,9 @@ def build(form: str, model, inputs: dict, folder: Path):
 
         path = folder / "model.onnx"
         torch.onnx.export(model, (), str(path), kwargs=inputs, dynamo=True, external_data=False)
-        session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        options = onnxruntime.SessionOptions()  # its idle threads must not spin through eager's blocks in
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # this same process
+        session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         names = [i.name for i in session.get_inputs()]
         feeds = {name: inputs[name].numpy() for name in names}
         return (lambda: torch.from_numpy(session.run(None, feeds)[0])), time.perf_counter() - started, str(path)
