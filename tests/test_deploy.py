@@ -26,7 +26,7 @@ def test_an_aotinductor_package_is_built_once_and_each_later_round_starts_from_i
 
 
 @pytest.mark.slow
-def test_onnx_runtime_runs_as_a_configuration_or_says_what_is_missing(tmp_path):
+def test_onnx_runtime_on_a_cpu_is_a_row_saying_why_it_is_not_raced(tmp_path):
     import importlib.util
 
     params = tiny_params(tmp_path, models=["resnet"], configurations=["eager", "onnxruntime"], repeats=2)
@@ -35,12 +35,11 @@ def test_onnx_runtime_runs_as_a_configuration_or_says_what_is_missing(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {(r.configuration, r.repeat): r for r in read_results(results).rows}
     built = rows[("onnxruntime", 0)]
-    if importlib.util.find_spec("onnxruntime") is None:  # the optional dependencies: a row saying so
-        assert built.status == "unsupported" and "pip install -e '.[deploy]'" in built.error
-        return
-    started = rows[("onnxruntime", 1)]
-    assert built.status == started.status == "ok" and built.accuracy_ok, built.error
-    assert built.compile_s > 0 and 0 < started.compile_warm_s < built.compile_s
+    assert built.status == "unsupported" and rows[("eager", 0)].status == "ok"  # a row saying why, not a crash
+    if importlib.util.find_spec("onnxruntime") is None:  # the optional dependencies
+        assert "pip install -e '.[deploy]'" in built.error
+    else:  # a CPU round is a process forked from the one that built it: not yet for ONNX Runtime's threads
+        assert "ONNX Runtime is not raced on a CPU yet" in built.error
 
 
 @pytest.mark.slow

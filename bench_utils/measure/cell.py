@@ -400,7 +400,7 @@ class CellProcess:
         (warm_compile_s). One graph by construction: a model that does not export fails here, with the
         exporter's message."""
         fields, device, form = self.fields, self.device, MODE_BY_NAME[self.config.mode].form
-        why_not = deploy.missing(form)
+        why_not = deploy.missing(form) or (deploy.NOT_FORKED.get(form, "") if self.forking else "")
         if why_not:
             raise Unsupported(why_not)
         self.structure = model(**inputs)
@@ -413,6 +413,8 @@ class CellProcess:
         fields["compile_s"] = time.perf_counter() - started
         fields.update(graph_breaks=0, graph_count=1, recompiles=0, break_reasons=[], recompile_reasons=[])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[self.config.mode]))
+        if self.forking and hasattr(runner, "release"):  # no runtime threads alive when this process forks
+            runner.release()
         return compiled
 
     def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:

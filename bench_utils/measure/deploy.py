@@ -23,6 +23,13 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 FILE_NAMES = {"aot-inductor": "model.pt2", "onnxruntime": "model.onnx"}
 DEPLOY_EXTRA = "pip install -e '.[deploy]'"  # the optional dependencies of the onnxruntime form
+# a form that cannot yet be measured in a process forked from the one that built it (each CPU round is):
+# ONNX Runtime's session threads outlive the template's compute thread, a fork copies their locks and
+# the child's own session then hangs, while the parent's session runs 1.5x slower in the child without
+# its thread pool (ResNet-50: 37.8 against 19.4 ms) -- a figure that would be wrong, so none is made
+NOT_FORKED = {"onnxruntime": "ONNX Runtime is not raced on a CPU yet: its session's threads do not survive the "
+                             "fork each CPU round is measured in (benchmarks/README.md has its figures from "
+                             "benchmarks/deploy_probe.py)"}
 
 
 def missing(form: str) -> str:
@@ -51,24 +58,34 @@ def load(form: str, path: str, structure):
     giving an output shaped like `structure` (the eager output)."""
     if form == "aot-inductor":
         return torch._inductor.aoti_load_package(path)
-    import onnxruntime
+    return OnnxSession(path, structure)
 
-    # a session per process: its thread pool does not survive a fork (a forked round's calls ran 1.5x
-    # slower on the parent's session than on one of its own: ResNet-50, 37.8 against 19.4 ms), so a
-    # process forked from this one opens its own on its first call, in its warm-up
-    sessions: dict[int, onnxruntime.InferenceSession] = {}
 
-    def session() -> onnxruntime.InferenceSession:
-        if os.getpid() not in sessions:
-            sessions.clear()
-            sessions[os.getpid()] = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-        return sessions[os.getpid()]
+class OnnxSession:
+    """An ONNX Runtime session per process: its thread pool does not survive a fork (a forked round ran
+    1.5x slower on the parent's session than on one of its own: ResNet-50, 37.8 against 19.4 ms), and a
+    fork while its threads live copies their locks into the child, which then hangs opening its own. So a
+    process forked from this one opens its own session on its first call (in its warm-up), and the
+    process that forks (a CPU template) releases its own first (`release`: its threads end)."""
 
-    names = [node.name for node in session().get_inputs()]
-    _, spec = tree_flatten(structure)
+    def __init__(self, path: str, structure):
+        self.path, self.sessions = path, {}
+        self.names = [node.name for node in self._session().get_inputs()]
+        _, self.spec = tree_flatten(structure)
 
-    def call(**inputs):
-        outputs = [torch.from_numpy(array) for array in session().run(None, {n: inputs[n].numpy() for n in names})]
-        return tree_unflatten(outputs, spec) if spec.num_leaves == len(outputs) else outputs
+    def _session(self):
+        import onnxruntime
 
-    return call
+        if os.getpid() not in self.sessions:
+            self.sessions.clear()
+            self.sessions[os.getpid()] = onnxruntime.InferenceSession(self.path, providers=["CPUExecutionProvider"])
+        return self.sessions[os.getpid()]
+
+    def __call__(self, **inputs):
+        feeds = {name: inputs[name].numpy() for name in self.names}
+        outputs = [torch.from_numpy(array) for array in self._session().run(None, feeds)]
+        return tree_unflatten(outputs, self.spec) if self.spec.num_leaves == len(outputs) else outputs
+
+    def release(self) -> None:
+        """Close this process's session (its threads end); the next call opens one again."""
+        self.sessions.clear()
