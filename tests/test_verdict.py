@@ -532,8 +532,8 @@ def test_where_forms_built_ahead_were_raced_the_answer_says_how_to_serve_it_in_o
     df = to_dataframe(rows)
     line = verdicts(df, RULES).iloc[0]["forms"]
     assert line.startswith("torch.compile: 1.5")
-    assert "(compile (default mode) with freezing), 33 s cold" in line
-    assert "; AOTInductor: 1.5" in line and "(with freezing), 33 s to build, 0.550 s to start" in line
+    assert " as compile (default mode) with freezing, 33 s cold" in line
+    assert "; AOTInductor: 1.5" in line and ") with freezing, 33 s to build, 0.550 s to start" in line
     assert line.endswith("; ONNX Runtime: cannot serve it (Unsupported: dynamo export: op aten::foo)")
     assert "How to serve it" in verdict_table(df, RULES).columns
     plain = to_dataframe(race_rows("resnet", {"default+freezing": CLEAR}))

@@ -236,8 +236,9 @@ def _forms(rows: pd.DataFrame) -> str:
             continue
         best = max(accurate, key=lambda row: row["race_speedup"])
         config = configuration(best["configuration"])
-        how = config.words if form == COMPILE_FORM else " ".join(m.words for m in config.modifiers)
-        parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' ({how})' if how else ''}, {compile_cost_words(best)}")
+        # torch.compile: as which configuration; a built file: its modifiers ("with freezing"), if any
+        how = f"as {config.words}" if form == COMPILE_FORM else " ".join(m.words for m in config.modifiers)
+        parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' {how}' if how else ''}, {compile_cost_words(best)}")
     return "; ".join(parts)
 
 
