@@ -210,6 +210,7 @@ class CellProcess:
         self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
         self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
         self.package: str | None = None  # a form compiled ahead of time: the file it built (measure/deploy.py)
+        self.package_runner = None  # ... and the callable that loaded it in this process
         self.structure = None  # and the eager output whose structure its outputs are given
         self.forking = False  # a template: each round is measured in a process forked from this one
         self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
@@ -274,6 +275,8 @@ class CellProcess:
             cold = cfg.cold_compile and self.repeat == 0 and config.compiled
             with compiler_cache(empty=cold, under=self.task.scratch_dir):
                 self.call = self._candidate(loaded.model, inputs, spec.task)
+            if self.forking:  # its threads end with the compute thread (measure/forked.py, Compute)
+                self.before_fork()
         _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _candidate(self, model, inputs: dict, task: str):
@@ -400,22 +403,28 @@ class CellProcess:
         (warm_compile_s). One graph by construction: a model that does not export fails here, with the
         exporter's message."""
         fields, device, form = self.fields, self.device, MODE_BY_NAME[self.config.mode].form
-        why_not = deploy.missing(form) or (deploy.NOT_FORKED.get(form, "") if self.forking else "")
+        why_not = deploy.missing(form)
         if why_not:
             raise Unsupported(why_not)
         self.structure = model(**inputs)
         started = time.perf_counter()
         self.package = deploy.build(form, model, inputs, self.config.compile_options()["inductor_configs"],
                                     tempfile.mkdtemp(prefix="package-", dir=self.task.scratch_dir))
-        runner = deploy.load(form, self.package, self.structure)
+        runner = self.package_runner = deploy.load(form, self.package, self.structure)
         compiled = lambda: runner(**inputs)  # noqa: E731
         time_once(compiled, device)
         fields["compile_s"] = time.perf_counter() - started
         fields.update(graph_breaks=0, graph_count=1, recompiles=0, break_reasons=[], recompile_reasons=[])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[self.config.mode]))
-        if self.forking and hasattr(runner, "release"):  # no runtime threads alive when this process forks
-            runner.release()
         return compiled
+
+    def before_fork(self) -> None:
+        """Just before this prepared process forks (measure/forked.py): no serving form's runtime threads
+        alive, or the fork copies their held locks (ONNX Runtime's session: the child hangs opening its
+        own). Its session is closed; the next call, in whichever process, opens one."""
+        release = getattr(self.package_runner, "release", None)
+        if release is not None:
+            release()
 
     def time_block(self, after_switch: bool = True, hand_over: bool = False) -> None:
         """One timed block: at least cfg.block_calls() calls and cfg.block_s() seconds; with `hand_over`

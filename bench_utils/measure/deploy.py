@@ -23,13 +23,6 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 FILE_NAMES = {"aot-inductor": "model.pt2", "onnxruntime": "model.onnx"}
 DEPLOY_EXTRA = "pip install -e '.[deploy]'"  # the optional dependencies of the onnxruntime form
-# a form that cannot yet be measured in a process forked from the one that built it (each CPU round is):
-# ONNX Runtime's session threads outlive the template's compute thread, a fork copies their locks and
-# the child's own session then hangs, while the parent's session runs 1.5x slower in the child without
-# its thread pool (ResNet-50: 37.8 against 19.4 ms) -- a figure that would be wrong, so none is made
-NOT_FORKED = {"onnxruntime": "ONNX Runtime is not raced on a CPU yet: its session's threads do not survive the "
-                             "fork each CPU round is measured in (benchmarks/README.md has its figures from "
-                             "benchmarks/deploy_probe.py)"}
 
 
 def missing(form: str) -> str:
@@ -62,11 +55,12 @@ def load(form: str, path: str, structure):
 
 
 class OnnxSession:
-    """An ONNX Runtime session per process: its thread pool does not survive a fork (a forked round ran
-    1.5x slower on the parent's session than on one of its own: ResNet-50, 37.8 against 19.4 ms), and a
-    fork while its threads live copies their locks into the child, which then hangs opening its own. So a
-    process forked from this one opens its own session on its first call (in its warm-up), and the
-    process that forks (a CPU template) releases its own first (`release`: its threads end)."""
+    """An ONNX Runtime session per process. Its thread pool does not survive a fork: on the parent's
+    session a forked round ran 1.5x slower than on one of its own (ResNet-50, 37.8 against 19.4 ms), and
+    a fork while its threads live copies their locks into the child, which then hangs opening its own.
+    So a process forked from this one opens its own session on its first call (in its warm-up), and the
+    process that forks (a CPU template) closes its own just before each fork (`release`, from
+    CellProcess.before_fork: its threads end)."""
 
     def __init__(self, path: str, structure):
         self.path, self.sessions = path, {}
@@ -78,7 +72,13 @@ class OnnxSession:
 
         if os.getpid() not in self.sessions:
             self.sessions.clear()
-            self.sessions[os.getpid()] = onnxruntime.InferenceSession(self.path, providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            # its threads stop spinning when a call returns (they spin between the operators of a call,
+            # as by default): between this worker's blocks another worker times its own on the same
+            # cores, and an idle session's spinning threads slowed eager 1.9x in one process (probe)
+            options.add_session_config_entry("session.force_spinning_stop", "1")
+            self.sessions[os.getpid()] = onnxruntime.InferenceSession(self.path, options,
+                                                                      providers=["CPUExecutionProvider"])
         return self.sessions[os.getpid()]
 
     def __call__(self, **inputs):

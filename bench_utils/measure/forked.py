@@ -107,6 +107,7 @@ def measure_round(conn, process, repeat: int, first: bool) -> bool:
     from .cell import peak_rss_mb
 
     process.before_fork_mb = peak_rss_mb()  # the compile's peak, which the child's own count leaves out
+    process.before_fork()
     steady = _SteadyLatency()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -130,6 +131,7 @@ def warm_compile(process):
     from .cell import WarmCompile
 
     timing = WarmCompile.starting()
+    process.before_fork()
     seconds = _SteadyLatency()  # the page the fork writes its figure to
     sys.stdout.flush()
     sys.stderr.flush()
