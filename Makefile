@@ -4,8 +4,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Reuse Inductor's on-disk compile cache across the cells and tests of a run (cold compiles are slow).
-export TORCHINDUCTOR_CACHE_DIR ?= $(CURDIR)/.cache/inductor
 export PYTHONUNBUFFERED := 1
 
 .PHONY: setup report test test-fast clean

@@ -13,7 +13,7 @@ from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text, use_one_line_warnings
-from .paths import check_inductor_cache_dir, inside, reports_root
+from .paths import check_inductor_cache_dir, default_inductor_cache_dir, inside, reports_root
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
 
@@ -219,6 +219,7 @@ def _terminated(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
+    default_inductor_cache_dir()  # before any worker starts: they inherit it
     signal.signal(signal.SIGTERM, _terminated)
     signal.signal(signal.SIGHUP, _terminated)
     try:

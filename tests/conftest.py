@@ -11,6 +11,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
+from bench_utils.paths import default_inductor_cache_dir  # noqa: E402
+
+default_inductor_cache_dir()  # in-process compiles share the checkout's cache, as the CLI's do
+
 
 def tiny_params(tmp_path: Path, name: str = "params.yaml", **values) -> Path:
     """A parameters file for a fast CPU sweep of tiny models; keyword arguments override keys."""

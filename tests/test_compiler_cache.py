@@ -109,3 +109,16 @@ def test_without_triton_cache_dir_the_kernels_join_inductors_cache_and_the_varia
     assert "TRITON_CACHE_DIR" not in os.environ  # not left pointing at the deleted cold folder
     assert (Path(triton_cache_dir(0)) / "HASH" / "k.cubin").read_text() == "cold kernel"
     assert Path(triton_cache_dir(0)) == inductor / "triton" / "0"
+
+
+def test_the_cli_keeps_torch_compiles_cache_in_the_checkout_unless_one_is_named(monkeypatch):
+    # a rerun typed after `make report` (the command a "Can't tell" prints) must find make's cache:
+    # torch's own default is under /tmp, where every configuration would compile cold again
+    from bench_utils.paths import default_inductor_cache_dir, repo_root
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    default_inductor_cache_dir()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(repo_root() / ".cache" / "inductor")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/mine")
+    default_inductor_cache_dir()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/tmp/mine"
