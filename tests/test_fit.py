@@ -163,3 +163,35 @@ def test_what_compiles_nothing_is_never_left_out():
     rows = selection_rows(cfg, "resnet")
     fit = fitted(cfg, rows, Round("vit", 1, 0, cfg.configurations), [], 100.0)
     assert fit.round.configurations == ("eager", "default", "eager+bf16-autocast")  # nothing fits: it stays
+
+
+def test_each_serving_form_keeps_its_best_ranked_configuration():
+    # a serving profile answers per way to serve the model: with nothing fitting, torch.compile's best
+    # (default), the AOTInductor package and ONNX Runtime each stay; only default's slower siblings leave
+    forms = (*CONFIGS, "aot-inductor+freezing", "onnxruntime")
+    cfg = BenchConfig(label="fit", models=("resnet", "vit"), size="full", budget_min=0.5, target_halfwidth=0.05,
+                      configurations=forms, blocks=4)
+    rows = selection_rows(cfg, "resnet")
+    fit = fitted(cfg, rows, Round("vit", 1, 0, forms), [], 100.0)
+    assert fit.round.configurations == ("eager", "default", "aot-inductor+freezing", "onnxruntime")
+    assert set(fit.skipped) == {"default+freezing", "max-autotune-no-cudagraphs+freezing"}
+
+
+def test_a_skipped_row_says_why_in_words_that_agree_with_its_budget():
+    """The why of a skipped row: a configuration this group's fit leaves out gives the full sweep's
+    minutes rounded up (above budget_min, never "about 14 min" beside 14); one an earlier group left out
+    says so, since this group alone might have fitted it."""
+    from bench_utils.sweep.loop import _Schedule
+
+    cfg = config(4.0)
+    rows = selection_rows(cfg, "resnet")
+    rounds = [Round(model, 1, 0, CONFIGS) for model in cfg.models]
+    schedule = _Schedule(cfg, rounds[1:], [], rows)
+    schedule._fitted(rounds[1], 100.0)
+    first = {row.configuration: row.error for row in schedule.take_skipped()}
+    assert set(first) == {"max-autotune-no-cudagraphs+freezing", "default+freezing"}
+    minutes = int(first["default+freezing"].split("would take about ")[1].split(" min")[0])
+    assert minutes > cfg.budget_min
+    schedule._fitted(rounds[2], 200.0)
+    later = {row.configuration: row.error for row in schedule.take_skipped()}
+    assert all("as for the models measured before" in why for why in later.values()), later

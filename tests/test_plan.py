@@ -142,8 +142,13 @@ def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
     assert [e.round.repeat for e in estimates] == [1] and done == 1
     text = plan.plan_text(cfg, "a100.yaml", results)
     assert text.splitlines()[0].endswith(f"; 1 already measured in {results}")
-    finished = plan.plan_text(dataclasses.replace(cfg, repeats=1), "a100.yaml", results)
+    finished = plan.plan_text(dataclasses.replace(cfg, repeats=1, target_halfwidth=0.0), "a100.yaml", results)
     assert "nothing left to measure" in finished
+    # with a precision target the sweep goes on to extra rounds within its budget: plan says so
+    adaptive = plan.plan_text(dataclasses.replace(cfg, repeats=1, target_halfwidth=0.05, budget_min=12),
+                              "a100.yaml", results)
+    assert "nothing left" not in adaptive and "extra rounds for precision (target +-5%)" in adaptive
+    assert "within budget_min 12" in adaptive
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "parameters").glob("*.yaml")))

@@ -476,8 +476,8 @@ class CellProcess:
         profiler failure is noted, the timing stands."""
         if self.call is None:
             return {"profile_error": "nothing to profile: the cell failed"}
-        if not MODE_BY_NAME[self.config.mode].inductor_options:  # runs outside PyTorch: its profiler would see
-            return {}  # no operator, and a page would read "0 ms in convolutions" as a finding
+        if MODE_BY_NAME[self.config.mode].packaged:  # runs outside PyTorch's operators (an AOTInductor package's
+            return {}  # kernels, ONNX Runtime's): its profiler sees none, and a page read "0 ms in convolutions"
         trace_path = self.task.trace_path(self.repeat)
         try:
             fields = profiling.profile_calls(self.call, self.device, trace_path)

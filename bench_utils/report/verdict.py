@@ -230,9 +230,13 @@ def _forms(rows: pd.DataFrame) -> str:
         accurate = [row for row in members if row["status"] == "ok" and row.get("accuracy_ok") is True
                     and not pd.isna(row["race_speedup"])]
         if not accurate:
-            failed = next((row for row in members if row["status"] != "ok"), members[0])
-            why = (str(failed.get("error") or "").strip().splitlines() or [failed["status"]])[0][:160]
-            parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why or 'changes the answer'})")
+            failed = next((row for row in members if row["status"] not in ("ok", "skipped")), None)
+            shown = failed or next((row for row in members if row["status"] == "skipped"), members[0])
+            why = (str(shown.get("error") or "").strip().splitlines() or [shown["status"]])[0][:160]
+            if failed is None and shown["status"] == "skipped":  # the budget left it out: it was not tried
+                parts.append(f"{FORM_WORDS[form]}: not raced ({why})")
+            else:
+                parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why or 'changes the answer'})")
             continue
         best = max(accurate, key=lambda row: row["race_speedup"])
         config = configuration(best["configuration"])

@@ -11,8 +11,9 @@ measured group's own count: a noisy first round that drops nothing makes every l
 pending group's eager and one contender), and on a CPU each contender's warm compile, timed before
 its first later round. When that ends past the budget, configurations leave the pending selection rounds one
 at a time, those the measured groups' races ranked lowest first (failed or dropped everywhere before
-recommended somewhere; among equals the dearest), until the rest fits or only the best-ranked
-compiled configuration is left (a configuration that compiles nothing costs a worker's blocks and
+recommended somewhere; among equals the dearest), until the rest fits or only each form's best-ranked
+configuration is left (torch.compile's, an AOTInductor package's, ONNX Runtime's: a serving profile
+answers for each way to serve; a configuration that compiles nothing costs a worker's blocks and
 stays). Each becomes a "skipped" row that says so and what a full run would take; the page
 names it. To race them all: a larger `budget_min` (`--budget-min`) and `--retry-failed`.
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
+from ..config.modes import MODE_BY_NAME
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
 from .jobs import Round
@@ -122,6 +124,11 @@ def _warm_compile_s(rows: list, selection: list) -> float:
     return statistics.median(cold) * low_warm / low_cold if cold else 0.0
 
 
+def form_of(name: str) -> str:
+    """How configuration `name` serves the model: torch.compile in the process, or a file built ahead of time."""
+    return MODE_BY_NAME[configuration(name).mode].form
+
+
 def elaborate(name: str) -> int:
     """How far a configuration is from plain torch.compile: its modifiers, and a mode other than default."""
     config = configuration(name)
@@ -183,9 +190,12 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
                    key=lambda name: (rank.get(name, UNMEASURED), -elaborate(name), -costs.own_s.get(name, math.inf)))
     # what compiles nothing costs a worker's warm-up and blocks, and is the speed had without a compile
-    # (the pay-back's alternative): it stays; so does the best-ranked compiled configuration, whatever
-    # the budget: a report of torch.compile races one
-    order = [name for name in order if configuration(name).compiled][:-1]
+    # (the pay-back's alternative): it stays; so does each form's best-ranked configuration, whatever the
+    # budget: a report of torch.compile races one, and a serving profile answers for each way to serve
+    # the model (torch.compile, an AOTInductor package, ONNX Runtime) it lists
+    order = [name for name in order if configuration(name).compiled]
+    best_of_form = {form_of(name): name for name in order}  # `order` runs worst first: the last one wins
+    order = [name for name in order if best_of_form[form_of(name)] != name]
     while elapsed_s + need(keep) > budget_s and order:
         out = order.pop(0)
         keep = tuple(name for name in keep if name != out)

@@ -268,7 +268,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.models)} models x "
              f"{len(cfg.batch_sizes)} batch sizes x {cfg.repeats} repeats; a worker per configuration in each){held}"]
     if not estimates:
-        lines.append(f"  nothing left to measure: every round is in {results_path}; to measure afresh, give "
+        more = (f"; extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) while the sweep's time, the "
+                f"file's included, stays within budget_min {cfg.budget_min:g}"
+                if cfg.target_halfwidth > 0 and cfg.budget_min > 0 else ": nothing left to measure")
+        lines.append(f"  every round of the first pass is in {results_path}{more}; to measure afresh, give "
                      "another --results file (or move that one away)")
         return "\n".join(lines)
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
