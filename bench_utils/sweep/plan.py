@@ -285,10 +285,11 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
                     if lower else ""))
     if on_cpu and any(configuration(name).compiled for name in cfg.configurations):
-        (cold_low, warm_low), (cold, warm) = CPU_COMPILE_S["low"], CPU_COMPILE_S["point"]
+        (cold_low, warm_low), (cold, warm), (cold_high, warm_high) = (CPU_COMPILE_S[bound] for bound in
+                                                                       ("low", "point", "high"))
         lines.append(f"  compile times: the results file's where it measured them, else {cold:g} s cold and {warm:g} s "
                      f"warm a full-size model, as a 2-core EPYC compiled (a 2-core Xeon with AMX: {cold_low:g} s "
-                     f"and {warm_low:g} s)")
+                     f"and {warm_low:g} s; the slowest seen, a Zen 3 EPYC: {cold_high:g} s and {warm_high:g} s)")
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
