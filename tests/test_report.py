@@ -142,6 +142,23 @@ def test_report_only_while_a_run_writes_the_results_is_a_one_line_error(tmp_path
     assert writing_pid(results) is None  # the run ended: the page can be built
 
 
+def test_a_second_report_of_a_profile_a_run_is_measuring_is_refused_before_writing_anything(tmp_path):
+    """Hostile round 5, second pass: a `report` of a profile whose results file a live run holds had
+    rendered a FAILED page into that run's folder and the summary mid-run, exit 1; now one line, exit 2,
+    and nothing written."""
+    from bench_utils.results.writer import ResultsWriter
+
+    params = tiny_params(tmp_path)
+    out = tmp_path / "out"
+    results = report.profile_results(load_config(params), out)
+    with ResultsWriter(results) as writer:  # the first `report`, measuring
+        writer.append(make_row("vit", 1, "eager", 2.0))
+        proc = run_cli("report", params, "--out", out)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"is being written by a run (pid {os.getpid()})" in proc.stderr
+    assert sorted(path.name for path in out.rglob("*") if path.is_file()) == ["results.jsonl", "results.jsonl.lock"]
+
+
 def test_report_only_with_a_corrupt_results_file_is_a_one_line_error(tmp_path):
     params = tiny_params(tmp_path)
     results = report.profile_results(load_config(params), tmp_path / "out")

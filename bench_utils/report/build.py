@@ -207,14 +207,8 @@ def results_rows(path: Path, option: str = "--results") -> list:
 def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
     """For --report-only: the profile's results file must exist and hold rows (a one-line error);
     rows measured with other settings than `params` names are reported as measured, with a warning."""
-    from ..results.writer import writing_pid
-
-    if not path.is_file():
+    if not path.is_file():  # one a run is writing now was refused before (check_no_live_run)
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
-    pid = writing_pid(path)
-    if pid is not None:  # a page built now would read complete while rounds are still to come
-        raise ConfigError(f"{path} is being written by a run (pid {pid}): build its page with --report-only "
-                          "once that run ends")
     rows = results_rows(path)
     other = sum(row.settings != cfg.settings_fingerprint() for row in rows)
     if other:
@@ -347,6 +341,20 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     check_not_others(out_dir, SUMMARY_OUTPUTS)
     for folder in folders:
         check_not_others(folder, PROFILE_OUTPUTS)
+        check_no_live_run(folder / "results.jsonl")
+
+
+def check_no_live_run(path: Path) -> None:
+    """A profile whose results file a run is writing now is refused before anything is written: with
+    --report-only its page would read complete while rounds are still to come ("2 ok, 0 failed" after
+    one round of four); without, a second `report` rendered a FAILED page into the live run's folder and
+    the summary over the reports folder's, mid-run, and exited 1."""
+    from ..results.writer import writing_pid
+
+    pid = writing_pid(path)
+    if pid is not None:
+        raise ConfigError(f"{path} is being written by a run (pid {pid}): wait for it to end (then --report-only "
+                          "builds its page), or give this report another --out folder or label")
 
 
 def check_not_others(folder: Path, names) -> None:
