@@ -11,7 +11,8 @@ import pandas as pd
 
 import pytest
 
-from bench_utils.report.verdict import Rules, page_caveats, verdict_short, verdict_table, verdict_text, verdicts
+from bench_utils.report.verdict import (Rules, page_caveats, settle_s, verdict_short, verdict_table, verdict_text,
+                                        verdicts)
 from bench_utils.results import decision
 from bench_utils.results.aggregate import to_dataframe
 from bench_utils.results.stats import expected_maximum
@@ -548,3 +549,37 @@ def test_a_form_the_budget_left_out_is_not_raced_not_unable_to_serve():
     rows.append(make_row("resnet", 1, "default+freezing", None, "skipped", error=why))
     line = verdicts(to_dataframe(rows), RULES).iloc[0]["forms"]
     assert line.startswith(f"torch.compile: not raced ({why[:160]})") and "cannot serve" not in line
+
+
+def test_the_rerun_a_cant_tell_prints_counts_every_undecided_models_rounds():
+    """Two models undecided on one page: each line's --budget-min holds the rounds of both, since the
+    same command's sweep gives both their rounds (on a Zen 3 the budget one line advised, sized for its
+    own model, was spent on both and left the widest undecided)."""
+    import datetime as dt
+
+    from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.results.aggregate import to_dataframe
+    from conftest import make_row
+
+    cfg = BenchConfig(label="CPU", models=("vit", "resnet"), batch_sizes=(1,), configurations=("eager", "default"),
+                      repeats=2, target_halfwidth=0.05, budget_min=1.0, max_repeats=30, blocks=2)
+    start = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.timezone.utc)
+    rows = []
+    for index, model in enumerate(("vit", "resnet")):
+        for repeat, speedup in enumerate((1.10, 1.30, 1.15, 1.25)):
+            when = (start + dt.timedelta(seconds=30 * (4 * index + repeat))).isoformat()
+            forked = dict(started_at=when, template_round=0)
+            rows += [make_row(model, 1, "eager", 2.0, repeat=repeat, duration_s=29.0, **forked),
+                     make_row(model, 1, "default", 2.0 / speedup, repeat=repeat, duration_s=30.0, **forked)]
+    table = verdicts(to_dataframe(rows), Rules.of(cfg, "parameters/mine.yaml")).set_index("model")
+    pattern = (r"about (\d+) more rounds? would settle it \(about (\d+) min\); with the other undecided models' "
+               r"rounds, about (\d+) min: python -m bench_utils report parameters/mine\.yaml --budget-min ([0-9.]+)")
+    found = {model: re.search(pattern, table.loc[model, "answer"]) for model in ("vit", "resnet")}
+    assert all(found.values()), table["answer"].tolist()
+    own = {model: settle_s(row, Rules.of(cfg)) for model, row in
+           to_dataframe(rows).query("configuration == 'default'").set_index("model").iterrows()}
+    both = sum(own.values())
+    for model, match in found.items():
+        assert float(match.group(4)) * 60 >= 240.0 + both  # the clock so far (8 rounds of 30 s) and both models' rounds
+    alone = verdicts(to_dataframe([row for row in rows if row.model == "vit"]), Rules.of(cfg, "parameters/mine.yaml"))
+    assert "other undecided" not in alone.iloc[0]["answer"]  # one undecided model: its own rounds only

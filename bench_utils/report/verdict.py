@@ -124,7 +124,7 @@ def latency_words(rec) -> str:
     return f"{number(eager)} ms → {number(chosen)} ms"
 
 
-def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
+def _answer(outcome: str, reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
     if row is None:
         return ""
     config = configuration(row["configuration"])
@@ -141,10 +141,11 @@ def _answer(outcome: str, reason: str, row, rules: Rules) -> str:
                    else f"less than {rules.worthwhile - 1.0:.0%}")  # 9.97% is not "at most 10%" of a 10% margin
         return (f"No worthwhile gain: {interval} with {what}: {at_most} faster, below the "
                 f"{times(rules.worthwhile)} a compile must bring")
-    return f"Can't tell: {interval} with {what} straddles {times(rules.worthwhile)}: {_cant_tell(reason, row, rules)}"
+    return (f"Can't tell: {interval} with {what} straddles {times(rules.worthwhile)}: "
+            f"{_cant_tell(reason, row, rules, others_s)}")
 
 
-def _cant_tell(reason: str, row, rules: Rules) -> str:
+def _cant_tell(reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
     """Why the interval straddles the margin, and what settles it."""
     width = row.get("race_halfwidth")
     if reason == "budget":
@@ -153,33 +154,47 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
         if least and least > 1.0 and pairs >= 4 and row["race_ci95_low"] <= 1.0:
             return (f"faster in every one of its {pairs:.0f} block pairs (by {times(least)} at least), but over "
                     f"{row['race_rounds']:.0f} rounds how much faster is known to {plus_minus(width)} only; "
-                    f"{_more_rounds(row, rules)}")
-        return f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); {_more_rounds(row, rules)}"
+                    f"{_more_rounds(row, rules, others_s)}")
+        return (f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); "
+                f"{_more_rounds(row, rules, others_s)}")
     if reason == "busy":
         state = "was busy" if machine_was_busy(row) else "moved"
         return f"the machine {state} while timing ({disturbance_words(row)}); run again on a quiet machine"
     if width is None or not math.isfinite(width):  # one block pair: no spread to halve
         return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
-    return f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; {_more_rounds(row, rules)}"
+    return f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; {_more_rounds(row, rules, others_s)}"
 
 
-def _more_rounds(row, rules: Rules) -> str:
+def settle_s(row, rules: Rules) -> float:
+    """Seconds of the rounds that would settle a figure straddling the margin (decision.rounds_to_decide
+    times the cell's round_s); 0 where more rounds cannot (their spread too wide) or no round time is known."""
+    extra = rounds_to_decide(row, rules.worthwhile)
+    round_s = row.get("round_s")
+    if not math.isfinite(extra) or not round_s or pd.isna(round_s):
+        return 0.0
+    return extra * round_s
+
+
+def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     """What settles a figure the budget left straddling the margin: the rounds its spread asks for
     (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
     its --budget-min the sweep's clock so far (sweep_s: the budget counts every round measured) plus
-    those minutes and a fifth to spare; the rounds already measured are kept."""
+    those minutes, the other undecided models' (`others_s`: the same command's sweep gives them rounds
+    too; on a Zen 3 a budget sized for one model's left the other undecided) and a fifth to spare; the
+    rounds already measured are kept."""
     extra = rounds_to_decide(row, rules.worthwhile)
     if not math.isfinite(extra):
         return ("its rounds spread too widely for more of them to settle it: run again on a quiet machine, or set "
                 "worthwhile to the gain that matters to you")
-    round_s = row.get("round_s")
-    seconds = extra * (round_s if round_s and not pd.isna(round_s) else 0.0)
+    seconds = settle_s(row, rules)
     spent = row.get("sweep_s")
-    budget = math.ceil(((spent if spent and not pd.isna(spent) else 0.0) + 1.2 * seconds) / 30.0) / 2.0
+    budget = math.ceil(((spent if spent and not pd.isna(spent) else 0.0) + 1.2 * (seconds + others_s)) / 30.0) / 2.0
     target = f"python -m bench_utils report {rules.params}" if rules.params else "the same command"
     minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
+    also = (f"; with the other undecided models' rounds, about {max(1, round((seconds + others_s) / 60))} min"
+            if others_s else "")
     rounds = f"{extra:.0f} more round" + ("s" if round(extra) != 1 else "")
-    return (f"about {rounds} would settle it{minutes}: {target} --budget-min {budget:g} (the rounds "
+    return (f"about {rounds} would settle it{minutes}{also}: {target} --budget-min {budget:g} (the rounds "
             "measured are kept)")
 
 
@@ -321,11 +336,27 @@ def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
     records = []
     for label in sorted(set(df["label"])):
         run = df[df["label"] == label]
-        for model in ordered_models(run["model"]):
-            for batch in sorted(set(run.loc[run["model"] == model, "batch_size"])):
-                rows = run[(run["model"] == model) & (run["batch_size"] == batch)]
-                records.append(_verdict_record(label, model, int(batch), rows, rules, typical, few_apart))
+        groups = [(model, int(batch), run[(run["model"] == model) & (run["batch_size"] == batch)])
+                  for model in ordered_models(run["model"])
+                  for batch in sorted(set(run.loc[run["model"] == model, "batch_size"]))]
+        undecided = {(model, batch): _undecided_s(rows, rules) for model, batch, rows in groups}
+        for model, batch, rows in groups:
+            others_s = sum(undecided.values()) - undecided[(model, batch)]
+            records.append(_verdict_record(label, model, batch, rows, rules, typical, few_apart, others_s))
     return pd.DataFrame.from_records(records, columns=COLUMNS)
+
+
+def _undecided_s(rows: pd.DataFrame, rules: Rules) -> float:
+    """The seconds of rounds that would settle a group whose answer is "Can't tell" (0 for any other)."""
+    rec = first_row(rows, "race_outcome", "recommended")
+    decision = _decision(rows, rec, rules)
+    return settle_s(rec, rules) if decision.outcome == codes.CANT_TELL and decision.reason != "busy" else 0.0
+
+
+def _decision(rows: pd.DataFrame, rec, rules: Rules):
+    """The group's decision (results/decision.py) for its recommended cell `rec` (None: none was)."""
+    ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
+    return decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
 
 
 def _rounds(rec) -> int:
@@ -341,11 +372,10 @@ def _few_rounds_everywhere(df) -> bool:
 
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
-                    few_apart: bool) -> dict:
+                    few_apart: bool, others_s: float = 0.0) -> dict:
     rec = first_row(rows, "race_outcome", "recommended")
     runner = first_row(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
-    ran = rows[(rows["configuration"] != BASELINE) & (rows["status"] == "ok")]
-    decision = decide(rec, rules.worthwhile, rules.target_halfwidth, any_accurate=ran.empty or rec is not None)
+    decision = _decision(rows, rec, rules)
     device = str(rows["device"].iloc[0]).upper()
     precision = configuration(rec["configuration"]).precision if rec else ""
     record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
@@ -363,7 +393,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
-    answer = _answer(decision.outcome, decision.reason, rec, rules)
+    answer = _answer(decision.outcome, decision.reason, rec, rules, others_s)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
