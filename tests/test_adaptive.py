@@ -211,3 +211,16 @@ def test_a_group_wider_than_the_margin_goes_before_one_that_narrows_more_per_sec
     assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
     # with a margin wider than both intervals, the narrowing per second decides again
     assert next_round(BenchConfig(**CFG | {"worthwhile": 50.0}), rows, 0.0) == Round("vit", 4, 2, ("eager", "default"))
+
+
+def test_the_sweeps_own_work_between_rows_counts_on_its_clock():
+    # a profiler pass after a row and the handoff to the next round leave gaps between the rows' spans:
+    # uncounted, a Zen 3's deploy sweep read 953 s at 992 s of wall and its last round ended past the budget
+    import datetime as dt
+
+    at = lambda s: (dt.datetime(2026, 11, 24, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=s)).isoformat()
+    eager, compiled = group("vit", 1, (1.0,), seconds=(10.0,))
+    rows = [dataclasses.replace(eager, started_at=at(0), duration_s=10.0),
+            dataclasses.replace(compiled, repeat=1, started_at=at(15), duration_s=10.0),  # 5 s of profiler before
+            dataclasses.replace(compiled, repeat=2, started_at=at(625), duration_s=10.0)]  # a second invocation
+    assert seconds_spent(rows) == pytest.approx(10.0 + 5.0 + 10.0 + 10.0)
