@@ -320,18 +320,19 @@ class ClockLauncher(ListLauncher):
 def test_the_budget_is_the_profiles_a_rerun_of_a_finished_sweep_adds_nothing(tmp_path):
     from synthetic import ROUND_S
 
-    # a target no cell reaches and room for 30 rounds: only the budget stops the sweep (8 rounds of 2 s)
+    # a target no cell reaches and room for 30 rounds: only the budget stops the sweep (8 rounds of 2 s
+    # and the 7 seconds between them: the sweep's own work between rows counts on its clock)
     cfg = BenchConfig(label="test", models=("vit",), configurations=("eager", "default"), repeats=3,
-                      target_halfwidth=0.001, budget_min=8 * ROUND_S / 60, max_repeats=30)
+                      target_halfwidth=0.001, budget_min=(8 * ROUND_S + 7 * 1.0) / 60, max_repeats=30)
     clock = [0.0]
     first = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(cfg, clock))
     rows = read_results(tmp_path / "r.jsonl").rows
-    assert first.extra_rounds == 5 and {row.repeat for row in rows} == set(range(8))  # the rows' time: 8 x 2 s
+    assert first.extra_rounds == 5 and {row.repeat for row in rows} == set(range(8))  # 8 x 2 s + 7 x 1 s
     again = ClockLauncher(cfg, clock)
     second = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=again)
     assert again.units == [] and second.extra_rounds == 0  # the budget is spent: the same answer as `plan`
     assert len(read_results(tmp_path / "r.jsonl").rows) == len(rows)
-    more = BenchConfig(**{**cfg.__dict__, "budget_min": 10 * ROUND_S / 60})  # a larger budget buys more rounds
+    more = BenchConfig(**{**cfg.__dict__, "budget_min": (10 * ROUND_S + 9 * 1.0) / 60})  # a larger budget buys more rounds
     third = run_sweep(more, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(more, clock))
     assert third.extra_rounds == 2
 
