@@ -70,6 +70,11 @@ class Configuration:
         return self.mode != BASELINE
 
     @property
+    def form(self) -> str:
+        """How it serves the model: "torch.compile" in the process, or a file built ahead of time (modes.py)."""
+        return MODE_BY_NAME[self.mode].form
+
+    @property
     def packaged(self) -> bool:
         """Compiled ahead of time into a file (modes.py: `form`), not by torch.compile in the process."""
         return MODE_BY_NAME[self.mode].packaged

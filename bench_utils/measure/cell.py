@@ -361,7 +361,7 @@ class CellProcess:
         self._contexts = contextlib.ExitStack()
         self._enter_call_contexts(autocast=True)
         if self.package is not None:  # a serving process starting from the file: its load and first answer
-            form = MODE_BY_NAME[self.config.mode].form
+            form = self.config.form
             return time_once(lambda: deploy.load(form, self.package, self.structure)(**inputs), self.device)
         forget_compiled()
         compiled = torch.compile(model, fullgraph=self.cfg.fullgraph, dynamic=self.cfg.compile_dynamic(),
@@ -402,7 +402,7 @@ class CellProcess:
         a first deployment pays; a later round's warm compile is a new process's load and first answer
         (warm_compile_s). One graph by construction: a model that does not export fails here, with the
         exporter's message."""
-        fields, device, form = self.fields, self.device, MODE_BY_NAME[self.config.mode].form
+        fields, device, form = self.fields, self.device, self.config.form
         why_not = deploy.missing(form)
         if why_not:
             raise Unsupported(why_not)

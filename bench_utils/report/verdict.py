@@ -237,7 +237,7 @@ def _forms(rows: pd.DataFrame) -> str:
     for row in rows.to_dict("records"):
         config = configuration(row["configuration"])
         if config.compiled:
-            forms.setdefault(MODE_BY_NAME[config.mode].form, []).append(row)
+            forms.setdefault(config.form, []).append(row)
     if not any(form != COMPILE_FORM for form in forms):
         return ""
     parts = []

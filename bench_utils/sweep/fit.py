@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
-from ..config.modes import MODE_BY_NAME
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
 from .jobs import Round
@@ -124,11 +123,6 @@ def _warm_compile_s(rows: list, selection: list) -> float:
     return statistics.median(cold) * low_warm / low_cold if cold else 0.0
 
 
-def form_of(name: str) -> str:
-    """How configuration `name` serves the model: torch.compile in the process, or a file built ahead of time."""
-    return MODE_BY_NAME[configuration(name).mode].form
-
-
 def elaborate(name: str) -> int:
     """How far a configuration is from plain torch.compile: its modifiers, and a mode other than default."""
     config = configuration(name)
@@ -194,8 +188,8 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
     # budget: a report of torch.compile races one, and a serving profile answers for each way to serve
     # the model (torch.compile, an AOTInductor package, ONNX Runtime) it lists
     order = [name for name in order if configuration(name).compiled]
-    best_of_form = {form_of(name): name for name in order}  # `order` runs worst first: the last one wins
-    order = [name for name in order if best_of_form[form_of(name)] != name]
+    best_of_form = {configuration(name).form: name for name in order}  # `order` runs worst first: the last one wins
+    order = [name for name in order if best_of_form[configuration(name).form] != name]
     while elapsed_s + need(keep) > budget_s and order:
         out = order.pop(0)
         keep = tuple(name for name in keep if name != out)
