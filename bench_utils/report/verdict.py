@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
-from ..config.modes import COMPILE_FORM, MODE_BY_NAME
+from ..config.modes import COMPILE_FORM
 from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import decide, rounds_to_decide
