@@ -10,7 +10,7 @@ import pytest
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.sweep_time import seconds_spent
-from bench_utils.sweep.adaptive import contenders, next_round, round_seconds, widest_halfwidth
+from bench_utils.sweep.adaptive import contenders, next_round, race_round, round_seconds, widest_halfwidth
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
@@ -19,6 +19,7 @@ CFG = dict(label="CPU", models=("vit", "resnet"), batch_sizes=(1, 4), configurat
 WIDE = (1.0, 1.25)  # speedups 2 and 1.6: a very wide interval over two rounds
 MIDDLE = (1.0, 1.01)  # about +-6.5%: above a 5% target
 NARROW = (1.0, 1.0)  # no spread: within any target
+LEAD = ("default",)  # the leader an extra round names (only its template times a warm compile)
 
 
 def group(model, batch_size, compiled_ms, seconds=(20.0, 10.0), label="CPU", status="ok"):
@@ -51,9 +52,9 @@ def test_halfwidths_are_the_compiled_modes_relative_halfwidths():
 
 def test_next_round_goes_to_the_widest_group_above_the_target():
     rows = group("vit", 1, MIDDLE) + group("vit", 4, WIDE) + group("resnet", 1, NARROW)
-    assert next_round(BenchConfig(**CFG), rows, elapsed_s=0.0) == Round("vit", 4, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG), rows, elapsed_s=0.0) == Round("vit", 4, 2, ("eager", "default"), leaders=LEAD)
     rows = group("vit", 1, MIDDLE) + group("vit", 4, NARROW) + group("resnet", 1, NARROW)
-    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"), leaders=LEAD)
     # every group within its target with five rounds (MIN_ROUNDS_TO_STOP): no extra round
     within = group("vit", 1, MIDDLE + (1.0, 1.01, 1.0)) + group("resnet", 1, NARROW * 3)
     assert next_round(BenchConfig(**CFG | {"target_halfwidth": 0.07}), within, 0.0) is None
@@ -62,15 +63,17 @@ def test_next_round_goes_to_the_widest_group_above_the_target():
 def test_a_group_within_the_target_on_few_rounds_gets_rounds_after_the_wide_ones():
     # resnet is within the target on two rounds: too few to trust the spread they show
     rows = group("vit", 1, WIDE) + group("resnet", 1, NARROW)
-    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"), leaders=LEAD)
     rows = group("vit", 1, NARROW * 3) + group("resnet", 1, NARROW)
-    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("resnet", 1, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("resnet", 1, 2, ("eager", "default"), leaders=LEAD)
 
 
 def test_a_group_at_max_repeats_gets_no_more_rounds():
     rows = group("vit", 1, (1.0, 1.25, 1.0, 1.25)) + group("vit", 4, MIDDLE)
-    assert next_round(BenchConfig(**CFG | {"max_repeats": 4}), rows, 0.0) == Round("vit", 4, 2, ("eager", "default"))
-    assert next_round(BenchConfig(**CFG | {"max_repeats": 5}), rows, 0.0) == Round("vit", 1, 4, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG | {"max_repeats": 4}), rows, 0.0) == \
+        Round("vit", 4, 2, ("eager", "default"), leaders=LEAD)
+    assert next_round(BenchConfig(**CFG | {"max_repeats": 5}), rows, 0.0) == \
+        Round("vit", 1, 4, ("eager", "default"), leaders=LEAD)
     assert next_round(BenchConfig(**CFG | {"max_repeats": 2}), rows, 0.0) is None  # both groups have 2+ rounds
 
 
@@ -78,8 +81,10 @@ def test_no_round_starts_that_would_end_after_the_budget():
     # a round of the wide group takes 30 s, one of the middle group 5 s (their later rounds' time)
     rows = group("vit", 1, WIDE, seconds=(90.0, 30.0)) + group("vit", 4, MIDDLE, seconds=(90.0, 5.0))
     cfg = BenchConfig(**CFG | {"budget_min": 1.0})
-    assert next_round(cfg, rows, elapsed_s=30.0) == Round("vit", 1, 2, ("eager", "default"))  # 30 + 30 <= 60 s
-    assert next_round(cfg, rows, elapsed_s=31.0) == Round("vit", 4, 2, ("eager", "default"))  # only the cheap one fits
+    assert next_round(cfg, rows, elapsed_s=30.0) == \
+        Round("vit", 1, 2, ("eager", "default"), leaders=LEAD)  # 30 + 30 <= 60 s
+    assert next_round(cfg, rows, elapsed_s=31.0) == \
+        Round("vit", 4, 2, ("eager", "default"), leaders=LEAD)  # only the cheap one fits
     assert next_round(cfg, rows, elapsed_s=56.0) is None  # 56 + 5 > 60 s
 
 
@@ -136,13 +141,13 @@ def test_a_group_whose_worker_pairs_disagree_gets_a_new_pair_one_whose_rounds_sc
     seconds = (60.0, 8.0, 25.0, 8.0)  # cold, prepared, fresh, prepared: a new pair costs 3x a round
     # speedups 2, 2 in the first pair, 1.6, 1.6 in the second: rho 1, another round of the pair adds nothing
     apart = _in_pairs(group("vit", 1, (1.0, 1.0, 1.25, 1.25), seconds=seconds), (0, 0, 2, 2))
-    assert next_round(cfg, apart, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=True)
+    assert next_round(cfg, apart, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=True, leaders=LEAD)
     # speedups 2, 1.6 in both pairs: the pairs agree (rho 0), the cheaper round in the same pair
     scattered = _in_pairs(group("vit", 1, (1.0, 1.25, 1.0, 1.25), seconds=seconds), (0, 0, 2, 2))
-    assert next_round(cfg, scattered, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False)
+    assert next_round(cfg, scattered, 0.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False, leaders=LEAD)
     # a new pair that would end after the budget (10 + 25 > 30 s) is not offered; the round in the pair is
     short = BenchConfig(**CFG | {"models": ("vit",), "batch_sizes": (1,), "budget_min": 0.5})
-    assert next_round(short, apart, 10.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False)
+    assert next_round(short, apart, 10.0) == Round("vit", 1, 4, ("eager", "default"), new_workers=False, leaders=LEAD)
 
 
 def test_the_sweeps_time_is_the_union_of_its_rows_spans_plus_what_runs_now():
@@ -189,6 +194,13 @@ def test_a_contender_the_leader_beats_beyond_doubt_is_timed_no_more():
     assert chased == {"default", "eager+bf16-autocast"}
     more = next_round(cfg, rows, 0.0)
     assert more is not None and more.configurations == ("eager", "default", "eager+bf16-autocast")
+    # the leader is named (one form here: torch.compile's): only its template times a warm compile
+    # (measure/task.NextRound)
+    leading = [name for name, record in by_name.items() if record["race_outcome"] == "recommended"]
+    assert len(leading) == 1 and more.leaders == (leading[0],) and leading[0] != "default+freezing"
+    later = race_round(cfg, rows, Round("vit", 1, 3, cfg.configurations))
+    assert later.configurations == more.configurations and later.leaders == more.leaders
+    assert race_round(cfg, rows, Round("vit", 1, 0, cfg.configurations)).leaders is None  # a selection round
 
 
 def test_the_next_rounds_time_counts_the_workers_it_will_hold():
@@ -208,9 +220,10 @@ def test_a_group_wider_than_the_margin_goes_before_one_that_narrows_more_per_sec
     # +-6.5% (above the 5% target, within the margin), a round 1 s: per second vit 4 narrows more, but
     # only vit 1's interval can still hold both a worthwhile speedup and none
     rows = group("vit", 1, WIDE, seconds=(90.0, 3000.0)) + group("vit", 4, MIDDLE, seconds=(90.0, 1.0))
-    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG), rows, 0.0) == Round("vit", 1, 2, ("eager", "default"), leaders=LEAD)
     # with a margin wider than both intervals, the narrowing per second decides again
-    assert next_round(BenchConfig(**CFG | {"worthwhile": 50.0}), rows, 0.0) == Round("vit", 4, 2, ("eager", "default"))
+    assert next_round(BenchConfig(**CFG | {"worthwhile": 50.0}), rows, 0.0) == \
+        Round("vit", 4, 2, ("eager", "default"), leaders=LEAD)
 
 
 def test_the_sweeps_own_work_between_rows_counts_on_its_clock():
@@ -224,3 +237,27 @@ def test_the_sweeps_own_work_between_rows_counts_on_its_clock():
             dataclasses.replace(compiled, repeat=1, started_at=at(15), duration_s=10.0),  # 5 s of profiler before
             dataclasses.replace(compiled, repeat=2, started_at=at(625), duration_s=10.0)]  # a second invocation
     assert seconds_spent(rows) == pytest.approx(10.0 + 5.0 + 10.0 + 10.0)
+
+
+def test_a_serving_profiles_leaders_are_one_per_way_of_serving():
+    """The warm compile (a package's start-up) is timed for the race's leader and for the fastest of each
+    other form the page answers for (AOTInductor, ONNX Runtime), not for every contender: a slower
+    torch.compile configuration times none (each cost 5-15 s of a Zen 3's budget)."""
+    names = ("eager", "default", "default+freezing", "aot-inductor+freezing", "onnxruntime")
+    cfg = BenchConfig(**(CFG | {"models": ("resnet",), "batch_sizes": (1,), "configurations": names}))
+    speeds = {"default": 1.50, "default+freezing": 1.47, "aot-inductor+freezing": 1.53, "onnxruntime": 1.49}
+    def swing(speed: float, flip: bool) -> dict:  # round 0's blocks swing: it cannot tell them apart
+        fast, slow = (2 / (speed + 0.5), 2 / (speed - 0.5))
+        return {"samples_s": [(slow if flip else fast) / 1000] * 5 + [(fast if flip else slow) / 1000] * 5}
+
+    rows = []
+    for repeat in range(3):
+        rows.append(make_row("resnet", 1, "eager", 2.0, repeat=repeat, block_lengths=[5, 5]))
+        rows += [make_row("resnet", 1, name, 2.0 / (speed * (1 + 0.06 * ((repeat + i) % 3 - 1))), repeat=repeat,
+                          block_lengths=[5, 5],
+                          **(swing(speed, i % 2 == 1) if repeat == 0 else {}))
+                 for i, (name, speed) in enumerate(speeds.items())]
+    records = contenders(cfg, rows)[("resnet", 1)]
+    assert {record["configuration"] for record in records} == set(speeds)  # round 0 dropped none
+    later = race_round(cfg, rows, Round("resnet", 1, 3, names))
+    assert set(later.leaders) == {"default", "aot-inductor+freezing", "onnxruntime"}

@@ -11,7 +11,7 @@ import pytest
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.faults import ENV_VAR as FAULT
 from bench_utils.measure.forked import RELEASE, forks
-from bench_utils.measure.task import CELL, Block, Job, Task
+from bench_utils.measure.task import CELL, Block, Job, NextRound, Task
 from bench_utils.sweep.workers import Worker, WorkerLost
 
 BLOCK = Block(after_switch=True, hand_over=False)
@@ -51,7 +51,7 @@ def test_each_round_is_a_process_forked_from_the_prepared_one_and_compiles_nothi
         first_child = children(worker.process.pid)
         first = measure(worker)
         worker.send(RELEASE)
-        assert worker.ask("round", 1) == ("ready", None)
+        assert worker.ask("round", NextRound(1)) == ("ready", None)
         second_child = children(worker.process.pid)
         second = measure(worker)
     finally:

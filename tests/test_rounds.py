@@ -25,7 +25,8 @@ class FakeWorker:
             self.configuration, self.repeat = payload.job.option, payload.job.repeat
             assert payload.job.model == "vit" and payload.cfg is self.cfg
         if command == "round":
-            self.repeat = payload
+            self.repeat = payload.repeat
+            self.events.append((self.configuration, f"times its warm compile: {payload.time_warm_compile}"))
         self.events.append((self.configuration, "send " + command))
 
     def new_deadline(self):
@@ -94,6 +95,24 @@ def test_on_a_gpu_too_no_two_workers_compile_or_warm_up_at_once(monkeypatch, tmp
     assert [what for _, what in events[:9]] == ["new deadline", "send cell", "receive"] * 3  # each waited for
     assert [mode for mode, what in events[:9] if what == "send cell"] == ["eager", "default", "max-autotune"]
     assert [r.status for r in rows] == ["ok", "ok", "ok"]
+
+
+def test_only_the_leaders_template_times_its_warm_compile(monkeypatch, tmp_path):
+    # a later round's kept workers: the race's leader times its warm compile (once, measure/worker.py),
+    # the other contenders do not (each would cost 5-15 s of a slow CPU's budget for a figure no page
+    # shows); a round with no leader named asks every one, as before
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), device="cpu",
+                      configurations=("eager", "default", "max-autotune"))
+    events = []
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker(events, {}, cfg))
+    monkeypatch.setattr(rounds_module.time, "sleep", lambda s: None)
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        for repeat, leaders in ((0, None), (1, ("max-autotune",)), (2, None)):
+            round_ = Round("vit", 1, repeat, cfg.configurations, leaders=leaders)
+            rounds_module.run_round(cfg, round_, tmp_path / "results.jsonl", live, keep=True)
+    asked = [(mode, what.split(": ")[1]) for mode, what in events if what.startswith("times its warm compile")]
+    assert asked == [("eager", "False"), ("default", "False"), ("max-autotune", "True"),
+                     ("eager", "True"), ("default", "True"), ("max-autotune", "True")]
 
 
 def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch, tmp_path):

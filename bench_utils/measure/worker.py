@@ -11,10 +11,10 @@ they are, pickled by the pipe):
 - ("cell", Task) -> ("ready", None) or ("failed", row): build, compile and warm up (measure/cell.py's
   CellProcess.prepare); on a CPU the worker is then a *template* and round `job.repeat` is measured
   in a process forked from it, which sends the reply once it has warmed up (measure/forked.py);
-- ("round", repeat) -> ("ready", None): the prepared cell measures another round (a new row): on a CPU
-  in a new forked process, on a GPU in this one; on a CPU a compiled template's first such round is
-  preceded by its warm compile, timed in another fork (measure/forked.py's warm_compile), which that
-  round's row carries: only the configurations a race keeps past its selection round pay it;
+- ("round", NextRound) -> ("ready", None): the prepared cell measures another round (a new row): on a
+  CPU in a new forked process, on a GPU in this one; on a CPU the first such round the runner marks
+  (`time_warm_compile`: the race's leader) is preceded by the template's warm compile, timed in
+  another fork (measure/forked.py's warm_compile), which that round's row carries;
 - ("block", Block) -> ("timed", None) or ("failed", row): one timed block of the prepared cell, after
   an untimed call when another worker ran since this one's last block, and on CUDA with the cached
   memory given back when the next turn is another worker's (task.Block);
@@ -114,14 +114,14 @@ def serve(conn) -> None:
                 conn.send(("ready", None))
         elif command == "round":
             if compute:
-                if process.compiled_from is not None and not process.warm_compile_timed:
-                    process.warm_compile_timed = True  # a contender's first kept round: its warm compile first
+                if process.compiled_from is not None and payload.time_warm_compile and not process.warm_compile_timed:
+                    process.warm_compile_timed = True  # the leader's first kept round: its warm compile first
                     process.timed_warm_compile = forked.warm_compile(process)
-                if not forked.measure_round(conn, process, payload, first=False):
+                if not forked.measure_round(conn, process, payload.repeat, first=False):
                     return
                 process.timed_warm_compile = None  # that round's row carries it, no later one
             else:
-                process.next_round(payload)
+                process.next_round(payload.repeat)
                 conn.send(("ready", None))
         elif command == "block":
             process.time_block(payload.after_switch, payload.hand_over)

@@ -18,7 +18,7 @@ import math
 import statistics
 
 from ..config.bench_config import BenchConfig
-from ..config.configurations import BASELINE
+from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
@@ -82,16 +82,35 @@ def contenders(cfg: BenchConfig, rows: list) -> dict[tuple[str, int], list[dict]
     return out
 
 
+def leaders(records: list[dict]) -> tuple[str, ...]:
+    """Among a group's contenders' records, the one its race recommends now and, per other way of
+    serving the model (Configuration.form: an AOTInductor package, ONNX Runtime), its fastest: the
+    configurations whose start-up cost (a warm compile, a package's load) a page shows."""
+    def rank(record: dict) -> tuple:
+        speed = record["race_speedup"]
+        return record["race_outcome"] == RECOMMENDED, -math.inf if speed is None or math.isnan(speed) else speed
+
+    best: dict[str, dict] = {}
+    for record in records:
+        form = configuration(record["configuration"]).form
+        if form not in best or rank(record) > rank(best[form]):
+            best[form] = record
+    return tuple(record["configuration"] for record in best.values())
+
+
 def race_round(cfg: BenchConfig, rows: list, round_: Round) -> Round | None:
-    """`round_` with eager and the group's contenders only (after the selection round), or None when the
-    profile races configurations and none of the group's is left (an eager-only profile keeps its rounds)."""
+    """`round_` with eager and the group's contenders only (after the selection round), and its leaders
+    named (`leaders`), or None when the profile races configurations and none of the group's is left (an
+    eager-only profile keeps its rounds)."""
     if round_.repeat < SELECTION_ROUNDS or round_.configurations == (BASELINE,):
         return round_
-    left = {record["configuration"] for record in contenders(cfg, rows).get(round_.group, [])}
+    records = contenders(cfg, rows).get(round_.group, [])
+    left = {record["configuration"] for record in records}
     if not left:
         return None
     return dataclasses.replace(round_, configurations=tuple(c for c in round_.configurations
-                                                            if c == BASELINE or c in left))
+                                                            if c == BASELINE or c in left),
+                               leaders=leaders(records))
 
 
 def widest_halfwidth(records: list[dict]) -> float:
@@ -152,4 +171,5 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
         return None
     _, group, new_workers = min(offers, key=lambda offer: offer[0])
     configurations = (BASELINE, *(record["configuration"] for record in racing[group]))
-    return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers)
+    return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers,
+                 leaders=leaders(racing[group]))

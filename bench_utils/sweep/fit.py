@@ -8,14 +8,14 @@ Xeon the default report was sized on). Before each later group's selection round
 work is priced at those costs: every pending selection round with its configurations, and for every
 group the rounds of the first pass it still lacks, each of eager and the contenders its race keeps (a
 measured group's own count: a noisy first round that drops nothing makes every later round dear; a
-pending group's eager and one contender), and on a CPU each contender's warm compile, timed before
-its first later round. When that ends past the budget, configurations leave the pending selection rounds one
-at a time, those the measured groups' races ranked lowest first (failed or dropped everywhere before
-recommended somewhere; among equals the dearest), until the rest fits or only each form's best-ranked
-configuration is left (torch.compile's, an AOTInductor package's, ONNX Runtime's: a serving profile
-answers for each way to serve; a configuration that compiles nothing costs a worker's blocks and
-stays). Each becomes a "skipped" row that says so and what a full run would take; the page
-names it. To race them all: a larger `budget_min` (`--budget-min`) and `--retry-failed`.
+pending group's eager and one contender), and on a CPU its leaders' warm compiles (one per way of
+serving), timed before its first later round. When that ends past the budget, configurations leave the
+pending selection rounds one at a time, those the measured groups' races ranked lowest first (failed or
+dropped everywhere before recommended somewhere; among equals the dearest), until the rest fits or only
+each form's best-ranked configuration is left (torch.compile's, an AOTInductor package's, ONNX
+Runtime's: a serving profile answers for each way to serve; a configuration that compiles nothing costs
+a worker's blocks and stays). Each becomes a "skipped" row that says so and what a full run would take;
+the page names it. To race them all: a larger `budget_min` (`--budget-min`) and `--retry-failed`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Costs:
     later_round_s: float  # a round of eager and one contender
     free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
     racing: dict = field(default_factory=dict)  # measured group -> workers its later rounds hold (eager and contenders)
-    warm_compile_s: float = 0.0  # a CPU contender's warm compile, timed before its first later round
+    warm_compile_s: float = 0.0  # a CPU leader's warm compile, timed before its first later round
 
     def later_round(self, workers: int) -> float:
         """A later round of `workers` forks (eager and the contenders left), seconds: each its warm-up,
@@ -90,8 +90,8 @@ def machine_costs(rows: list) -> Costs | None:
     own: dict[str, list[float]] = {}
     overheads, per_config_round = [], []
     for measured in groups.values():
-        # a selection round's own work: its cold compile, warm-up, blocks (the warm compile of the
-        # configurations its race keeps is their first later round's)
+        # a selection round's own work: its cold compile, warm-up, blocks (the leader's warm compile is
+        # its first later round's)
         spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + sum(row.samples_s)
                  for row in measured}
         for name, seconds in spent.items():
@@ -151,13 +151,14 @@ def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Co
                   for name in round_.configurations if name not in costs.free)
     pending = {round_.group for round_ in selections}
     groups = {(model, batch_size) for model in cfg.models for batch_size in cfg.batch_sizes}
-    forking = not uses_cuda(cfg.device)  # a CPU contender's warm compile comes before its first later round
+    forking = not uses_cuda(cfg.device)  # a CPU leader's warm compile comes before its first later round
+    forms = len({configuration(name).form for name in cfg.configurations if configuration(name).compiled})
     for group in groups:
         measured = 1 if group in pending else done.get(group, 0)
         lacking = max(0, cfg.repeats - measured)
         seconds += lacking * costs.later_round(costs.workers_of(group))
-        if forking and lacking and measured <= SELECTION_ROUNDS:
-            seconds += (costs.workers_of(group) - 1) * costs.warm_compile_s
+        if forking and lacking and measured <= SELECTION_ROUNDS:  # one per way of serving: adaptive.leaders
+            seconds += min(costs.workers_of(group) - 1, forms) * costs.warm_compile_s
     return seconds
 
 

@@ -37,6 +37,10 @@ class Round:
     # fresh workers although the group's could measure it (needs_fresh_workers): an extra round that
     # a new pair makes worth more (sweep/adaptive.py)
     new_workers: bool = False
+    # the configurations the group's race leads with when the round starts, one per way of serving the
+    # model (adaptive.leaders): on a CPU only their templates time a warm compile (measure/task.NextRound);
+    # None: every compiled one does
+    leaders: tuple[str, ...] | None = None
 
     @property
     def jobs(self) -> list[Job]:
@@ -49,6 +53,10 @@ class Round:
     @property
     def name(self) -> str:
         return f"{self.model}-bs{self.batch_size}-r{self.repeat}"
+
+    def times_warm_compile(self, configuration: str) -> bool:
+        """Does `configuration`'s template time its warm compile before this round, if it has not yet?"""
+        return self.leaders is None or configuration in self.leaders
 
 
 def cell_groups(cfg: BenchConfig) -> list[tuple[str, int]]:

@@ -3,15 +3,16 @@ runs (`python -m bench_utils plan PARAMS.yaml`). No torch, but where an "auto" p
 
 A round (rounds.py) times `blocks` blocks per mode in turn with `settle_s` at each handoff, then the
 profiler's pass in round 1 (`profile`, jobs.profiled); every `rounds_per_process` rounds it first
-prepares fresh workers, one at a time (rounds.py; start: fork and model load; compile: cold in a
-cell's round 0, warm, from the cache, after; warm-up), the rounds between reuse them (rounds.py): on a
-CPU each round in a process forked from them, which warms up again (measure/forked.py), the first of
-them after a compiled template's warm compile in another fork. Per call, the latency is, in this order: what the results file measured for the cell,
-the guide's published mean for the label's GPU, else unknown (timing is then counted at its minimum,
-min_time_s, and the estimate is a lower bound). Compile times come from the results file where it
-measured the cell's; else on a GPU from the mode table scaled per model (compile_estimate.py), a range
-whose ends `plan` prints beside the point; on a CPU from what this project measured. The estimate is
-for planning; the rows say what it took.
+prepares fresh workers, one at a time (rounds.py; start: fork and model load; compile: cold in a cell's
+round 0, warm, from the cache, after; warm-up), the rounds between reuse them (rounds.py): on a CPU each
+round in a process forked from them, which warms up again (measure/forked.py), the leaders' first of
+them after their templates' warm compiles in another fork (one per way of serving). Per call, the
+latency is, in this order: what the results file measured for the cell, the guide's published mean for
+the label's GPU, else unknown (timing is then counted at its minimum, min_time_s, and the estimate is a
+lower bound). Compile times come from the results file where it measured the cell's; else on a GPU from
+the mode table scaled per model (compile_estimate.py), a range whose ends `plan` prints beside the
+point; on a CPU from what this project measured. The estimate is for planning; the rows say what it
+took.
 """
 
 from __future__ import annotations
@@ -155,8 +156,9 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s}
-        elif device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat) + 1:
-            # the template's first kept round: its warm compile in a fork first (measure/worker.py)
+        elif (device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat) + 1
+              and round_.times_warm_compile(mode)):
+            # a leader's template's first kept round: its warm compile in a fork first (measure/worker.py)
             parts["warm compile"] = _compile_s(cfg, round_.model, mode, False, cell, device, bound)
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
@@ -192,11 +194,14 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     runnable = tuple(name for name in cfg.configurations if device in configuration(name).devices
                      and not set(configuration(name).needs) & lacks)
     leader = next((name for name in runnable if name != BASELINE), None)
+    # later rounds: the warm compile of one configuration per way of serving (adaptive.leaders)
+    first_of_form = tuple({configuration(name).form: name for name in reversed(runnable) if name != BASELINE}.values())
     todo = []
     for round_ in first_rounds(cfg):
         if round_pending(cfg, round_, done):
             later = race == "best" and round_.repeat >= SELECTION_ROUNDS
-            todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable))
+            todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable,
+                                            leaders=(leader,) if later and leader else first_of_form))
     return ([round_estimate(cfg, round_, device, known, gpu, bound) for round_ in todo],
             len(first_rounds(cfg)) - len(todo))
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..measure.forked import RELEASE, forks
-from ..measure.task import Block, Job, Task, log_path
+from ..measure.task import Block, Job, NextRound, Task, log_path
 from ..results.rows import NOT_FAILED, BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers, profiled
 from .workers import Worker, WorkerLost, uses_cuda
@@ -181,7 +181,7 @@ class _RoundRun:
                     worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ),
                                              scratch_dir=self.scratch))
                 else:
-                    worker.send("round", job.repeat)
+                    worker.send("round", NextRound(job.repeat, self.round.times_warm_compile(job.option)))
             ready |= {job for job in wave if self.answered(job, self.workers[job].receive)}
         return [job for job in jobs if job in ready]
 
