@@ -258,3 +258,14 @@ def test_every_rows_improvement_agrees_with_its_speedup(df):
     shown = table[table["race_speedup"].notna()]
     assert len(shown) >= 3
     assert shown["improvement_pct"].tolist() == pytest.approx((100 * (1 - 1 / shown["race_speedup"])).tolist())
+
+
+def test_the_compile_tables_caption_says_why_a_warm_compile_is_missing():
+    # a "—" alone read as a failure: on a CPU only a leader of the race times its warm compile
+    from bench_utils.report.tables import COMPILE_CAPTION, compile_table_caption
+
+    both = pd.DataFrame({"status": ["ok", "ok"], "compile_warm_s": [4.0, 9.0]})
+    assert compile_table_caption(both) == COMPILE_CAPTION
+    one = pd.DataFrame({"status": ["ok", "ok"], "compile_warm_s": [4.0, math.nan]})
+    caption = compile_table_caption(one)
+    assert caption.startswith(COMPILE_CAPTION + ". Warm compile —: not timed") and "never led" in caption

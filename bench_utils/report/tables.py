@@ -280,14 +280,15 @@ COMPILE_CAPTION = "Compile time, graph breaks and agreement with eager"
 
 def compile_table_caption(table: pd.DataFrame) -> str:
     """compile_table's caption, saying why a warm compile is missing where one is ("—" alone read as a
-    failure): it is timed before a configuration's first round after the selection round, so one the
-    race dropped there (or a run of one round) has none."""
+    failure): it is timed before a configuration's first round after the selection round as a leader
+    of the race (on a CPU: sweep/adaptive.leaders), so one that never led then (or a run of one round)
+    has none."""
     ok = table[table["status"] == "ok"]
     if ok.empty or ok["compile_warm_s"].notna().all():
         return COMPILE_CAPTION
-    return (f"{COMPILE_CAPTION}. Warm compile —: not timed; a configuration's warm compile is timed once, before "
-            "its first round after the selection round, so one the race dropped there (or a run of one round) "
-            "has none")
+    return (f"{COMPILE_CAPTION}. Warm compile —: not timed; it is timed after the selection round only, on a CPU "
+            "once, before a configuration's first round in the lead (the fastest so far, or the fastest of its way "
+            "of serving): one the race dropped, one that never led on a CPU, or a run of one round has none")
 
 
 def compile_table(df) -> pd.DataFrame:
