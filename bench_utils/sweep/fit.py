@@ -11,7 +11,8 @@ measured group's own count: a noisy first round that drops nothing makes every l
 pending group's eager and one contender), and on a CPU its leaders' warm compiles (one per way of
 serving), timed before its first later round. When that ends past the budget, configurations leave the
 pending selection rounds one at a time, those the measured groups' races ranked lowest first (failed or
-dropped everywhere before recommended somewhere; among equals the dearest), until the rest fits or only
+beaten everywhere before leading somewhere, a lead counting only where the race told it apart: `showing`;
+among equals the most elaborate, then the dearest), until the rest fits or only
 each form's best-ranked configuration is left (torch.compile's, an AOTInductor package's, ONNX
 Runtime's: a serving profile answers for each way to serve; a configuration that compiles nothing costs
 a worker's blocks and stays). Each becomes a "skipped" row that says so and what a full run would take;
@@ -34,9 +35,12 @@ from .jobs import Round
 from .plan import CPU_COMPILE_S
 from .workers import uses_cuda
 
-# how a configuration's showing in a measured group's race ranks it (higher: kept longer)
-SHOWING = {RECOMMENDED: 3, RUNNER_UP: 2, CONTENDER: 1, DROPPED: 0, INACCURATE: -1, FAILED: -1}
-UNMEASURED = 1  # a configuration no measured group ran (it did not apply there): as a contender
+# how a configuration's showing in a measured group's race ranks it (higher: kept longer), counting only
+# what the race told apart (`showing`)
+LED, CONTENDED, BEATEN, BROKE = 2, 1, 0, -1
+SHOWING = {RECOMMENDED: LED, RUNNER_UP: CONTENDED, CONTENDER: CONTENDED, DROPPED: BEATEN, INACCURATE: BROKE,
+           FAILED: BROKE}
+UNMEASURED = CONTENDED  # a configuration no measured group ran (it did not apply there): as a contender
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,24 @@ def elaborate(name: str) -> int:
 
 
 def showing(rows: list, label: str) -> dict[str, int]:
-    """Each configuration's best showing over the measured groups' races (SHOWING)."""
+    """Each configuration's best showing over the measured groups' races (SHOWING), as far as a race told
+    its configurations apart: a leader whose paired interval over its runner-up holds 1x (the rounds
+    cannot say which is faster) shows as a contender, like the runner-up, and a contender the leader
+    beats beyond doubt (race_trailing) as beaten. On a Zen 3, where no configuration helps ResNet-50,
+    its selection round's order was the noise's: the fit kept max-autotune + freezing for SegFormer-B0
+    and DeepLabV3 in one run (1.41x, 1.48x) and plain default in the next (1.65x, 1.65x; 2026-11-29,
+    benchmarks/README.md). Among equals the fit's own order decides (plain torch.compile stays last)."""
     best: dict[str, int] = {}
     for record in cells(rows):
-        if record["label"] == label and record["race_outcome"] in SHOWING:
-            name = record["configuration"]
-            best[name] = max(best.get(name, -2), SHOWING[record["race_outcome"]])
+        if record["label"] != label or record["race_outcome"] not in SHOWING:
+            continue
+        rank, low = SHOWING[record["race_outcome"]], record["versus_ci95_low"]
+        if rank == LED and low is not None and low <= 1.0:  # no rival (NaN): the lead stands
+            rank = CONTENDED
+        if rank == CONTENDED and record["race_trailing"]:
+            rank = BEATEN
+        name = record["configuration"]
+        best[name] = max(best.get(name, BROKE - 1), rank)
     return best
 
 
