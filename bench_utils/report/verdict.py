@@ -21,10 +21,10 @@ from ..config.configurations import BASELINE, configuration
 from ..config.modes import COMPILE_FORM
 from ..config.registry import display_name
 from ..results import decision as codes
-from ..results.decision import decide, rounds_to_decide
+from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide, rounds_to_decide
 from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
-from .display import MISSING, model_text, number, plus_minus, rounded, span, times
+from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
@@ -184,6 +184,14 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     rounds already measured are kept."""
     extra = rounds_to_decide(row, rules.worthwhile)
     if not math.isfinite(extra):
+        point, spread = row.get("race_speedup"), row.get("race_round_sd")
+        if point and spread and not (pd.isna(point) or pd.isna(spread)):
+            # the distance to the margin and the spread together: a Zen 3's ResNet-50 at 1.09x (a round
+            # moving ~4%) and a ViT-B/16 at 1.08x (a round moving ~15%) both need more than MAX rounds
+            return (f"at {times_beside(point, rules.worthwhile)} it lies too close to {times(rules.worthwhile)} for "
+                    f"rounds that move by {plus_minus(math.expm1(spread))} each to settle it within "
+                    f"{MAX_ROUNDS_TO_DECIDE} rounds: run again on a quieter machine, or set worthwhile to the gain "
+                    "that matters to you")
         return ("its rounds spread too widely for more of them to settle it: run again on a quiet machine, or set "
                 "worthwhile to the gain that matters to you")
     seconds = settle_s(row, rules)
