@@ -187,7 +187,7 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
         point, spread = row.get("race_speedup"), row.get("race_round_sd")
         if point and spread and not (pd.isna(point) or pd.isna(spread)):
             # the distance to the margin and the spread together: a Zen 3's ResNet-50 at 1.09x (a round
-            # moving ~4%) and a ViT-B/16 at 1.08x (a round moving ~15%) both need more than MAX rounds
+            # moving ~5%) and a ViT-B/16 at 1.08x (a round moving ~15%) both need more than MAX_ROUNDS_TO_DECIDE
             return (f"at {times_beside(point, rules.worthwhile)} it lies too close to {times(rules.worthwhile)} for "
                     f"rounds that move by {plus_minus(math.expm1(spread))} each to settle it within "
                     f"{MAX_ROUNDS_TO_DECIDE} rounds: run again on a quieter machine, or set worthwhile to the gain "
