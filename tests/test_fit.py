@@ -27,10 +27,9 @@ def selection_rows(cfg, model: str, speed: dict = SPEED, wobble: float = 0.0) ->
     """A measured selection round of `model`: 100 s of wall, each worker's compile, 2 s of warm-up and
     2 s of timed calls; eager at 10 ms, the others at 10 ms / speed; with `wobble`, each worker's four
     blocks move by up to that share, in an order of its own (a noisy machine)."""
-    rows = []
+    rows, moves = [], (0.0, 1.0, -1.0, 0.5)  # a block's move, as a share of `wobble`
     for index, name in enumerate(CONFIGS):
         ms = 10.0 / speed[name]
-        moves = (0.0, 1.0, -1.0, 0.5)
         samples = [ms / 1000 * (1 + 0.002 * (i % 5)) * (1 + wobble * moves[(i // 4 + index) % 4])
                    for i in range(200 // int(ms))][:16]
         rows.append(BenchResult(**cell_fields(cfg, model, 1, name, "cpu", 0), status="ok", samples_s=samples,
