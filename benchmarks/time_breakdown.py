@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from bench_utils.results.race import SELECTION_ROUNDS
-from bench_utils.results.rows import read_results
+from bench_utils.results.rows import read_results, timed_s
 from bench_utils.results.sweep_time import epoch, seconds_spent
 
 PARTS = ("cold compile", "warm compile", "warm-up", "timed", "profiled")
@@ -28,7 +28,7 @@ def parts(rows: list) -> dict[str, float]:
         out["cold compile" if row.repeat < SELECTION_ROUNDS else "warm compile"] += row.compile_s or 0.0
         out["warm compile"] += row.compile_warm_s or 0.0
         out["warm-up"] += row.warmup_s or 0.0
-        out["timed"] += sum(row.samples_s or [])
+        out["timed"] += timed_s(row)
         out["profiled"] += (row.profile_calls or 0) * (row.profile_call_ms or 0.0) / 1000.0
     return out
 

@@ -158,3 +158,40 @@ def test_a_profile_measured_in_round_one_reaches_the_cell():
     cell = next(c for c in cells(rows) if c["configuration"] == "default")
     assert cell["profile_top_ops"] == [["aten::mm", 1.5]] and cell["profile_trace"] == "vit-bs1-default-r1.pt.trace.json"
     assert cell["profile_calls"] == 3 and cell["compile_s"] == 12.0  # round 0's compile, round 1's profile
+
+
+def test_eager_timed_beside_a_configuration_in_its_own_processes_is_what_its_speedup_is_over():
+    """eager_in_process: a compiled row carries eager's blocks timed in its own process; its speedup and
+    its eager columns are over those, not over eager's worker, whose host ran at another speed (a GPU's
+    launch-bound eager: docs/gpu.md). A row without them is paired with eager's worker as before."""
+    from conftest import fixture_samples
+
+    rows, beside = [], []
+    for repeat in range(3):
+        rows.append(make_row("vit", 1, "eager", 30.0, repeat=repeat))  # eager's own worker: a slow host
+        own = make_row("vit", 1, "default", 5.0 * (1 + 0.01 * repeat), repeat=repeat,
+                       eager_samples_s=fixture_samples(10.0, 10, 0.01), eager_block_lengths=[5, 5])
+        rows.append(own)
+        beside.append(own.eager_samples_s)
+        rows.append(make_row("vit", 1, "default+freezing", 5.0, repeat=repeat))  # paired with eager's worker
+    records = {record["configuration"]: record for record in cells(rows)}
+    paired = records["default"]
+    assert paired["eager_beside"] and not records["default+freezing"]["eager_beside"]
+    assert paired["speedup"] == pytest.approx(2.0, rel=0.03)  # 10 ms beside it, not eager's worker's 30
+    assert paired["eager_ms_median"] == pytest.approx(10.0, rel=0.02)
+    assert paired["speedup_ci95_low"] < paired["speedup"] < paired["speedup_ci95_high"]
+    assert records["default+freezing"]["speedup"] == pytest.approx(6.0, rel=0.03)
+    assert records["default+freezing"]["eager_ms_median"] == pytest.approx(30.0, rel=0.02)
+    assert paired["held_mem_mb"] is not None and paired["eager_held_mem_mb"] == records["eager"]["held_mem_mb"]
+
+
+def test_a_row_whose_eager_blocks_do_not_match_its_own_is_refused():
+    from bench_utils.results.row_schema import field_types, row_problem
+    from bench_utils.results.rows import BenchResult
+
+    row = make_row("vit", 1, "default", 5.0, eager_samples_s=[0.01] * 9, eager_block_lengths=[5, 4])
+    assert row_problem(vars(row), field_types(BenchResult)) == ""
+    for lengths, problem in (([5, 5], "eager_block_lengths: 10 calls in blocks, 9 samples"),
+                             ([9], "eager_block_lengths: 1 blocks beside 2")):
+        values = vars(row) | {"eager_block_lengths": lengths}
+        assert row_problem(values, field_types(BenchResult)) == problem

@@ -300,6 +300,54 @@ def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_ca
     assert events[-1] == "timed"
 
 
+def test_eager_in_process_takes_turns_with_the_configuration_abba_with_an_untimed_call_at_each_switch(
+        monkeypatch, tmp_path):
+    """eager_in_process on a stand-in process: eager first in even blocks, second in odd ones; an untimed
+    call whenever the other callable (or another worker) ran last; each side's samples and blocks apart."""
+    import bench_utils.measure.cell as measure
+
+    events = []
+
+    def timed(fn, device, calls, seconds):
+        fn()
+        return [2e-3 if events[-1] == "eager" else 1e-3] * 3
+
+    monkeypatch.setattr(measure, "time_calls", timed)
+    process = _process(tmp_path, "default", eager_in_process=True)
+    process.call, process.eager_call = (lambda: events.append("compiled")), (lambda: events.append("eager"))
+    process.time_block(after_switch=True)  # block 0: eager, then the configuration
+    process.time_block(after_switch=False)  # block 1, right after its own: the configuration (warm), then eager
+    process.time_block(after_switch=True)  # block 2, after another worker's turn
+    untimed_then_timed = ["eager", "eager", "compiled", "compiled"]
+    assert events == [*untimed_then_timed, "compiled", "eager", "eager", *untimed_then_timed]
+    fields = process.fields
+    assert fields["block_lengths"] == fields["eager_block_lengths"] == [3, 3, 3]
+    assert fields["samples_s"] == [1e-3] * 9 and fields["eager_samples_s"] == [2e-3] * 9
+
+
+def test_eager_in_process_times_eager_float32_on_the_configurations_own_model(tmp_path):
+    """A real tiny compiled process: eager's calls beside it run the same module uncompiled, in float32
+    (an autocast configuration's eager calls turn autocast off), and its row carries their blocks."""
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", "default"), iterations=4, warmup=1, blocks=2,
+                      eager_in_process=True, profile=False, **FAST)
+    row = measure_cell(cfg, "resnet", 1, "default", results_path=tmp_path / "results.jsonl")
+    assert row.status == "ok", row.error
+    assert len(row.eager_block_lengths) == len(row.block_lengths) == 2
+    assert sum(row.eager_block_lengths) == len(row.eager_samples_s) >= 4
+    assert measure_cell(cfg, "resnet", 1, "eager", results_path=tmp_path / "results.jsonl").eager_samples_s == []
+    calls = []
+    model = torch.nn.Linear(2, 2)
+    model.register_forward_hook(lambda module, args, out: calls.append(out.dtype))
+    from bench_utils.config.configurations import configuration
+    from bench_utils.measure.cell import eager_beside
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        eager_beside(model, {"input": torch.ones(1, 2)}, configuration("default+bf16-autocast"), "cpu")()
+        eager_beside(model, {"input": torch.ones(1, 2)}, configuration("default"), "cpu")()
+    assert calls == [torch.float32, torch.bfloat16]  # turned off for the autocast configuration's eager only
+    assert not configuration("default+channels-last").eager_beside and not configuration("eager").eager_beside
+
+
 def test_two_machines_of_one_name_get_two_host_pseudonyms(tmp_path, monkeypatch):
     # both VMs of the page review were named "vm": the hostname alone gave them one pseudonym
     import socket

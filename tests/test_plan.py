@@ -60,6 +60,16 @@ def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blo
     assert fresh.total == pytest.approx(2 * plan.START_S["cuda"] + 1.0 + warm + timing + 1.25 + 2 * plan.PROFILE_S)
 
 
+def test_eager_timed_beside_adds_its_blocks_and_a_switch_call_each_to_the_compiled_workers_timing():
+    alone = _round(BenchConfig(**GPU))
+    beside = _round(BenchConfig(**(GPU | {"eager_in_process": True})))
+    # the compiled worker times 4 eager blocks of 75 calls (9.325 ms, the guide's eager) beside its own,
+    # each block's switch of callable an untimed call of eager and one of the configuration
+    extra = 4 * (75 * 0.009325 + 0.009325 + 0.007584)
+    assert beside.seconds["timing"] == pytest.approx(alone.seconds["timing"] + extra)
+    assert beside.seconds["settle"] == alone.seconds["settle"]  # the handoffs between workers are the same
+
+
 def test_on_a_cpu_and_a_gpu_every_workers_preparation_counts():
     # one at a time (rounds.py): the starts and warm-ups of both workers add up
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "rounds_per_process": 1}))

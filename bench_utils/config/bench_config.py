@@ -80,6 +80,10 @@ class BenchConfig:
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a configuration's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
+    eager_in_process: bool = parameter(False, "true: each configuration's worker also times eager float32 on the same "
+                                       "model between its own blocks, and its speedup is over those (a GPU host's "
+                                       "launch speed moves between processes: docs/gpu.md); false: over eager's "
+                                       "own worker", "flag")
     rounds_per_process: int = parameter(8, "rounds a cell's prepared workers serve before fresh ones replace them "
                                         "(a fresh one builds and compiles again; on a CPU each round is a process "
                                         "forked from the prepared one anyway, on a GPU the worker itself)", "count",

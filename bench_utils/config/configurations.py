@@ -98,6 +98,13 @@ class Configuration:
         return any(m.channels_last for m in self.modifiers)
 
     @property
+    def eager_beside(self) -> bool:
+        """Can its worker time eager float32 on its own model object between its blocks (eager_in_process)?
+        Not eager itself, nor a form that runs from a file built ahead of time or a model whose layout it
+        changed; under autocast, eager's calls turn autocast off."""
+        return not self.baseline and not self.packaged and not self.channels_last
+
+    @property
     def needs(self) -> tuple[str, ...]:
         return tuple(m.needs for m in self.modifiers if m.needs)
 

@@ -126,6 +126,20 @@ def precision_context(config: Configuration, device: str):
     return torch.autocast(device_type=device, dtype=TORCH_DTYPES[config.autocast])
 
 
+def eager_beside(model: torch.nn.Module, inputs: dict, config: Configuration, device: str):
+    """Eager float32's call on `model` itself, for a configuration's worker to time between its own blocks
+    (eager_in_process; Configuration.eager_beside says where it can): torch.compile left the module as it
+    was, and under the configuration's autocast eager's calls turn it off."""
+    if not config.autocast:
+        return lambda: model(**inputs)
+
+    def call():
+        with torch.autocast(device_type=device, enabled=False):
+            return model(**inputs)
+
+    return call
+
+
 def with_layout(config: Configuration, model: torch.nn.Module, inputs: dict) -> dict:
     """The inputs for `config`: channels_last for the model's 4-D weights and every 4-D floating input
     (NCHW images) when it asks for it, else as they are."""
@@ -206,6 +220,9 @@ class CellProcess:
         self.fault = faults.planned_fault(job.model, job.batch_size, job.option)
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
         self.call = None
+        # eager_in_process: eager float32 on this configuration's own model object, timed between its
+        # blocks (`_time_block`); None otherwise
+        self.eager_call = None
         self.before_fork_mb = 0.0  # a forked round's: the prepared process's peak RSS at the fork, MiB
         self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
         self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
@@ -227,9 +244,11 @@ class CellProcess:
         self.repeat = repeat
         self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.config.name, self.device,
                                     repeat)
-        self.fields: dict = {"samples_s": [], "block_lengths": []} | carried
+        self.fields: dict = {"samples_s": [], "block_lengths": [], "eager_samples_s": [],
+                             "eager_block_lengths": []} | carried
         self._loads: list = []  # machine_load.Load of each block
         self._page_faults = 0  # minor page faults during the timed calls, the process's threads together
+        self._last_timed = None  # the callable this process timed last (eager_in_process: two take turns)
         self.started = dt.datetime.now(dt.timezone.utc)
         self.clock = time.perf_counter()
 
@@ -284,6 +303,8 @@ class CellProcess:
         the module docstring)."""
         device, config, fields = self.device, self.config, self.fields
         reference = accuracy.to_host(model(**inputs))
+        if self.cfg.eager_in_process and config.eager_beside:
+            self.eager_call = eager_beside(model, inputs, config, device)
         inputs = with_layout(config, model, inputs)
         self._contexts.enter_context(precision_context(config, device))
         if config.compiled:
@@ -301,6 +322,7 @@ class CellProcess:
         else:  # a lower precision changes every number: the task's answer must stay
             fields["accuracy_ok"] = fields["task_agreement"] >= TASK_AGREEMENT_MIN
             fields["accuracy_reference"] = "task"
+        self._warm_eager()
         return call
 
     def _warm_up(self, call, extra_calls: int) -> dict:
@@ -352,6 +374,13 @@ class CellProcess:
             warmup |= {"warmup_calls": warmup["warmup_calls"] + prepared.get("warmup_calls", 0),
                        "warmup_s": warmup["warmup_s"] + prepared.get("warmup_s", 0.0)}
         self.fields.update(warmup)
+        self._warm_eager()
+
+    def _warm_eager(self) -> None:
+        """eager_in_process: `warmup` untimed calls of eager beside the configuration's warm-up (at least
+        one): its first calls in a process are slow too (a fork's pages, a GPU's kernels' first launch)."""
+        if self.eager_call is not None:
+            time_calls(self.eager_call, self.device, max(1, self.cfg.warmup), 0.0)
 
     def warm_compile_s(self) -> float:
         """In a process forked from this prepared one (measure/forked.py): the same compile again after
@@ -434,17 +463,25 @@ class CellProcess:
             hand_over_memory(self.device)
 
     def _time_block(self, after_switch: bool) -> None:
-        # one untimed call first when another worker ran since this one's last block: caches and
-        # OpenMP threads are cold then, and the first call after a switch runs 10-50% slower
-        # (docs/method.md); a block right after this worker's own (ABBA's middle) starts warm
-        if after_switch:
-            self.call()
+        # one untimed call first when another worker ran since this one's last block, or this process
+        # ran the other callable last (eager_in_process): caches and OpenMP threads are cold then, and
+        # the first call after a switch runs 10-50% slower (docs/method.md); a block right after the
+        # same callable's (ABBA's middle) starts warm
+        own = (self.call, "samples_s", "block_lengths")
+        parts = [own]
+        if self.eager_call is not None:  # ABBA within the process: eager first in even blocks
+            eager = (self.eager_call, "eager_samples_s", "eager_block_lengths")
+            parts = [eager, own] if len(self.fields["block_lengths"]) % 2 == 0 else [own, eager]
         before, faults = machine_load.snapshot(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        samples = time_calls(self.call, self.device, self.cfg.block_calls(), self.cfg.block_s())
+        for call, samples_name, lengths_name in parts:
+            if after_switch or call is not self._last_timed:
+                call()
+            after_switch, self._last_timed = False, call
+            samples = time_calls(call, self.device, self.cfg.block_calls(), self.cfg.block_s())
+            self.fields[samples_name] += samples
+            self.fields[lengths_name].append(len(samples))
         self._page_faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         self._loads.append(machine_load.between(before, machine_load.snapshot()))
-        self.fields["samples_s"] += samples
-        self.fields["block_lengths"].append(len(samples))
 
     def next_round(self, repeat: int) -> None:
         """Measure round `repeat` in this process too: a new row, the same built, compiled and warm
@@ -492,7 +529,8 @@ class CellProcess:
         loads = [load for load in self._loads if load is not None]
         summary = summarize(self.fields["samples_s"])
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
-                           page_faults_per_call=self._page_faults / len(self.fields["samples_s"]),
+                           page_faults_per_call=self._page_faults / (len(self.fields["samples_s"])
+                                                                     + len(self.fields["eager_samples_s"])),
                            **_peak_mem_mb(self.device, self.before_fork_mb))
         if self.frames_after_first_call is not None:  # what compiled again up to now, timed rounds and forks
             stats = graph_stats(self.frames_after_first_call)  # included: a fork's counters go on from its parent's

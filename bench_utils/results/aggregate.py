@@ -162,6 +162,11 @@ def combine(rows: list) -> dict:
     record["compile_warm_s"] = sorted(warm)[len(warm) // 2] if warm else None
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
+    # eager_in_process: eager float32 timed in this cell's own processes, beside its blocks, by round
+    record["round_eager_samples_s"] = {row.repeat: row.eager_samples_s for row in ok if row.eager_samples_s}
+    record["round_eager_blocks_ms"] = {row.repeat: block_medians_ms(row.eager_samples_s, row.eager_block_lengths)
+                                       for row in ok if row.eager_samples_s}
+    record["eager_beside"] = bool(ok) and all(row.eager_samples_s for row in ok)
     record["round_process"] = {row.repeat: row.process_round for row in ok}  # round -> its processes' first round
     record["round_held_mem_mb"] = {row.repeat: held_memory_mb(vars(row)) for row in ok}  # no copy of its samples
     record["warmup_tail"] = warmup_tail(record["round_blocks_ms"])
@@ -209,14 +214,22 @@ def _pair(record: dict, eager: dict | None) -> dict:
                "eager_ms_p90": eager["latency_ms_p90"], "eager_ms_ci95_low": eager["latency_ms_ci95_low"],
                "eager_ms_ci95_high": eager["latency_ms_ci95_high"], "eager_held_mem_mb": eager["held_mem_mb"]}
     fields |= {f"eager_{name}": eager[name] for name in EAGER_PROFILE}
-    common = sorted(set(eager["round_blocks_ms"]) & set(record["round_blocks_ms"]))
+    # eager timed beside the cell in its own processes (eager_in_process) or in eager's: its blocks and
+    # workers; with eager beside, the eager columns are of those calls too, so a row's eager and
+    # compiled latencies and its speedup tell one story
+    beside = record["eager_beside"] and record is not eager
+    base = record if beside else eager
+    blocks = base["round_eager_blocks_ms" if beside else "round_blocks_ms"]
+    common = sorted(set(blocks) & set(record["round_blocks_ms"]))
     if record is eager or not common:
         return fields
-    if len(common) < len(eager["round_blocks_ms"]):  # e.g. dropped after round 0: eager of those rounds only,
+    if beside:
+        fields |= _eager_over(record, common, beside=True)
+    elif len(common) < len(eager["round_blocks_ms"]):  # e.g. dropped after round 0: eager of those rounds only,
         fields |= _eager_over(eager, common)  # so its row's medians and its speedup tell one story
-    rounds = [paired_log_ratios(eager["round_blocks_ms"][r], record["round_blocks_ms"][r]) for r in common]
+    rounds = [paired_log_ratios(blocks[r], record["round_blocks_ms"][r]) for r in common]
     # per round, the workers that measured it (eager's, compiled's first round): the design effect's clusters
-    pairs = [(eager["round_process"][r], record["round_process"][r]) for r in common]
+    pairs = [(base["round_process"][r], record["round_process"][r]) for r in common]
     logs, labels = round_clusters(rounds, pairs)
     estimate = speedup_over_rounds(rounds, pairs)
     fields |= {"round_ids": common, "round_pairs": rounds}
@@ -234,15 +247,23 @@ def images_per_s(batch_size, latency_ms) -> float:
     return batch_size * 1000.0 / latency_ms
 
 
-def _eager_over(eager: dict, rounds: list[int]) -> dict:
+def _eager_over(eager: dict, rounds: list[int], beside: bool = False) -> dict:
     """Eager's latency and memory columns over `rounds` only (its samples_s follow round_blocks_ms's
-    rounds; its held memory, the largest of those rounds')."""
-    kept = [samples for r, samples in zip(eager["round_blocks_ms"], eager["samples_s"]) if r in rounds]
+    rounds; its held memory, the largest of those rounds'). `beside`: `eager` is a cell that timed
+    eager in its own processes (eager_in_process): the latency columns are of those calls; held
+    memory stays the eager cell's (_pair keeps it)."""
+    if beside:
+        kept = [eager["round_eager_samples_s"][r] for r in rounds]
+    else:
+        kept = [samples for r, samples in zip(eager["round_blocks_ms"], eager["samples_s"]) if r in rounds]
     summary = summarize_runs(kept)
+    latency = {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms,
+               "eager_ms_p90": summary.p90_ms, "eager_ms_ci95_low": summary.ci95_low_ms,
+               "eager_ms_ci95_high": summary.ci95_high_ms}
+    if beside:
+        return latency
     held = [mb for r, mb in eager["round_held_mem_mb"].items() if r in rounds and mb is not None]
-    return {"eager_ms_mean": summary.mean_ms, "eager_ms_median": summary.median_ms, "eager_ms_p90": summary.p90_ms,
-            "eager_ms_ci95_low": summary.ci95_low_ms, "eager_ms_ci95_high": summary.ci95_high_ms,
-            "eager_held_mem_mb": max(held) if held else None}
+    return latency | {"eager_held_mem_mb": max(held) if held else None}
 
 
 def _disturbance(record: dict, eager: dict | None) -> dict:

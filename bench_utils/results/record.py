@@ -108,6 +108,8 @@ RECORD = (
            "this cell ran", "Eager peak memory (MiB)"),
     Column("eager_ms_ci95_low", "computed", "ms", "the eager cell's median interval, low end"),
     Column("eager_ms_ci95_high", "computed", "ms", "the eager cell's median interval, high end"),
+    Column("eager_beside", "computed", meaning="eager float32 was timed in this cell's own processes, beside its "
+           "blocks (eager_in_process): its eager columns and speedup are over those calls"),
     Column("speedup", "computed", "×", "eager time / this configuration's over every paired round (> 1: faster)"),
     Column("speedup_ci95_low", "computed", "×", "95% interval of the speedup, low end"),
     Column("speedup_ci95_high", "computed", "×", "95% interval of the speedup, high end"),
@@ -124,6 +126,9 @@ RECORD = (
     Column("round_workers", "computed", meaning="each round's worker pair", internal=True),
     Column("round_blocks_ms", "computed", meaning="round -> its blocks' medians, ms", internal=True),
     Column("round_process", "computed", meaning="round -> the round its processes started in", internal=True),
+    Column("round_eager_samples_s", "computed", meaning="round -> eager's samples timed beside it, s", internal=True),
+    Column("round_eager_blocks_ms", "computed", meaning="round -> the blocks' medians of eager timed beside it, ms",
+           internal=True),
     Column("round_held_mem_mb", "computed", meaning="round -> its process's held memory, MiB", internal=True),
     # --- the race between a group's configurations (results/race.py) ---
     Column("race_outcome", "computed", meaning="recommended, runner_up, contender, dropped (clearly slower in the "
@@ -269,6 +274,8 @@ COLUMNS = [column.name for column in RECORD if not column.internal]  # the DataF
 # A cell row's (rows.BenchResult) fields that no column holds as they are: the record computes from them
 ROW_ONLY = {"repeat": "the round the row measured",
             "block_lengths": "calls per timed block, in order (samples_s holds them one after another)",
+            "eager_samples_s": "eager float32's samples timed in the row's own process (eager_in_process), s",
+            "eager_block_lengths": "calls per block of eager_samples_s, block i beside the row's block i",
             "env": "the measuring process's environment (the env columns read it)",
             "exit_code": "the worker's exit status when it ended after writing the row (exit_codes)",
             "process_round": "the round whose process measured it (a CPU round's fork: its own round)",

@@ -133,11 +133,15 @@ def _bounds_problem(name: str, value) -> str:
 
 def _samples_problem(values: dict, blocked: bool) -> str:
     samples = values.get("samples_s", [])
-    if any(not MIN_SAMPLE_S <= s <= MAX_SAMPLE_S for s in samples):
-        return f"samples_s: a value outside {MIN_SAMPLE_S:g} .. {MAX_SAMPLE_S:g} s"
-    blocks = values.get("block_lengths") or []
-    if (blocks or (blocked and samples)) and sum(blocks) != len(samples):
-        return f"block_lengths: {sum(blocks)} calls in blocks, {len(samples)} samples"
+    for name, lengths in (("samples_s", "block_lengths"), ("eager_samples_s", "eager_block_lengths")):
+        if any(not MIN_SAMPLE_S <= s <= MAX_SAMPLE_S for s in values.get(name, [])):
+            return f"{name}: a value outside {MIN_SAMPLE_S:g} .. {MAX_SAMPLE_S:g} s"
+        blocks = values.get(lengths) or []
+        if (blocks or (blocked and values.get(name))) and sum(blocks) != len(values.get(name, [])):
+            return f"{lengths}: {sum(blocks)} calls in blocks, {len(values.get(name, []))} samples"
+    eager_blocks = values.get("eager_block_lengths") or []
+    if values.get("status") == "ok" and eager_blocks and len(eager_blocks) != len(values.get("block_lengths") or []):
+        return f"eager_block_lengths: {len(eager_blocks)} blocks beside {len(values.get('block_lengths') or [])}"
     needed = max(values.get("iterations", 0), 1)
     if values.get("status") == "ok" and (samples or blocked) and len(samples) < needed:
         return f"samples_s: {len(samples)} samples, fewer than the row's own iterations ({needed})"

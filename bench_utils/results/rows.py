@@ -181,6 +181,10 @@ class BenchResult(Row):
     # calls in each timed block, in order (sum = len(samples_s)); the round's other modes timed their
     # blocks in between (ABBA), so block i of two modes of one round were timed moments apart
     block_lengths: list[int] = field(default_factory=list)
+    # eager_in_process: eager float32's samples and blocks timed in this process, its block i beside
+    # this configuration's block i (eager first in even blocks, second in odd: ABBA), seconds
+    eager_samples_s: list[float] = field(default_factory=list)
+    eager_block_lengths: list[int] = field(default_factory=list)
     # --- provenance ---
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC
@@ -210,6 +214,12 @@ class BenchResult(Row):
     def key(self) -> tuple:
         """The process this row is: its cell and repeat. A later row with the same key replaces it."""
         return (*self.cell, self.repeat)
+
+
+def timed_s(row) -> float:
+    """Seconds of timed calls a row holds: its own and eager's beside them (eager_in_process); 0 for a
+    row that times no blocks (a study's)."""
+    return sum(getattr(row, "samples_s", None) or []) + sum(getattr(row, "eager_samples_s", None) or [])
 
 
 def model_fields(cfg, model: str, device: str) -> dict:

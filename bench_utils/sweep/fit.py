@@ -31,6 +31,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
+from ..results.rows import timed_s
 from .jobs import Round
 from .plan import CPU_COMPILE_S
 from .workers import uses_cuda
@@ -96,13 +97,13 @@ def machine_costs(rows: list) -> Costs | None:
     for measured in groups.values():
         # a selection round's own work: its cold compile, warm-up, blocks (the leader's warm compile is
         # its first later round's)
-        spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + sum(row.samples_s)
+        spent = {row.configuration: (row.compile_s or 0.0) + (row.warmup_s or 0.0) + timed_s(row)
                  for row in measured}
         for name, seconds in spent.items():
             own.setdefault(name, []).append(seconds)
         wall = max(_epoch(row) + (row.duration_s or 0.0) for row in measured) - min(_epoch(row) for row in measured)
         overheads.append(max(0.0, wall - sum(spent.values())) / len(measured))
-        per_config_round.append(statistics.median((row.warmup_s or 0.0) + sum(row.samples_s) for row in measured))
+        per_config_round.append(statistics.median((row.warmup_s or 0.0) + timed_s(row) for row in measured))
     overhead = statistics.median(overheads)
     # a round of eager and one contender: two forks' warm-up and blocks, and their share of the rest
     # (handoffs, settling); a fork compiles nothing, warm or cold

@@ -25,7 +25,7 @@ from ..config.bench_config import BenchConfig
 from ..measure.task import CELL, Job
 from ..messages import terminal_text
 from ..paths import reports_root
-from ..results.rows import BenchResult
+from ..results.rows import BenchResult, timed_s
 from ..results.writer import ResultsWriter
 from . import adaptive
 from ..results.race import SELECTION_ROUNDS
@@ -73,7 +73,7 @@ class SweepSummary:
     def count(self, rows: list) -> None:
         for row in rows:
             self.statuses[row.status] = self.statuses.get(row.status, 0) + 1
-            self.timed_s += sum(getattr(row, "samples_s", None) or [])
+            self.timed_s += timed_s(row)
             if getattr(row, "repeat", None) == 0 and getattr(row, "compile_s", None):
                 self.cold_compile_s += row.compile_s
 

@@ -163,6 +163,14 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
+        if cfg.eager_in_process and configuration(mode).eager_beside:  # eager's blocks beside each of its own,
+            # each after an untimed call (a switch of callable): eager's latency, as its own worker's
+            eager = known.get((round_.model, round_.batch_size, BASELINE))
+            eager_ms = eager.latency_ms if eager else (
+                guide_latency_ms(gpu, round_.model, round_.batch_size, BASELINE) if gpu else None)
+            estimate.latency_known &= eager_ms is not None
+            eager_s = (eager_ms or 0.0) / 1000.0
+            timing_s += cfg.blocks * (max(cfg.block_calls() * eager_s, cfg.block_s()) + eager_s + call_s)
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         for part, seconds in parts.items():  # fresh workers prepare one at a time (rounds.py): each counts
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
