@@ -7,7 +7,10 @@ prepared template) resemble each other more than the interval assumes.
     python benchmarks/aa_check.py --models resnet vit segformer deeplabv3-mobilenet --budget-min 4
 
 The twin is the configuration "eager+twin" (config/configurations.py): eager float32 again, raced
-against eager as any configuration is. Exit status 1 when an interval excludes 1x.
+against eager as any configuration is. Where the profile times eager beside each configuration in its
+own processes (eager_in_process: a GPU's default), the twin's speedup is over eager in the twin's own
+processes: that checks the order of the blocks, not two processes; `--eager-apart` checks two workers
+against each other whatever the profile says. Exit status 1 when an interval excludes 1x.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_utils.config.parameters_file import load_config  # noqa: E402
 from bench_utils.results.aggregate import load_dataframe  # noqa: E402
 from bench_utils.sweep.loop import run_sweep  # noqa: E402
+from bench_utils.sweep.workers import uses_cuda  # noqa: E402
 
 TWIN = "eager+twin"
 
@@ -35,16 +39,22 @@ def main() -> int:
                         "cpu-report.yaml", help="the sweep's settings (default: the default CPU report's)")
     parser.add_argument("--budget-min", type=float, help="the sweep's budget (default: the profile's)")
     parser.add_argument("--results", type=Path, help="keep the rows here (default: a temporary folder)")
+    parser.add_argument("--eager-apart", action="store_true", help="time eager for the twin's speedup in eager's "
+                        "own worker (eager_in_process: false), whatever the profile says: two workers against "
+                        "each other")
     args = parser.parse_args()
     cfg = load_config(args.params)
     cfg = dataclasses.replace(cfg, label="A/A check", models=tuple(args.models), weights="random", profile=False,
-                              configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min)
+                              configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min,
+                              eager_in_process=False if args.eager_apart else cfg.eager_in_process)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="aa-check-") as tmp:
         path = args.results or Path(tmp) / "results.jsonl"
         summary = run_sweep(cfg, path, progress=False)
         df = load_dataframe(path).set_index(["model", "configuration"])
-    print(f"A/A check with {args.params.name}'s settings: sweep {summary.seconds:.0f} s, "
+    design = "eager beside the twin in its processes" if cfg.times_eager_beside(
+        "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"
+    print(f"A/A check with {args.params.name}'s settings ({design}): sweep {summary.seconds:.0f} s, "
           f"whole run {time.perf_counter() - started:.0f} s")
     failed = 0
     for model in args.models:

@@ -3,9 +3,10 @@
 # benchmarks/gpu-probe.yaml (or $GPU_PROBE_PARAMS), then the checks of its method on the same rows: the
 # CUDA method check (benchmarks/method_check.py: the profile's latencies and speedups against
 # Timer.blocked_autorange and do_bench in reference processes) and an A/A check (eager against eager in two
-# workers). Each step is capped in seconds so that a run cut short still leaves what it measured in OUTDIR:
-# selfcheck's lines (its JSON is written only when it ends) and the profile's rows (it resumes where it
-# stopped when run again). A device call allows 600 s in all; the device time of a session is 15 minutes.
+# workers: --eager-apart, whatever the profile's eager_in_process). Each step is capped in seconds so that
+# a run cut short still leaves what it measured in OUTDIR: selfcheck's lines (its JSON is written only
+# when it ends) and the profile's rows (it resumes where it stopped when run again). A device call
+# allows 600 s in all; the device time of a session is 15 minutes.
 # Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [CHECKS_S]
 #        (0 skips a step; defaults 240, 240 and 150: two calls, `OUT 240 0 0` then `OUT 0 240 150`)
 set -u
@@ -42,7 +43,7 @@ if [ "$checks_s" -gt 0 ] && [ -f "$results" ]; then
         --engine-results "$results" --min-run-time 0.5 2>&1 | tee -a "$out/method_check.txt"
     left=$(( checks_s - ( $(date +%s) - checks_started ) ))
     if [ "$left" -gt 60 ]; then
-        timeout -k 15 "$left" "$py" benchmarks/aa_check.py --params "$params" --models resnet --budget-min 1 \
+        timeout -k 15 "$left" "$py" benchmarks/aa_check.py --params "$params" --models resnet --budget-min 1 --eager-apart \
             --results reports/gpu-aa/results.jsonl 2>&1 | tee -a "$out/aa_check.txt"
     fi
 fi

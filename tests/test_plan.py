@@ -14,7 +14,7 @@ from conftest import REPO, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), configurations=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
-           cold_compile=False, timeout_s=1800.0, blocks=4)
+           cold_compile=False, timeout_s=1800.0, blocks=4, eager_in_process=False)  # eager in its own worker
 
 
 def test_guide_latency_of_a_published_cell_and_none_elsewhere():
@@ -61,8 +61,10 @@ def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blo
 
 
 def test_eager_timed_beside_adds_its_blocks_and_a_switch_call_each_to_the_compiled_workers_timing():
+    cpu = BenchConfig(**(GPU | {"eager_in_process": "auto", "device": "cpu", "label": "CPU"}))
+    assert not cpu.times_eager_beside("cpu") and BenchConfig(**(GPU | {"eager_in_process": True})).times_eager_beside("cpu")
     alone = _round(BenchConfig(**GPU))
-    beside = _round(BenchConfig(**(GPU | {"eager_in_process": True})))
+    beside = _round(BenchConfig(**(GPU | {"eager_in_process": "auto"})))  # auto: beside on a GPU
     # the compiled worker times 4 eager blocks of 75 calls (9.325 ms, the guide's eager) beside its own,
     # each block's switch of callable an untimed call of eager and one of the configuration
     extra = 4 * (75 * 0.009325 + 0.009325 + 0.007584)

@@ -35,3 +35,18 @@ def test_run_facts_make_random_weights_loud():
 def test_an_empty_run_has_one_fact_and_says_so():
     empty = to_dataframe([])
     assert run_facts(empty).shape == (1, 1)
+
+
+def test_the_facts_say_where_eager_was_timed_for_the_speedups():
+    from conftest import fixture_samples
+
+    beside = dict(eager_samples_s=fixture_samples(10.0), eager_block_lengths=[5, 5])
+    apart = [row("vit", 1, "eager", 10.0), row("vit", 1, "default", 8.0)]
+    together = [row("vit", 1, "eager", 10.0), row("vit", 1, "default", 8.0, **beside)]
+    mixed = [*together, row("vit", 1, "default+freezing", 7.0)]
+    said = {name: run_facts(to_dataframe(rows)).loc["eager timed for the speedups", "CPU"]
+            for name, rows in (("apart", apart), ("together", together), ("mixed", mixed))}
+    assert said["apart"] == "in eager's own worker, its blocks and each configuration's worker's taking turns"
+    assert said["together"] == ("in each configuration's own processes, its blocks and eager's taking turns "
+                                "(eager_in_process)")
+    assert said["mixed"].startswith("in each configuration's own processes") and "for 1 of 2 cells" in said["mixed"]

@@ -269,3 +269,16 @@ def test_the_compile_tables_caption_says_why_a_warm_compile_is_missing():
     one = pd.DataFrame({"status": ["ok", "ok"], "compile_warm_s": [4.0, math.nan]})
     caption = compile_table_caption(one)
     assert caption.startswith(COMPILE_CAPTION + ". Warm compile —: not timed") and "never led" in caption
+
+
+def test_the_main_tables_caption_says_where_its_eager_latencies_were_timed():
+    from bench_utils.report.tables import MAIN_CAPTION, main_table_caption
+    from bench_utils.results.aggregate import to_dataframe
+    from conftest import fixture_samples, make_row
+
+    apart = [make_row("vit", 1, "eager", 10.0), make_row("vit", 1, "default", 8.0)]
+    beside = [apart[0], make_row("vit", 1, "default", 8.0, eager_samples_s=fixture_samples(9.0),
+                                 eager_block_lengths=[5, 5])]
+    assert main_table_caption(to_dataframe(apart)) == MAIN_CAPTION
+    said = main_table_caption(to_dataframe(beside))
+    assert "timed beside each configuration" in said and "the guide's table above shows eager's own worker" in said

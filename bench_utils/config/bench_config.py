@@ -27,6 +27,7 @@ WEIGHTS = ("auto", "pretrained", "random")
 # torch.compile(dynamic=...): false = static shapes (a recompile per new shape), true = symbolic shapes
 # from the first call, "auto" = static first, symbolic after the first shape change (dynamic=None)
 DYNAMIC = (False, True, "auto")
+EAGER_IN_PROCESS = ("auto", True, False)
 # the compile-time study's ways to cut compile time, beside whole-model compile ("whole", always measured)
 COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
@@ -80,10 +81,11 @@ class BenchConfig:
                             unit="blocks per worker and round", low=1, high=MAX_BLOCKS)
     settle_s: float = parameter(0.25, "quiet before a configuration's turn: the other process's OpenMP threads stop "
                                 "spinning", "seconds", unit="seconds per handoff", low=0.0, high=60.0)
-    eager_in_process: bool = parameter(False, "true: each configuration's worker also times eager float32 on the same "
-                                       "model between its own blocks, and its speedup is over those (a GPU host's "
-                                       "launch speed moves between processes: docs/gpu.md); false: over eager's "
-                                       "own worker", "flag")
+    eager_in_process: bool | str = parameter(
+        "auto", "true: each configuration's worker also times eager float32 on its own model between its blocks, "
+        "and its speedup is over those calls; false: over eager's own worker's; auto: true on a GPU (whose host's "
+        "launch speed moves between processes), false on a CPU (docs/method.md)", "choice",
+        allowed=EAGER_IN_PROCESS)
     rounds_per_process: int = parameter(8, "rounds a cell's prepared workers serve before fresh ones replace them "
                                         "(a fresh one builds and compiles again; on a CPU each round is a process "
                                         "forked from the prepared one anyway, on a GPU the worker itself)", "count",
@@ -174,6 +176,11 @@ class BenchConfig:
         values = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
         values["checkpoints"] = [dict(zip(("name", "checkpoint", "task"), entry)) for entry in self.checkpoints]
         return values
+
+    def times_eager_beside(self, device: str) -> bool:
+        """Does a configuration's worker on `device` ("cpu" or "cuda") time eager beside its own blocks
+        (eager_in_process; Configuration.eager_beside says which configurations can)?"""
+        return device != "cpu" if self.eager_in_process == "auto" else bool(self.eager_in_process)
 
     def compile_dynamic(self) -> bool | None:
         """The `dynamic` argument of torch.compile: "auto" is None (static until a shape changes)."""

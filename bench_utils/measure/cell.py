@@ -303,7 +303,7 @@ class CellProcess:
         the module docstring)."""
         device, config, fields = self.device, self.config, self.fields
         reference = accuracy.to_host(model(**inputs))
-        if self.cfg.eager_in_process and config.eager_beside:
+        if self.cfg.times_eager_beside(device) and config.eager_beside:
             self.eager_call = eager_beside(model, inputs, config, device)
         inputs = with_layout(config, model, inputs)
         self._contexts.enter_context(precision_context(config, device))
@@ -322,7 +322,8 @@ class CellProcess:
         else:  # a lower precision changes every number: the task's answer must stay
             fields["accuracy_ok"] = fields["task_agreement"] >= TASK_AGREEMENT_MIN
             fields["accuracy_reference"] = "task"
-        self._warm_eager()
+        if not self.forking:  # a template's forks warm eager up themselves (forked)
+            self._warm_eager(block_window_s(self.cfg))
         return call
 
     def _warm_up(self, call, extra_calls: int) -> dict:
@@ -374,13 +375,15 @@ class CellProcess:
             warmup |= {"warmup_calls": warmup["warmup_calls"] + prepared.get("warmup_calls", 0),
                        "warmup_s": warmup["warmup_s"] + prepared.get("warmup_s", 0.0)}
         self.fields.update(warmup)
-        self._warm_eager()
+        self._warm_eager(window, max_s=window)
 
-    def _warm_eager(self) -> None:
-        """eager_in_process: `warmup` untimed calls of eager beside the configuration's warm-up (at least
-        one): its first calls in a process are slow too (a fork's pages, a GPU's kernels' first launch)."""
+    def _warm_eager(self, window_s: float, max_s: float | None = None) -> None:
+        """eager_in_process: eager warmed up beside the configuration, by the same rule in windows of
+        `window_s` (a fork's: its first calls), recorded in neither's row: its first calls in a process
+        are slow too (a fork's pages copied on write, a GPU's first launches), and the first block of a
+        round is eager's."""
         if self.eager_call is not None:
-            time_calls(self.eager_call, self.device, max(1, self.cfg.warmup), 0.0)
+            warm_up(self.eager_call, self.cfg, self.device, 0, window_s, max_s=max_s)
 
     def warm_compile_s(self) -> float:
         """In a process forked from this prepared one (measure/forked.py): the same compile again after

@@ -38,6 +38,7 @@ def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
              if column in run.columns and (not device or device in devices)}
     if "cuda" in devices:
         facts["CUDA graphs"] = cuda_graphs_text(run)
+    facts["eager timed for the speedups"] = eager_pairing_text(run)
     facts["cells"] = cell_states_text(run)
     facts["weights"] = _weights_summary(run)
     for model in ordered_models(run["model"]):
@@ -62,6 +63,22 @@ def cuda_graphs_text(run: pd.DataFrame) -> str:
     skipped = f"; {int(skips)} graph(s) ran without (Inductor skipped them)" if skips else ""
     return (f"recorded in {len(recorded)} of {len(ok)} compiled cells "
             f"({', '.join(sorted(set(recorded['configuration'])))}){pool}{skipped}")
+
+
+def eager_pairing_text(run: pd.DataFrame) -> str:
+    """Where the run timed the eager calls its speedups divide by (the rows' eager_beside): in each
+    configuration's own processes, between its blocks, or in eager's own worker, taking turns with it."""
+    compiled = run[(run["status"] == "ok") & (run["configuration"] != "eager")]
+    if compiled.empty or "eager_beside" not in compiled.columns:
+        return MISSING
+    beside = int(compiled["eager_beside"].fillna(False).astype(bool).sum())
+    own = "in each configuration's own processes, its blocks and eager's taking turns (eager_in_process)"
+    apart = "in eager's own worker, its blocks and each configuration's worker's taking turns"
+    if beside == len(compiled):
+        return own
+    if beside == 0:
+        return apart
+    return f"{own} for {beside} of {len(compiled)} cells; for the others {apart}"
 
 
 def _weights_summary(run: pd.DataFrame) -> str:

@@ -106,8 +106,8 @@ def _compiled_cells(df) -> tuple:
 def latency_cells(df, stat: str = "median") -> pd.DataFrame:
     """One row per (label, model, batch_size, configuration) with `latency_ms` (NaN unless status is ok).
 
-    The eager row is the eager cell: the same number every compiled cell's speedup is measured
-    against (aggregate.py).
+    The eager row is the eager cell: the number every compiled cell's speedup is measured against
+    (aggregate.py), unless eager was timed beside the configuration (eager_beside: main_table_caption).
     """
     check_frame(df)
     if stat not in STATS:
@@ -276,6 +276,23 @@ def _reasons(compiled: pd.DataFrame, column: str = "break_reasons") -> list[str]
 
 
 COMPILE_CAPTION = "Compile time, graph breaks and agreement with eager"
+
+
+MAIN_CAPTION = ("Eager against compiled, per cell (eager's figures over the rounds each configuration ran: a "
+                "configuration the race dropped after its first round has eager's of that round; a CPU process's "
+                "peak memory includes its compile)")
+
+
+def main_table_caption(df) -> str:
+    """main_table's caption, saying where its eager latencies were timed: in eager's own worker, or beside
+    each configuration in its own processes (the rows' eager_beside; eager's peak memory is its worker's
+    either way), where they differ from the guide's table's eager column."""
+    compiled = df[(df["status"] == "ok") & (df["configuration"] != "eager")]
+    if compiled.empty or "eager_beside" not in compiled.columns or not compiled["eager_beside"].fillna(False).any():
+        return MAIN_CAPTION
+    return ("Eager against compiled, per cell: eager's latencies here were timed beside each configuration, in its "
+            "own processes between its blocks, over the rounds it ran (the guide's table above shows eager's own "
+            "worker); eager's peak memory is its own worker's, and a CPU process's peak includes its compile")
 
 
 def compile_table_caption(table: pd.DataFrame) -> str:

@@ -163,7 +163,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
-        if cfg.eager_in_process and configuration(mode).eager_beside:  # eager's blocks beside each of its own,
+        if cfg.times_eager_beside(device) and configuration(mode).eager_beside:  # eager's blocks beside each of its own,
             # each after an untimed call (a switch of callable): eager's latency, as its own worker's
             eager = known.get((round_.model, round_.batch_size, BASELINE))
             eager_ms = eager.latency_ms if eager else (
