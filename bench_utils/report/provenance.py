@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..config.registry import display_name
 from .display import MISSING, cell_text
-from .tables import cell_states_text, check_frame, cuda_graph_cells, ordered_models
+from .tables import cell_states_text, check_frame, cuda_graph_cells, eager_beside_cells, ordered_models
 
 
 # (fact shown in the report, DataFrame column, the device it is a fact of: "" for every run);
@@ -68,17 +68,16 @@ def cuda_graphs_text(run: pd.DataFrame) -> str:
 def eager_pairing_text(run: pd.DataFrame) -> str:
     """Where the run timed the eager calls its speedups divide by (the rows' eager_beside): in each
     configuration's own processes, between its blocks, or in eager's own worker, taking turns with it."""
-    compiled = run[(run["status"] == "ok") & (run["configuration"] != "eager")]
-    if compiled.empty or "eager_beside" not in compiled.columns:
+    beside, measured = eager_beside_cells(run)
+    if not measured or "eager_beside" not in run.columns:
         return MISSING
-    beside = int(compiled["eager_beside"].fillna(False).astype(bool).sum())
     own = "in each configuration's own processes, its blocks and eager's taking turns (eager_in_process)"
     apart = "in eager's own worker, its blocks and each configuration's worker's taking turns"
-    if beside == len(compiled):
+    if beside == measured:
         return own
     if beside == 0:
         return apart
-    return f"{own} for {beside} of {len(compiled)} cells; for the others {apart}"
+    return f"{own} for {beside} of {measured} cells; for the others {apart}"
 
 
 def _weights_summary(run: pd.DataFrame) -> str:

@@ -283,12 +283,20 @@ MAIN_CAPTION = ("Eager against compiled, per cell (eager's figures over the roun
                 "peak memory includes its compile)")
 
 
+def eager_beside_cells(df) -> tuple[int, int]:
+    """(compiled cells that timed eager beside them in their own processes, compiled cells measured): the
+    rows' eager_beside, counted over the ok cells but eager's."""
+    compiled = df[(df["status"] == "ok") & (df["configuration"] != "eager")]
+    if "eager_beside" not in compiled.columns:
+        return 0, len(compiled)
+    return int(compiled["eager_beside"].fillna(False).astype(bool).sum()), len(compiled)
+
+
 def main_table_caption(df) -> str:
     """main_table's caption, saying where its eager latencies were timed: in eager's own worker, or beside
-    each configuration in its own processes (the rows' eager_beside; eager's peak memory is its worker's
+    each configuration in its own processes (eager_beside_cells; eager's peak memory is its worker's
     either way), where they differ from the guide's table's eager column."""
-    compiled = df[(df["status"] == "ok") & (df["configuration"] != "eager")]
-    if compiled.empty or "eager_beside" not in compiled.columns or not compiled["eager_beside"].fillna(False).any():
+    if not eager_beside_cells(df)[0]:
         return MAIN_CAPTION
     return ("Eager against compiled, per cell: eager's latencies here were timed beside each configuration, in its "
             "own processes between its blocks, over the rounds it ran (the guide's table above shows eager's own "

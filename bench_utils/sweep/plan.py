@@ -132,6 +132,15 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
     return getattr(gpu_compile_s(model, config.mode, cold), bound) * share
 
 
+def _latency_ms(round_: Round, mode: str, known: dict, gpu: str | None) -> float | None:
+    """A configuration's latency per call in `round_`'s cell, ms: the results file's, else the guide's on
+    `gpu`, else unknown (None)."""
+    cell = known.get((round_.model, round_.batch_size, mode))
+    if cell:
+        return cell.latency_ms
+    return guide_latency_ms(gpu, round_.model, round_.batch_size, configuration(mode).mode) if gpu else None
+
+
 def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gpu: str | None,
                    bound: str = "point") -> RoundEstimate:
     """The wall time of one round, by part: preparation (one at a time: every worker counts; side by
@@ -146,8 +155,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     fresh = pair_start(cfg, round_.repeat) == round_.repeat  # else its workers are prepared (rounds.py)
     for mode in names:
         cell = known.get((round_.model, round_.batch_size, mode))
-        latency = cell.latency_ms if cell else (
-            guide_latency_ms(gpu, round_.model, round_.batch_size, configuration(mode).mode) if gpu else None)
+        latency = _latency_ms(round_, mode, known, gpu)
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         parts = {}
@@ -165,9 +173,7 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
         if cfg.times_eager_beside(device) and configuration(mode).eager_beside:  # eager's blocks beside each of its own,
             # each after an untimed call (a switch of callable): eager's latency, as its own worker's
-            eager = known.get((round_.model, round_.batch_size, BASELINE))
-            eager_ms = eager.latency_ms if eager else (
-                guide_latency_ms(gpu, round_.model, round_.batch_size, BASELINE) if gpu else None)
+            eager_ms = _latency_ms(round_, BASELINE, known, gpu)
             estimate.latency_known &= eager_ms is not None
             eager_s = (eager_ms or 0.0) / 1000.0
             timing_s += cfg.blocks * (max(cfg.block_calls() * eager_s, cfg.block_s()) + eager_s + call_s)
