@@ -136,7 +136,7 @@ def test_among_equal_showings_one_far_behind_its_groups_best_leaves_first():
     record = {r["configuration"]: r for r in cells(rows)}
     assert record["default+freezing"]["race_outcome"] == "recommended"
     assert record["default+freezing"]["versus_ci95_low"] <= 1.0  # not told apart: every showing is a contender's
-    assert far_behind(rows, cfg.label, cfg.worthwhile) == {"default", "max-autotune-no-cudagraphs+freezing"}
+    assert far_behind(cells(rows), cfg.label, cfg.worthwhile) == {"default", "max-autotune-no-cudagraphs+freezing"}
     rounds = [Round(model, 1, 0, CONFIGS) for model in cfg.models]
     fit = fitted(cfg, rows, rounds[1], rounds[2:], 100.0)
     # the dearest compile (default+freezing, 30 s beside default's 20 s) would leave before plain default
@@ -145,7 +145,7 @@ def test_among_equal_showings_one_far_behind_its_groups_best_leaves_first():
     assert fit.round.configurations == ("eager", "default+freezing")
     # within the margin the points are the noise's: nothing is far behind
     even = {"eager": 1.0, "default": 1.0, "default+freezing": 1.05, "max-autotune-no-cudagraphs+freezing": 0.97}
-    assert far_behind(selection_rows(cfg, "resnet", even, wobble=0.2), cfg.label, cfg.worthwhile) == set()
+    assert far_behind(cells(selection_rows(cfg, "resnet", even, wobble=0.2)), cfg.label, cfg.worthwhile) == set()
 
 
 def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out():

@@ -135,16 +135,16 @@ def elaborate(name: str) -> int:
     return len(config.modifiers) + (config.mode not in ("default", BASELINE))
 
 
-def showing(rows: list, label: str) -> dict[str, int]:
-    """Each configuration's best showing over the measured groups' races (SHOWING), as far as a race told
-    its configurations apart: a leader whose paired interval over its runner-up holds 1x (the rounds
-    cannot say which is faster) shows as a contender, like the runner-up, and a contender the leader
-    beats beyond doubt (race_trailing) as beaten. On a Zen 3, where no configuration helps ResNet-50,
-    its selection round's order was the noise's: the fit kept max-autotune + freezing for SegFormer-B0
+def showing(records: list, label: str) -> dict[str, int]:
+    """Each configuration's best showing over the measured groups' races (`records`: aggregate.cells of the rows
+    measured so far; SHOWING), as far as a race told its configurations apart: a leader whose paired interval over
+    its runner-up holds 1x (the rounds cannot say which is faster) shows as a contender, like the runner-up, and a
+    contender the leader beats beyond doubt (race_trailing) as beaten. On a Zen 3, where no configuration helps
+    ResNet-50, its selection round's order was the noise's: the fit kept max-autotune + freezing for SegFormer-B0
     and DeepLabV3 in one run (1.41x, 1.48x) and plain default in the next (1.65x, 1.65x; 2026-11-29,
     benchmarks/README.md). Among equals the fit's own order decides (plain torch.compile stays last)."""
     best: dict[str, int] = {}
-    for record in cells(rows):
+    for record in records:
         if record["label"] != label or record["race_outcome"] not in SHOWING:
             continue
         rank, low = SHOWING[record["race_outcome"]], record["versus_ci95_low"]
@@ -157,20 +157,19 @@ def showing(rows: list, label: str) -> dict[str, int]:
     return best
 
 
-def far_behind(rows: list, label: str, margin: float) -> set[str]:
-    """The configurations whose speedup over eager (the point over their rounds) lies more than `margin` (the
-    verdict's, `worthwhile`) below their group's best in every measured group that ran them: among equal
-    showings these leave first. One noisy selection round often tells nothing apart (a showing of
-    contenders all), yet its points still say which configuration can win: on the AMX Xeon (2026-11-29)
-    ResNet-50's round read bfloat16-autocast compiled 1.77x beside 1.47-1.53x for the float32 compiles,
-    its paired interval over the runner-up holding 1x (from 0.80x), and the order among equals (the
-    dearest compile first) left the bfloat16 compile out of the three other models' races: SegFormer-B0
-    and DeepLabV3 were recommended at 1.65x and 2.0x, where two other runs measured it 2.6-2.9x
-    (benchmarks/README.md). Within the margin the points are the noise's (the Zen 3's ResNet-50,
-    every compile within 5% of eager), and the order among equals stays."""
+def far_behind(records: list, label: str, margin: float) -> set[str]:
+    """The configurations whose speedup over eager (the point over their rounds, from `records` as `showing` reads
+    them) lies more than `margin` (the verdict's, `worthwhile`) below their group's best in every measured group
+    that ran them: among equal showings these leave first. One noisy selection round often tells nothing apart (a
+    showing of contenders all), yet its points still say which configuration can win: on the AMX Xeon (2026-11-29)
+    ResNet-50's round read bfloat16-autocast compiled 1.77x beside 1.47-1.53x for the float32 compiles, its paired
+    interval over the runner-up holding 1x (from 0.80x), and the order among equals (the dearest compile first) left
+    the bfloat16 compile out of the three other models' races: SegFormer-B0 and DeepLabV3 were recommended at 1.65x
+    and 2.0x, where the other runs measured it 2.6-2.9x (benchmarks/README.md). Within the margin the points are the
+    noise's (the Zen 3's ResNet-50, every compile within 5% of eager), and the order among equals stays."""
     best: dict[tuple, float] = {}
     points: dict[str, list] = {}
-    for record in cells(rows):
+    for record in records:
         if record["label"] != label or SHOWING.get(record["race_outcome"], BROKE) == BROKE:
             continue
         point = record["speedup"]  # over its rounds, not lowered for the pick: which can win, not by how much
@@ -223,8 +222,9 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
         return remaining_s(cfg, rows, rounds, costs)
 
     full_s = elapsed_s + need(round_.configurations)
-    rank = showing(rows, cfg.label)
-    behind = far_behind(rows, cfg.label, cfg.worthwhile)
+    records = cells(rows)  # the measured groups' races, once: showing and far_behind read them
+    rank = showing(records, cfg.label)
+    behind = far_behind(records, cfg.label, cfg.worthwhile)
     # the first to leave: the lowest showing, then one far behind its group's best, then the most
     # elaborate, then the dearest
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
