@@ -10,7 +10,9 @@ import pytest
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.sweep_time import seconds_spent
-from bench_utils.sweep.adaptive import contenders, next_round, race_round, round_seconds, widest_halfwidth
+from bench_utils.results.stats import rounds_for_halfwidth
+from bench_utils.sweep.adaptive import (contenders, next_round, race_round, round_seconds, rounds_to_target,
+                                      widest_halfwidth)
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
@@ -261,3 +263,20 @@ def test_a_serving_profiles_leaders_are_one_per_way_of_serving():
     assert {record["configuration"] for record in records} == set(speeds)  # round 0 dropped none
     later = race_round(cfg, rows, Round("resnet", 1, 3, names))
     assert set(later.leaders) == {"default", "aot-inductor+freezing", "onnxruntime"}
+
+
+def test_what_narrowing_every_group_to_the_target_would_take_is_priced_from_its_rounds():
+    # vit 4: two rounds 1% apart (log sd 0.00704, +-6.5%): at a 5% target three rounds hold it, t(2) 4.303 *
+    # 0.00704 / sqrt(3) = 0.0175 < log 1.05: one more; vit 1: 2x and 1.6x (log sd 0.158), many more; resnet 1
+    # within it. A later round of each took 10 s (two workers), and its rounds hold eager and the one contender
+    rows = group("vit", 1, WIDE) + group("vit", 4, MIDDLE) + group("resnet", 1, NARROW)
+    cfg = BenchConfig(**CFG)
+    wide = rounds_for_halfwidth(math.log(1.25) / math.sqrt(2), math.log(1.05), 100) - 2
+    assert wide > 30
+    more = rounds_to_target(cfg, rows)
+    assert (more.rounds, more.seconds, more.max_repeats) == (1 + wide, 10.0 * (1 + wide), 2 + wide)
+    assert more.budget_min == math.ceil((seconds_spent(rows) + 1.2 * more.seconds) / 30) / 2
+    assert rounds_to_target(cfg, group("resnet", 1, NARROW)) is None  # every group within the target
+    assert rounds_to_target(BenchConfig(**CFG | {"target_halfwidth": 0.0}), rows) is None  # no target
+    # a spread no 100 rounds narrow enough: the rounds are inf, and the line says so (test_loop)
+    assert rounds_to_target(BenchConfig(**CFG | {"target_halfwidth": 0.001}), rows).rounds == math.inf

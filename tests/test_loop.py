@@ -1,6 +1,7 @@
 """The sweep engine: rounds in real worker processes on CPU (tiny models, eager + default, two rounds
 per cell), and one round's choreography with stand-in workers (no process, no torch)."""
 
+import dataclasses
 import math
 import os
 import signal
@@ -21,6 +22,7 @@ from bench_utils.results.aggregate import cells, load_dataframe
 from bench_utils.results.rows import BenchResult, cell_fields, read_results
 from bench_utils.results.stats import block_medians_ms
 from bench_utils.sweep.jobs import Round, SettingsMismatchError, read_cell_rows
+from bench_utils.sweep.adaptive import ToTarget
 from bench_utils.sweep.loop import SweepSummary, run_sweep
 from conftest import REPO, run_cli, summary_line, tiny_params
 from test_rounds import FakeWorker
@@ -211,6 +213,15 @@ def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target
     assert ("; 3 of 4 cell group(s) left wider than the ±5% target (widest ±7.8%): raise budget_min or max_repeats "
             "and run again to narrow them -> ") in summary.line()
     assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.10, halfwidths=widths).line()
+    # with what narrowing them would take (adaptive.rounds_to_target): its rounds, minutes and budget
+    priced = dataclasses.replace(summary, to_target=ToTarget(rounds=7.0, seconds=108.0, budget_min=11.0, max_repeats=9),
+                                 max_repeats=12)
+    assert ("(widest ±7.8%): at the spread of their rounds about 7 more round(s), about 2 min, would narrow them to "
+            "it: run again with --budget-min 11 (the rounds measured are kept) -> ") in priced.line()
+    beyond = dataclasses.replace(priced, max_repeats=8)  # the profile's max_repeats stops them first
+    assert "--budget-min 11, and max_repeats: 9 in the parameters file (the rounds" in beyond.line()
+    spread = dataclasses.replace(priced, to_target=ToTarget(math.inf, math.inf, math.inf, 0))
+    assert "their rounds spread too widely for more of them to narrow every one to it" in spread.line()
     assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, halfwidths=widths).line()  # no target
 
 

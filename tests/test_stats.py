@@ -250,3 +250,14 @@ def test_the_expected_best_of_k_equal_draws_matches_a_simulation():
     moved = lowered(SpeedupEstimate(1.2, 1.1, 1.3), 0.05)  # point and low end down, high end kept
     assert (moved.speedup, moved.ci95_low, moved.ci95_high) == pytest.approx((1.2 * math.exp(-0.05),
                                                                              1.1 * math.exp(-0.05), 1.3))
+
+
+def test_the_rounds_a_spread_needs_for_a_half_width():
+    from bench_utils.results.stats import rounds_for_halfwidth
+
+    # rounds straying by 10% (log) each: +-10% (log 0.0953) first holds at 7 rounds, t(6) 2.447 * 0.1 / sqrt(7)
+    # = 0.0925; at 6, t(5) 2.571 * 0.1 / sqrt(6) = 0.105 does not
+    assert rounds_for_halfwidth(0.1, math.log1p(0.10), most=100) == 7.0
+    assert rounds_for_halfwidth(0.1, math.log1p(0.10), most=6) == math.inf  # not within `most`
+    assert rounds_for_halfwidth(0.0, math.log1p(0.05), most=100) == 2.0  # rounds that agree: the least there is
+    assert rounds_for_halfwidth(math.nan, 0.1, most=100) == math.inf  # one round: no spread to go by

@@ -24,6 +24,7 @@ from ..results import decision as codes
 from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide, rounds_to_decide
 from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
+from ..results.sweep_time import rerun_budget_min
 from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
 from .explain import why_sentence
 from .header import weights_words
@@ -178,10 +179,9 @@ def settle_s(row, rules: Rules) -> float:
 def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     """What settles a figure the budget left straddling the margin: the rounds its spread asks for
     (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
-    its --budget-min the sweep's clock so far (sweep_s: the budget counts every round measured) plus
-    those minutes, the other undecided models' (`others_s`: the same command's sweep gives them rounds
-    too; on a Zen 3 a budget sized for one model's left the other undecided) and a fifth to spare; the
-    rounds already measured are kept."""
+    its --budget-min the sweep's clock so far (sweep_s) with those minutes and the other undecided models'
+    (`others_s`: the same command's sweep gives them rounds too; on a Zen 3 a budget sized for one
+    model's left the other undecided): sweep_time.rerun_budget_min."""
     extra = rounds_to_decide(row, rules.worthwhile)
     if not math.isfinite(extra):
         point, spread = row.get("race_speedup"), row.get("race_round_sd")
@@ -196,7 +196,7 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
                 "worthwhile to the gain that matters to you")
     seconds = settle_s(row, rules)
     spent = row.get("sweep_s")
-    budget = math.ceil(((spent if spent and not pd.isna(spent) else 0.0) + 1.2 * (seconds + others_s)) / 30.0) / 2.0
+    budget = rerun_budget_min(spent if spent and not pd.isna(spent) else 0.0, seconds + others_s)
     target = f"python -m bench_utils report {rules.params}" if rules.params else "the same command"
     minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
     also = (f"; with the other undecided models' rounds, about {max(1, round((seconds + others_s) / 60))} min"

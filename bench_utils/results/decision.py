@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ..config.configurations import configuration
+from .stats import rounds_for_halfwidth
 
 COMPILE, USE, NO_GAIN, SLOWER, CANT_TELL, INACCURATE, NO_DATA = (
     "compile", "use", "no_gain", "slower", "cant_tell", "inaccurate", "no_data")
@@ -53,17 +54,12 @@ MAX_ROUNDS_TO_DECIDE = 100  # rounds of a cell at most; past them the gain is wi
 def rounds_to_decide(record: dict, worthwhile: float) -> float:
     """How many more rounds the recommended configuration's race figure needs for its interval to leave
     the margin, if its rounds kept the spread they have (a projection, as sweep/adaptive.py prices a
-    round): the least N rounds whose 95% t-interval, t(N - 1) * s / sqrt(N) on the log scale (s: the
-    record's race_round_sd), is narrower than the distance from its point to `worthwhile`, less the
-    rounds it has (race_rounds). inf when its point lies on the margin, N would pass
-    MAX_ROUNDS_TO_DECIDE, or there is no spread to go by (fewer than two rounds)."""
-    from scipy.stats import t
-
+    round): the least N rounds whose 95% t-interval (stats.rounds_for_halfwidth, s the record's
+    race_round_sd) is narrower than the distance from its point to `worthwhile`, less the rounds it has
+    (race_rounds). inf when its point lies on the margin, N would pass MAX_ROUNDS_TO_DECIDE, or there is
+    no spread to go by (fewer than two rounds)."""
     point, spread, have = record.get("race_speedup"), record.get("race_round_sd"), record.get("race_rounds") or 0
     if not (point and point > 0 and spread is not None and math.isfinite(spread) and have >= 2):
         return math.inf
-    distance = abs(math.log(point) - math.log(worthwhile))
-    for rounds in range(int(have), MAX_ROUNDS_TO_DECIDE + 1):
-        if t.ppf(0.975, rounds - 1) * spread / math.sqrt(rounds) < distance:
-            return float(rounds - have)
-    return math.inf
+    needed = rounds_for_halfwidth(spread, abs(math.log(point) - math.log(worthwhile)), MAX_ROUNDS_TO_DECIDE)
+    return max(needed - have, 0.0)

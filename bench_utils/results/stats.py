@@ -223,6 +223,21 @@ def log_halfwidth(sd: float, n: int, deff: float = 1.0, clusters: int = 0) -> fl
     return float(t.ppf(0.975, effective_dof(n, deff, clusters))) * sd * math.sqrt(deff / n)
 
 
+def rounds_for_halfwidth(sd: float, log_half: float, most: int) -> float:
+    """The least number of rounds N (2 to `most`) whose mean's 95% t-interval, t(N - 1) * sd / sqrt(N) on
+    the log scale (log_halfwidth of independent rounds), is narrower than `log_half`, if every round strays
+    by `sd` (one round's log speedup's standard deviation) as the rounds measured so far did: a projection,
+    as halfwidth_with_round is. inf past `most`, or without a spread to go by."""
+    from scipy.stats import t
+
+    if not (sd is not None and math.isfinite(sd) and log_half > 0):
+        return math.inf
+    for rounds in range(2, most + 1):
+        if t.ppf(0.975, rounds - 1) * sd / math.sqrt(rounds) < log_half:
+            return float(rounds)
+    return math.inf
+
+
 def effective_dof(n: int, deff: float, clusters: int) -> float:
     """The degrees of freedom of `n` rounds in `clusters` worker pairs with design effect `deff`: those
     of n / deff rounds, at least clusters - 1, at most n - 1 (and at least 1)."""

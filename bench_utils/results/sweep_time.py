@@ -59,3 +59,13 @@ def epoch(stamp: str) -> float | None:
         return dt.datetime.fromisoformat(stamp).timestamp() if stamp else None
     except (TypeError, ValueError):
         return None
+
+
+RERUN_SPARE = 1.2  # a rerun's budget gives the rounds it was priced for a fifth more: rounds vary (a Zen 3's ran 10-30% over their price)
+
+
+def rerun_budget_min(spent_s: float, more_s: float) -> float:
+    """The budget_min (`--budget-min`) that lets a sweep whose clock stands at `spent_s` (seconds_spent)
+    measure `more_s` seconds of rounds more, RERUN_SPARE of them, rounded up to half a minute: the rounds
+    measured are kept, and the budget counts them."""
+    return math.ceil((spent_s + RERUN_SPARE * more_s) / 30.0) / 2.0

@@ -16,14 +16,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from dataclasses import dataclass
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
-from ..results.stats import FEW_ROUNDS, halfwidth_with_round
-from ..results.sweep_time import round_durations
+from ..results.decision import MAX_ROUNDS_TO_DECIDE
+from ..results.stats import FEW_ROUNDS, halfwidth_with_round, rounds_for_halfwidth
+from ..results.sweep_time import rerun_budget_min, round_durations, seconds_spent
 from .jobs import Round, cell_groups, needs_fresh_workers
 
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
@@ -173,3 +175,42 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     configurations = (BASELINE, *(record["configuration"] for record in racing[group]))
     return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers,
                  leaders=leaders(racing[group]))
+
+
+@dataclass(frozen=True)
+class ToTarget:
+    """What a sweep left wider than its target would take to narrow to it, at the spread its rounds had."""
+
+    rounds: float  # extra rounds, every group's together; inf where a spread reaches it in no MAX_ROUNDS_TO_DECIDE
+    seconds: float  # their wall time at each group's own rounds' (round_seconds)
+    budget_min: float  # the --budget-min that holds them (sweep_time.rerun_budget_min)
+    max_repeats: int  # the rounds per cell the most-wanting group reaches
+
+
+def rounds_to_target(cfg: BenchConfig, rows: list) -> ToTarget | None:
+    """The extra rounds that would bring every cell group's contenders within `target_halfwidth`, if their
+    rounds kept the spread they had (stats.rounds_for_halfwidth per contender wider than it: a group's
+    round holds every contender, so the group needs its most-wanting one's), priced at the group's later
+    rounds; None when every group is within the target (or the profile sets none). A projection, as the
+    next round's offer is: what the closing line tells a user a narrower answer costs on this machine (on a
+    2-core Xeon whose calls move by 20-40% for seconds at a time, more than the budget of 9 minutes held)."""
+    if cfg.target_halfwidth <= 0:
+        return None
+    log_target = math.log1p(cfg.target_halfwidth)
+    rounds = seconds = 0.0
+    most = 0
+    for group, records in contenders(cfg, rows).items():
+        wide = [record for record in records if not record["race_halfwidth"] <= cfg.target_halfwidth]  # NaN: wide
+        if not wide:
+            continue
+        have = max(int(record["race_rounds"] or 0) for record in wide)
+        needed = max(rounds_for_halfwidth(record["race_round_sd"], log_target, MAX_ROUNDS_TO_DECIDE) for record in wide)
+        extra = max(needed - have, 1.0)  # wider than the target yet "there" by the spread alone: the interval
+        # holds more than the spread (the pick's correction, worker pairs' design effect): a round at least
+        rounds += extra
+        seconds += extra * round_seconds(rows, group, fresh=False, workers=1 + len(records))
+        most = max(most, have + int(extra) if math.isfinite(extra) else most)
+    if not rounds:
+        return None
+    budget = rerun_budget_min(seconds_spent(rows), seconds) if math.isfinite(seconds) else math.inf
+    return ToTarget(rounds, seconds, budget, most)

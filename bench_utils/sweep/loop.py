@@ -48,6 +48,8 @@ class SweepSummary:
     cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
     target_halfwidth: float = 0.0  # the profile's precision target (relative half-width; 0: none)
     halfwidths: dict = field(default_factory=dict)  # cell group -> its widest contender's half-width at the end
+    to_target: adaptive.ToTarget | None = None  # what narrowing them to the target would take (adaptive.rounds_to_target)
+    max_repeats: int = 0  # the profile's rounds per cell at most
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
@@ -67,8 +69,20 @@ class SweepSummary:
             return ""
         widest = f"±{wide[-1]:.1%}" if wide[-1] < float("inf") else "no interval"
         return (f"; {len(wide)} of {len(self.halfwidths)} cell group(s) left wider than the "
-                f"±{self.target_halfwidth:.0%} target (widest {widest}): raise budget_min or max_repeats and run "
-                "again to narrow them")
+                f"±{self.target_halfwidth:.0%} target (widest {widest}): {self._narrowing()}")
+
+    def _narrowing(self) -> str:
+        """What narrows them: the rounds their spread asks for, in minutes of this machine, and the budget."""
+        more = self.to_target
+        if more is None or not math.isfinite(more.rounds) or not more.seconds:
+            return ("their rounds spread too widely for more of them to narrow every one to it (or too few to "
+                    "tell): raise budget_min or max_repeats and run again, or run on a quieter machine"
+                    if more is not None else "raise budget_min or max_repeats and run again to narrow them")
+        repeats = (f", and max_repeats: {more.max_repeats} in the parameters file"
+                   if more.max_repeats > self.max_repeats else "")
+        return (f"at the spread of their rounds about {more.rounds:.0f} more round(s), about "
+                f"{max(1, round(more.seconds / 60))} min, would narrow them to it: run again with --budget-min "
+                f"{more.budget_min:g}{repeats} (the rounds measured are kept)")
 
     def count(self, rows: list) -> None:
         for row in rows:
@@ -241,6 +255,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     summary.target_halfwidth = cfg.target_halfwidth
     summary.halfwidths = {group: adaptive.widest_halfwidth(records)
                           for group, records in adaptive.contenders(cfg, rows).items()}
+    summary.to_target, summary.max_repeats = adaptive.rounds_to_target(cfg, rows), cfg.max_repeats
     return summary
 
 
