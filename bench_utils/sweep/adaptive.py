@@ -18,12 +18,11 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from ..config.bench_config import BenchConfig
+from ..config.bench_config import MAX_REPEATS, BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
-from ..results.decision import MAX_ROUNDS_TO_DECIDE
 from ..results.stats import FEW_ROUNDS, halfwidth_with_round, rounds_for_halfwidth
 from ..results.sweep_time import rerun_budget_min, round_durations, seconds_spent
 from .jobs import Round, cell_groups, needs_fresh_workers
@@ -181,7 +180,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
 class ToTarget:
     """What a sweep left wider than its target would take to narrow to it, at the spread its rounds had."""
 
-    rounds: float  # extra rounds, every group's together; inf where a spread reaches it in no MAX_ROUNDS_TO_DECIDE
+    rounds: float  # extra rounds, every group's together; inf where a spread would need more than MAX_REPEATS
     seconds: float  # their wall time at each group's own rounds' (round_seconds)
     budget_min: float  # the --budget-min that holds them (sweep_time.rerun_budget_min)
     max_repeats: int  # the rounds per cell the most-wanting group reaches
@@ -193,7 +192,9 @@ def rounds_to_target(cfg: BenchConfig, rows: list) -> ToTarget | None:
     round holds every contender, so the group needs its most-wanting one's), priced at the group's later
     rounds; None when every group is within the target (or the profile sets none). A projection, as the
     next round's offer is: what the closing line tells a user a narrower answer costs on this machine (on a
-    2-core Xeon whose calls move by 20-40% for seconds at a time, more than the budget of 9 minutes held)."""
+    2-core Xeon whose calls moved by 20-56% for seconds at a time, 7 minutes more than the 9 its budget held
+    for +-10%, as a rerun then measured: benchmarks/README.md). A group past MAX_REPEATS, the most rounds a
+    profile may ask, makes it inf."""
     if cfg.target_halfwidth <= 0:
         return None
     log_target = math.log1p(cfg.target_halfwidth)
@@ -204,7 +205,7 @@ def rounds_to_target(cfg: BenchConfig, rows: list) -> ToTarget | None:
         if not wide:
             continue
         have = max(int(record["race_rounds"] or 0) for record in wide)
-        needed = max(rounds_for_halfwidth(record["race_round_sd"], log_target, MAX_ROUNDS_TO_DECIDE) for record in wide)
+        needed = max(rounds_for_halfwidth(record["race_round_sd"], log_target, MAX_REPEATS) for record in wide)
         extra = max(needed - have, 1.0)  # wider than the target yet "there" by the spread alone: the interval
         # holds more than the spread (the pick's correction, worker pairs' design effect): a round at least
         rounds += extra

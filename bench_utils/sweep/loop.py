@@ -74,10 +74,11 @@ class SweepSummary:
     def _narrowing(self) -> str:
         """What narrows them: the rounds their spread asks for, in minutes of this machine, and the budget."""
         more = self.to_target
-        if more is None or not math.isfinite(more.rounds) or not more.seconds:
+        if more is None:
+            return "raise budget_min or max_repeats and run again to narrow them"
+        if not math.isfinite(more.rounds):  # a spread past MAX_REPEATS rounds, or a group of one round
             return ("their rounds spread too widely for more of them to narrow every one to it (or too few to "
-                    "tell): raise budget_min or max_repeats and run again, or run on a quieter machine"
-                    if more is not None else "raise budget_min or max_repeats and run again to narrow them")
+                    "tell): raise budget_min or max_repeats and run again, or run on a quieter machine")
         repeats = (f", and max_repeats: {more.max_repeats} in the parameters file"
                    if more.max_repeats > self.max_repeats else "")
         return (f"at the spread of their rounds about {more.rounds:.0f} more round(s), about "
