@@ -216,10 +216,16 @@ def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target
     # with what narrowing them would take (adaptive.rounds_to_target): its rounds, minutes and budget
     priced = dataclasses.replace(summary, to_target=ToTarget(rounds=7.0, seconds=108.0, budget_min=11.0, max_repeats=9),
                                  max_repeats=12)
-    assert ("(widest ±7.8%): at the spread of their rounds about 7 more round(s), about 2 min, would narrow them to "
-            "it: run again with --budget-min 11 (the rounds measured are kept) -> ") in priced.line()
+    assert ("(widest ±7.8%): at the spread of their rounds about 7 more round(s) (about 2 min; --budget-min 11) "
+            "would narrow them to it; a rerun keeps the rounds measured -> ") in priced.line()
     beyond = dataclasses.replace(priced, max_repeats=8)  # the profile's max_repeats stops them first
-    assert "--budget-min 11, and max_repeats: 9 in the parameters file (the rounds" in beyond.line()
+    assert ("(about 2 min; --budget-min 11, max_repeats: 9) would narrow them to it; a rerun keeps the rounds measured "
+            "(max_repeats is set in the parameters file) -> ") in beyond.line()
+    # the margin's width (worthwhile 1.10: +-10%) priced beside a narrower target, where it costs less
+    both = dataclasses.replace(priced, margin=0.10, to_margin=ToTarget(rounds=2.0, seconds=31.0, budget_min=9.5,
+                                                                        max_repeats=5))
+    assert ("would narrow them to it; to ±10%, the margin's width, about 2 more round(s) (about 1 min; --budget-min "
+            "9.5); a rerun keeps") in both.line()
     spread = dataclasses.replace(priced, to_target=ToTarget(math.inf, math.inf, math.inf, 0))
     assert "their rounds spread too widely for more of them to narrow every one to it" in spread.line()
     assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, halfwidths=widths).line()  # no target

@@ -13,6 +13,7 @@ study's jobs of one model, run one after another.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -50,6 +51,8 @@ class SweepSummary:
     halfwidths: dict = field(default_factory=dict)  # cell group -> its widest contender's half-width at the end
     to_target: adaptive.ToTarget | None = None  # what narrowing them to the target would take (adaptive.rounds_to_target)
     max_repeats: int = 0  # the profile's rounds per cell at most
+    margin: float = 0.0  # the verdict's margin as a half-width (worthwhile - 1), where wider than the target
+    to_margin: adaptive.ToTarget | None = None  # ... and what narrowing them to it would take
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
@@ -79,11 +82,21 @@ class SweepSummary:
         if not math.isfinite(more.rounds):  # a spread past MAX_REPEATS rounds, or a group of one round
             return ("their rounds spread too widely for more of them to narrow every one to it (or too few to "
                     "tell): raise budget_min or max_repeats and run again, or run on a quieter machine")
-        repeats = (f", and max_repeats: {more.max_repeats} in the parameters file"
-                   if more.max_repeats > self.max_repeats else "")
-        return (f"at the spread of their rounds about {more.rounds:.0f} more round(s), about "
-                f"{max(1, round(more.seconds / 60))} min, would narrow them to it: run again with --budget-min "
-                f"{more.budget_min:g}{repeats} (the rounds measured are kept)")
+        reruns = [more]
+        text = f"at the spread of their rounds about {self._rerun(more)} would narrow them to it"
+        margin = self.to_margin
+        if margin is not None and math.isfinite(margin.rounds) and margin.rounds < more.rounds:
+            # the margin's width: an interval no wider cannot hold both a worthwhile gain and none
+            text += f"; to ±{self.margin:.0%}, the margin's width, about {self._rerun(margin)}"
+            reruns.append(margin)
+        where = (" (max_repeats is set in the parameters file)"
+                 if any(r.max_repeats > self.max_repeats for r in reruns) else "")
+        return f"{text}; a rerun keeps the rounds measured{where}"
+
+    def _rerun(self, more: adaptive.ToTarget) -> str:
+        repeats = f", max_repeats: {more.max_repeats}" if more.max_repeats > self.max_repeats else ""
+        return (f"{more.rounds:.0f} more round(s) (about {max(1, round(more.seconds / 60))} min; --budget-min "
+                f"{more.budget_min:g}{repeats})")
 
     def count(self, rows: list) -> None:
         for row in rows:
@@ -257,6 +270,10 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     summary.halfwidths = {group: adaptive.widest_halfwidth(records)
                           for group, records in adaptive.contenders(cfg, rows).items()}
     summary.to_target, summary.max_repeats = adaptive.rounds_to_target(cfg, rows), cfg.max_repeats
+    margin = round(cfg.worthwhile - 1.0, 9)  # 1.10 - 1 is 0.10000000000000009
+    if margin > cfg.target_halfwidth > 0:
+        summary.margin = margin
+        summary.to_margin = adaptive.rounds_to_target(dataclasses.replace(cfg, target_halfwidth=summary.margin), rows)
     return summary
 
 
