@@ -273,10 +273,12 @@ def test_what_narrowing_every_group_to_the_target_would_take_is_priced_from_its_
     cfg = BenchConfig(**CFG)
     wide = rounds_for_halfwidth(math.log(1.25) / math.sqrt(2), math.log(1.05), 100) - 2
     assert wide > 30
-    more = rounds_to_target(cfg, rows)
+    racing = contenders(cfg, rows)
+    more = rounds_to_target(rows, racing, cfg.target_halfwidth)
     assert (more.rounds, more.seconds, more.max_repeats) == (1 + wide, 10.0 * (1 + wide), 2 + wide)
     assert more.budget_min == math.ceil((seconds_spent(rows) + 1.2 * more.seconds) / 30) / 2
-    assert rounds_to_target(cfg, group("resnet", 1, NARROW)) is None  # every group within the target
-    assert rounds_to_target(BenchConfig(**CFG | {"target_halfwidth": 0.0}), rows) is None  # no target
+    narrow = group("resnet", 1, NARROW)
+    assert rounds_to_target(narrow, contenders(cfg, narrow), 0.05) is None  # every group within the target
+    assert rounds_to_target(rows, racing, 0.0) is None  # no target
     # a spread no 100 rounds narrow enough: the rounds are inf, and the line says so (test_loop)
-    assert rounds_to_target(BenchConfig(**CFG | {"target_halfwidth": 0.001}), rows).rounds == math.inf
+    assert rounds_to_target(rows, racing, 0.001).rounds == math.inf

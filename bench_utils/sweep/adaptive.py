@@ -186,22 +186,22 @@ class ToTarget:
     max_repeats: int  # the rounds per cell the most-wanting group reaches
 
 
-def rounds_to_target(cfg: BenchConfig, rows: list) -> ToTarget | None:
-    """The extra rounds that would bring every cell group's contenders within `target_halfwidth`, if their
-    rounds kept the spread they had (stats.rounds_for_halfwidth per contender wider than it: a group's
-    round holds every contender, so the group needs its most-wanting one's), priced at the group's later
-    rounds; None when every group is within the target (or the profile sets none). A projection, as the
-    next round's offer is: what the closing line tells a user a narrower answer costs on this machine (on a
-    2-core Xeon whose calls moved by 20-56% for seconds at a time, 7 minutes more than the 9 its budget held
-    for +-10%, as a rerun then measured: benchmarks/README.md). A group past MAX_REPEATS, the most rounds a
-    profile may ask, makes it inf."""
-    if cfg.target_halfwidth <= 0:
+def rounds_to_target(rows: list, racing: dict, target: float) -> ToTarget | None:
+    """The extra rounds that would bring every cell group's contenders (`racing`: contenders of `rows`)
+    within the relative half-width `target`, if their rounds kept the spread they had
+    (stats.rounds_for_halfwidth per contender wider than it: a group's round holds every contender, so the
+    group needs its most-wanting one's), priced at the group's later rounds; None when every group is
+    within it (or there is no target). A projection, as the next round's offer is: what the closing line
+    tells a user a narrower answer costs on this machine (on a 2-core Xeon whose calls moved by 20-56% for
+    seconds at a time, 7 minutes more than the 9 its budget held for +-10%, as a rerun then measured:
+    benchmarks/README.md). A group past MAX_REPEATS, the most rounds a profile may ask, makes it inf."""
+    if target <= 0:
         return None
-    log_target = math.log1p(cfg.target_halfwidth)
+    log_target = math.log1p(target)
     rounds = seconds = 0.0
     most = 0
-    for group, records in contenders(cfg, rows).items():
-        wide = [record for record in records if not record["race_halfwidth"] <= cfg.target_halfwidth]  # NaN: wide
+    for group, records in racing.items():
+        wide = [record for record in records if not record["race_halfwidth"] <= target]  # NaN: wide
         if not wide:
             continue
         have = max(int(record["race_rounds"] or 0) for record in wide)

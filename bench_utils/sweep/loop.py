@@ -13,7 +13,6 @@ study's jobs of one model, run one after another.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import sys
 import time
@@ -267,13 +266,13 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                 bar.close()
     summary.seconds = time.perf_counter() - started - outside_s
     summary.target_halfwidth = cfg.target_halfwidth
-    summary.halfwidths = {group: adaptive.widest_halfwidth(records)
-                          for group, records in adaptive.contenders(cfg, rows).items()}
-    summary.to_target, summary.max_repeats = adaptive.rounds_to_target(cfg, rows), cfg.max_repeats
+    racing = adaptive.contenders(cfg, rows)  # the races, once: the widths and both prices read them
+    summary.halfwidths = {group: adaptive.widest_halfwidth(records) for group, records in racing.items()}
+    summary.to_target = adaptive.rounds_to_target(rows, racing, cfg.target_halfwidth)
+    summary.max_repeats = cfg.max_repeats
     margin = round(cfg.worthwhile - 1.0, 9)  # 1.10 - 1 is 0.10000000000000009
     if margin > cfg.target_halfwidth > 0:
-        summary.margin = margin
-        summary.to_margin = adaptive.rounds_to_target(dataclasses.replace(cfg, target_halfwidth=summary.margin), rows)
+        summary.margin, summary.to_margin = margin, adaptive.rounds_to_target(rows, racing, margin)
     return summary
 
 
