@@ -77,7 +77,7 @@ def measure_cell(cfg, model: str, batch_size: int, configuration: str, repeat: i
     for _ in range(cfg.blocks):
         process.time_block()
     row = process.finish()
-    if profiled(cfg, batch_size, repeat) and row.status == "ok":
+    if profiled(cfg, batch_size, repeat, configuration) and row.status == "ok":
         row = dataclasses.replace(row, **process.profile())
     process.close()
     return row

@@ -15,7 +15,7 @@ _first_round: dict = {}  # (results file, cell group) -> the round its (imagined
 def synthetic_round(cfg, round_, results_path, sessions, keep) -> list:
     key = (str(results_path), round_.group)
     first = _first_round.get(key)
-    if round_.new_workers or needs_fresh_workers(cfg, round_.repeat, first):
+    if round_.new_workers or needs_fresh_workers(cfg, round_.repeat, first, round_.batch_size):
         first = round_.repeat
     _first_round[key] = first if keep else None
     rows = []

@@ -282,3 +282,20 @@ def test_what_narrowing_every_group_to_the_target_would_take_is_priced_from_its_
     assert rounds_to_target(rows, racing, 0.0) is None  # no target
     # a spread no 100 rounds narrow enough: the rounds are inf, and the line says so (test_loop)
     assert rounds_to_target(rows, racing, 0.001).rounds == math.inf
+
+
+def test_on_a_gpu_later_rounds_hold_the_contenders_without_eagers_worker():
+    # each compiled worker times eager beside its own blocks (eager_in_process): its speedups are over those
+    # calls, so an extra round or a first-pass round after the selection starts no eager worker, and is
+    # priced without one
+    cfg = BenchConfig(**CFG | dict(device="cuda", label="GPU"))
+    rows = group("vit", 1, WIDE, label="GPU")
+    raced = race_round(cfg, rows, Round("vit", 1, 2, cfg.configurations))
+    assert raced.configurations == ("default",)
+    extra = next_round(cfg, rows, 0.0)
+    assert extra.configurations == ("default",)
+    with_eager = round_seconds(rows, ("vit", 1), workers=2)
+    assert round_seconds(rows, ("vit", 1), workers=1) == pytest.approx(with_eager / 2)
+    racing = contenders(cfg, rows)
+    assert (rounds_to_target(rows, racing, 0.05, eager_worker=False).seconds
+            < rounds_to_target(rows, racing, 0.05, eager_worker=True).seconds)

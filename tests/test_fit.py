@@ -240,3 +240,15 @@ def test_a_skipped_row_says_why_in_words_that_agree_with_its_budget():
     schedule._fitted(rounds[2], 200.0)
     later = {row.configuration: row.error for row in schedule.take_skipped()}
     assert all("as for the models measured before" in why for why in later.values()), later
+
+
+def test_where_eager_is_timed_beside_a_later_round_is_the_contenders_workers_alone():
+    # jobs.eager_after_selection false (a GPU's eager_in_process): a later round holds no eager worker, and
+    # the fit prices it so
+    from bench_utils.sweep.fit import Costs
+
+    with_eager = Costs({}, 1.0, 10.0)
+    beside = Costs({}, 1.0, 10.0, eager_worker=False)
+    assert with_eager.workers_of(("vit", 1)) == 2 and beside.workers_of(("vit", 1)) == 1
+    assert beside.later_round(beside.workers_of(("vit", 1))) == pytest.approx(5.0)
+    assert with_eager.later_round(with_eager.workers_of(("vit", 1))) == pytest.approx(10.0)

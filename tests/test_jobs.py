@@ -1,6 +1,8 @@
 """What a profile asks to measure, as jobs and rounds, and which of them a results file still lacks
 (bench_utils/sweep/jobs.py). No torch, no process: rows are written by hand."""
 
+import dataclasses
+
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
@@ -120,6 +122,14 @@ def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_a_gpus_
     # rounds only (the warm compile is measured in a fork: measure/forked.py)
     cpu = BenchConfig(repeats=3, rounds_per_process=4, device="cpu")
     assert [pair_start(cpu, r) for r in range(6)] == [0, 0, 0, 0, 4, 4]
+    # where eager is timed beside every configuration, only a model's smallest batch size starts a fresh worker
+    # at the first pass's end (its warm compile is the model's); the others measure the first pass in their first
+    beside = BenchConfig(repeats=3, rounds_per_process=4, device="cuda", batch_sizes=(1, 4, 16),
+                         configurations=("eager", "default"))
+    assert [pair_start(beside, r, 1) for r in range(3)] == [0, 0, 2]
+    assert [pair_start(beside, r, 16) for r in range(3)] == [0, 0, 0] and not needs_fresh_workers(beside, 2, 0, 4)
+    apart = dataclasses.replace(beside, eager_in_process=False)  # eager's worker: every batch size's pair again
+    assert [pair_start(apart, r, 16) for r in range(3)] == [0, 0, 2]
 
 def test_a_later_round_cut_between_eager_and_its_contender_is_measured_again(tmp_path):
     """Killed after eager's row of round 1 and before the contender's: the round is pending, not lost."""
@@ -134,3 +144,39 @@ def test_a_later_round_cut_between_eager_and_its_contender_is_measured_again(tmp
     with ResultsWriter(path) as writer:
         writer.append(row(CFG, "vit", 1, "default", repeat=1))
     assert not round_pending(CFG, later, done_keys(read_cell_rows(CFG, path)))
+
+
+def test_eager_measures_later_rounds_unless_every_raced_configuration_times_it_beside():
+    from bench_utils.sweep.jobs import eager_after_selection, later_round_configurations, profiled
+
+    gpu = BenchConfig(configurations=("eager", "default", "reduce-overhead"), device="cuda", repeats=3)
+    # on a GPU each compiled worker times eager beside its blocks (eager_in_process auto): eager's own worker
+    # gives the eager row from the selection round, later rounds hold the contenders only
+    assert not eager_after_selection(gpu)
+    assert later_round_configurations(gpu, ["reduce-overhead", "eager"]) == ("reduce-overhead",)
+    # ... and its profiler's pass is in round 0, the contenders' in round 1 (jobs.profiled)
+    assert profiled(gpu, 1, 0, "eager") and not profiled(gpu, 1, 1, "eager")
+    assert profiled(gpu, 1, 1, "default") and not profiled(gpu, 1, 0, "default")
+    # a layout change or a package keeps eager's worker in the later rounds; so do a CPU and an eager-only profile
+    for cfg in (BenchConfig(configurations=("eager", "default", "default+channels-last"), device="cuda"),
+                BenchConfig(configurations=("eager", "default"), device="cuda", eager_in_process=False),
+                BenchConfig(configurations=("eager", "default"), device="cpu"),
+                BenchConfig(configurations=("eager",), device="cuda")):
+        assert eager_after_selection(cfg), cfg.configurations
+    cpu = BenchConfig(configurations=("eager", "default", "max-autotune"), device="cpu", repeats=3)
+    assert later_round_configurations(cpu, ["max-autotune"]) == ("eager", "max-autotune")  # the profile's order
+    assert profiled(cpu, 1, 1, "eager") and not profiled(cpu, 1, 0, "eager")
+
+
+def test_a_later_round_without_eagers_worker_ran_when_a_contenders_row_is_there(tmp_path):
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), repeats=2,
+                      device="cuda")
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        for name in ("eager", "default"):
+            writer.append(row(cfg, "vit", 1, name))
+    later = next(r for r in first_rounds(cfg) if r.repeat == 1)
+    assert round_pending(cfg, later, done_keys(read_cell_rows(cfg, path)))
+    with ResultsWriter(path) as writer:
+        writer.append(row(cfg, "vit", 1, "default", repeat=1))  # eager's worker measured the selection round alone
+    assert not round_pending(cfg, later, done_keys(read_cell_rows(cfg, path)))

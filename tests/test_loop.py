@@ -349,7 +349,7 @@ def test_the_budget_is_the_profiles_a_rerun_of_a_finished_sweep_adds_nothing(tmp
     second = run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=again)
     assert again.units == [] and second.extra_rounds == 0  # the budget is spent: the same answer as `plan`
     assert len(read_results(tmp_path / "r.jsonl").rows) == len(rows)
-    more = BenchConfig(**{**cfg.__dict__, "budget_min": (10 * ROUND_S + 9 * 1.0) / 60})  # a larger budget buys more rounds
+    more = dataclasses.replace(cfg, budget_min=(10 * ROUND_S + 9 * 1.0) / 60)  # a larger budget buys more rounds
     third = run_sweep(more, tmp_path / "r.jsonl", progress=False, launcher=ClockLauncher(more, clock))
     assert third.extra_rounds == 2
 

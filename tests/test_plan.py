@@ -93,7 +93,8 @@ def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one()
 
 
 def test_plan_prints_the_compile_times_range_beside_its_estimate():
-    cfg = BenchConfig(**GPU)
+    # DETR: its compiles outlast the spares' imports beside them (plan.with_spares), at either end of its range
+    cfg = BenchConfig(**GPU | {"models": ("detr",)})
     low, point, high = (sum(e.total for e in plan.estimate(cfg, None, bound=bound)[0]) for bound in ("low", "point", "high"))
     assert low < point < high
     line = plan.plan_text(cfg, "a100.yaml").splitlines()[1]
@@ -289,3 +290,52 @@ def test_a_package_is_planned_as_a_build_then_a_load_not_a_second_compile():
     onnx = MODE_BY_NAME["onnxruntime"]
     assert [plan._compile_s(cpu, "resnet", "onnxruntime", cold, None, "cpu", "point") for cold in (True, False)] == [
         onnx.cold_compile_s, onnx.warm_compile_s]
+
+
+def test_on_a_gpu_a_later_round_is_its_contenders_workers_alone():
+    # eager's own worker measures the selection round only where every compiled worker times eager beside
+    # its blocks (jobs.eager_after_selection): later rounds cost the contenders' workers, fresh or kept
+    cfg = BenchConfig(label="A100", models=("resnet",), batch_sizes=(1,), configurations=("eager", "default"),
+                      device="cuda", repeats=3, profile=False)
+    estimates, _ = plan.estimate(cfg)
+    assert [sorted(e.worker_s) for e in estimates] == [["default", "eager"], ["default"], ["default"]]
+    apart = dataclasses.replace(cfg, eager_in_process=False)
+    assert [sorted(e.worker_s) for e in plan.estimate(apart)[0]] == [["default", "eager"]] * 3
+
+
+def test_on_a_gpu_a_fresh_round_takes_the_spares_the_one_before_started_beside_its_compiles():
+    # workers.Spares: the first group starts its own workers, and two spares beside its first compile
+    # (DETR's, longer than their imports: nothing to wait for); the second group's workers are those
+    # spares, each the part of a start left to do (model build, CUDA context)
+    cfg = BenchConfig(**GPU | {"models": ("detr",), "batch_sizes": (1, 4), "repeats": 1})
+    first, second = plan.estimate(cfg)[0]
+    assert first.seconds["start"] == pytest.approx(2 * plan.START_S["cuda"])
+    assert second.seconds["start"] == pytest.approx(2 * (plan.START_S["cuda"] - plan.SPARE_START_S))
+    # a compile (and the compiled worker's warm-up, half the round's) shorter than the spares' imports: the
+    # runner waits for them before it times (rounds.py)
+    short = [e for e in plan.estimate(dataclasses.replace(cfg, models=("vit",)), bound="low")[0]]
+    beside = short[0].seconds["cold compile"] + short[0].seconds["warm-up"] / 2
+    assert beside < 2 * plan.SPARE_START_S
+    assert short[0].seconds["start"] == pytest.approx(2 * plan.START_S["cuda"] + 2 * plan.SPARE_START_S - beside)
+
+
+def test_past_its_budget_plan_says_what_the_fit_leaves_out_of_the_later_models():
+    # the guide's matrix with reduce-overhead on a GPU compiles twice per cell: past budget_min the fit
+    # (sweep/fit.py) leaves a compiled configuration out of the races after the first model's, each way of
+    # serving keeping one; plan says how many, which in the fit's order before any race (the most elaborate
+    # first), and the time with them out
+    cfg = BenchConfig(label="H100", models=("vit", "resnet", "convnext"), batch_sizes=(1, 16), device="cuda",
+                      configurations=("eager", "default", "reduce-overhead"), repeats=3, budget_min=2.0)
+    estimates, _ = plan.estimate(cfg)
+    cut, total = plan.fit_cut(cfg, estimates)
+    later = sum(e.worker_s.get("reduce-overhead", 0.0) for e in estimates if e.round.model != "vit")
+    assert cut == ["reduce-overhead"] and total == pytest.approx(sum(e.total for e in estimates) - later)
+    line = next(line for line in plan.plan_text(cfg, "h100.yaml").splitlines() if "whole budget" in line)
+    assert (f"it leaves 1 of the 2 compiled configurations out of the 2 models after vit (here reduce-overhead; the first "
+            f"model's race decides which), about {plan._duration(total)} in all, still past the budget") in line
+    roomy = dataclasses.replace(cfg, budget_min=total / 60 + 0.5)
+    assert plan.fit_cut(roomy, estimates)[0] == ["reduce-overhead"]
+    assert "still past" not in next(line for line in plan.plan_text(roomy, "x").splitlines() if "whole budget" in line)
+    # one compiled configuration: nothing can leave (torch.compile keeps its best)
+    single = dataclasses.replace(cfg, configurations=("eager", "default"))
+    assert plan.fit_cut(single, plan.estimate(single)[0])[0] == []

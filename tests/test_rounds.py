@@ -2,6 +2,7 @@
 blocks, failures, lost workers, sessions across rounds."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -16,9 +17,17 @@ from bench_utils.sweep.workers import WorkerLost
 class FakeWorker:
     """Stands in for sweep/workers.Worker: records what it is asked, answers as its plan says."""
 
-    def __init__(self, events: list, plan: dict, cfg: BenchConfig):
-        self.events, self.plan, self.cfg = events, plan, cfg
+    def __init__(self, events: list, plan: dict, cfg: BenchConfig, log_path="worker.log"):
+        self.events, self.plan, self.cfg, self.log_path = events, plan, cfg, log_path
         self.seconds, self.configuration, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
+        self.process = self  # is_alive(): a spare (workers.Spares) that is still there
+
+    def is_alive(self):
+        return True
+
+    def adopt(self, log_path, timeout_s):  # a spare given its job (workers.Worker.adopt)
+        self.events.append((None, f"spare adopted for {Path(log_path).name}"))
+        self.log_path = log_path
 
     def send(self, command, payload=None):
         if command == "cell":  # the task, typed: the settings as validated once, never re-parsed
@@ -39,6 +48,9 @@ class FakeWorker:
         return "ready", None
 
     def ask(self, command, payload=None):
+        if command == "ping":  # a spare answers once its imports are done
+            self.events.append((self.configuration, "ping"))
+            return "pong", None
         if command == "block" and payload.after_switch:
             self.events.append((self.configuration, "untimed call"))
         self.events.append((self.configuration, command))
@@ -204,7 +216,56 @@ def test_a_sessions_workers_start_for_the_profiles_device(monkeypatch, tmp_path)
     monkeypatch.setattr(rounds_module, "Worker", worker)
     with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
         rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
-    assert devices == ["cuda", "cuda"]
+    assert devices == ["cuda"] * 4  # the round's two, and two spares for the next fresh round (workers.Spares)
+
+
+def test_on_a_gpu_spares_import_beside_the_compiles_and_are_done_before_any_block(monkeypatch, tmp_path):
+    # a spawned worker imports torch, Inductor and transformers itself (14-30 s a group on the H200's
+    # host): the next fresh round's are started when this round's first compile starts, and the runner
+    # waits for their imports before the first timed block (an import beside a launch-bound call slows
+    # the host that launches it); the next group's fresh round takes them, and starts no worker itself
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1, 4), blocks=2, settle_s=0.0, device="cuda",
+                      configurations=("eager", "default", "reduce-overhead"))
+    events = []
+
+    def worker(log_path, timeout_s, device="cpu"):
+        events.append((None, f"start {log_path.name}"))
+        return FakeWorker(events, {}, cfg, log_path)
+
+    monkeypatch.setattr(rounds_module, "Worker", worker)
+    monkeypatch.setattr(rounds_module.time, "sleep", lambda s: None)
+    path = tmp_path / "results.jsonl"
+    with rounds_module.Sessions(cfg, path) as live:
+        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), path, live, keep=True)
+        first = list(events)
+        events.clear()
+        rounds_module.run_round(cfg, Round("vit", 4, 0, cfg.configurations), path, live, keep=True)
+    starts = [what for _, what in first if what.startswith("start")]
+    assert starts == ["start vit-bs1-eager-r0.log", "start vit-bs1-default-r0.log", "start vit-bs1-reduce-overhead-r0.log",
+                      "start spare-1.log", "start spare-2.log", "start spare-3.log"]
+    at = first.index((None, "start spare-1.log"))
+    assert first.index(("eager", "receive")) < at  # eager compiles nothing: not beside its warm-up
+    assert first[at + 3] == ("default", "send cell")  # ... beside the first compile
+    pings = [i for i, event in enumerate(first) if event[1] == "ping"]
+    prepared = max(i for i, (_, what) in enumerate(first) if what == "receive")
+    blocks = [i for i, (_, what) in enumerate(first) if what == "block"]
+    assert len(pings) == 3 and prepared < min(pings) and max(pings) < min(blocks)
+    # the next group's fresh round: the spares, adopted for its jobs' logs; three more started beside its compile
+    assert [what for _, what in events if what.startswith(("spare adopted", "start"))] == [
+        "spare adopted for vit-bs4-eager-r0.log", "spare adopted for vit-bs4-default-r0.log",
+        "spare adopted for vit-bs4-reduce-overhead-r0.log", "start spare-4.log", "start spare-5.log",
+        "start spare-6.log"]
+
+
+def test_on_a_cpu_no_spares_start(monkeypatch, tmp_path):
+    # a CPU's workers fork from the preloaded server in milliseconds: nothing to start ahead
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
+                      settle_s=0.0, device="cpu")
+    events, started = fake_workers(monkeypatch, cfg)
+    with rounds_module.Sessions(cfg, tmp_path / "results.jsonl") as live:
+        assert live.spares is None
+        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), tmp_path / "results.jsonl", live, keep=True)
+    assert started == ["vit-bs1-eager-r0.log", "vit-bs1-default-r0.log"] and not any(w == "ping" for _, w in events)
 
 
 def test_a_groups_workers_measure_rounds_per_process_rounds_then_fresh_ones(monkeypatch, tmp_path):

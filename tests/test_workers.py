@@ -11,7 +11,7 @@ import pytest
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.faults import ENV_VAR as FAULT
 from bench_utils.measure.task import CELL, Job, Task
-from bench_utils.sweep.workers import LOG_TAIL_CHARS, Worker, WorkerLost, log_tail, signal_name
+from bench_utils.sweep.workers import LOG_TAIL_CHARS, Spares, Worker, WorkerLost, log_tail, signal_name
 
 
 def cell_payload(fault: str, tmp_path) -> Task:
@@ -284,3 +284,51 @@ def test_a_spawned_worker_whose_imports_fail_leaves_the_traceback_in_its_log(tmp
         assert "no_such_log_setting" in (tmp_path / "bad.log").read_text()
     finally:
         worker.close()
+
+
+def test_a_spare_answers_once_imported_and_its_output_moves_into_its_jobs_log(tmp_path):
+    # forked here (the same worker loop a spawned spare runs on a GPU, sweep/workers.Spares)
+    logs = tmp_path / "logs"
+    spares = Spares(logs, lambda path, timeout_s: Worker(path, timeout_s))
+    try:
+        spares.start(2)
+        spares.wait()  # both answered a ping: their imports are done
+        assert len(spares.idle) == 2 and not spares.unanswered
+        worker = spares.take(logs / "vit-bs1-eager-r0.log", 60.0)
+        assert worker.log_path == logs / "vit-bs1-eager-r0.log" and worker.timeout_s == 60.0
+        worker.close()  # "exit": written to the job's log
+        text = (logs / "vit-bs1-eager-r0.log").read_text()
+        assert text.index("worker: ping") < text.index("worker: log") < text.index("worker: exit")
+        assert not (logs / "spare-1.log").exists()  # moved, not left beside the job logs
+    finally:
+        spares.close()
+    assert not spares.idle and not (logs / "spare-2.log").exists()  # an unused spare's log goes with it
+
+
+def test_a_spare_started_under_another_environment_is_not_used(tmp_path, monkeypatch):
+    # a variable read when torch is imported (OMP_NUM_THREADS, TORCHINDUCTOR_*) changed since it started
+    spares = Spares(tmp_path / "logs", lambda path, timeout_s: Worker(path, timeout_s))
+    try:
+        spares.start(1)
+        monkeypatch.setenv("OMP_NUM_THREADS", "1" if os.environ.get("OMP_NUM_THREADS") != "1" else "2")
+        assert spares.take(tmp_path / "logs" / "job.log", 60.0) is None and not spares.idle
+    finally:
+        spares.close()
+
+
+def test_a_spare_whose_imports_fail_is_dropped_and_its_job_quotes_the_spares_log(tmp_path, monkeypatch):
+    # spawned, as on a GPU: a spare taken before it imported, then dead, leaves its traceback where
+    # it was written; one that dies unused is dropped when the runner waits for the spares
+    monkeypatch.setenv("TORCH_LOGS", "no_such_log_setting")  # torch's import refuses it
+    spares = Spares(tmp_path / "logs", lambda path, timeout_s: Worker(path, timeout_s, device="cuda"))
+    try:
+        spares.start(2)
+        worker = spares.take(tmp_path / "logs" / "job.log", 120.0)
+        with pytest.raises(WorkerLost) as lost:
+            worker.ask("cell", cell_payload("", tmp_path))
+        assert lost.value.status == "crashed" and "no_such_log_setting" in lost.value.error
+        worker.close()
+        spares.wait()
+        assert not spares.idle
+    finally:
+        spares.close()

@@ -105,6 +105,12 @@ class Configuration:
         return not self.baseline and not self.packaged and not self.channels_last
 
     @property
+    def elaborate(self) -> int:
+        """How far it is from plain torch.compile: its modifiers, and a mode other than default (the fit's
+        order: among configurations no race has ranked, the most elaborate leaves a budget first)."""
+        return len(self.modifiers) + (self.mode not in ("default", BASELINE))
+
+    @property
     def needs(self) -> tuple[str, ...]:
         return tuple(m.needs for m in self.modifiers if m.needs)
 

@@ -23,6 +23,8 @@ they are, pickled by the pipe):
   `profile`), asked for after the row is safe with the runner;
 - ("release", None), no reply: the round is over (a CPU round's forked process ends);
 - ("study", Task) -> ("row", row): a whole study process (its measurement: results/studies.py);
+- ("ping", None) -> ("pong", None): a spare (sweep/workers.Spares) says its imports are done;
+- ("log", (spare log, job log)), no reply: a spare given its job writes its output to the job's log;
 - ("exit", None): the worker returns.
 Any failure of a job becomes its row's status; only a crash (a signal, os._exit) ends a worker
 without its reply, and the runner writes that row itself.
@@ -39,7 +41,7 @@ import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on th
 import transformers
 
 from ..config.registry import MODELS
-from . import forked
+from . import detach, forked
 from .compiler_cache import cache_variables
 from .host_memory import keep_freed_memory
 from .task import Task
@@ -97,7 +99,11 @@ def serve(conn) -> None:
             process = None
         if command == "exit":
             return
-        if command == "study":
+        if command == "ping":
+            conn.send(("pong", None))
+        elif command == "log":
+            detach.move_log(*payload)
+        elif command == "study":
             conn.send(("row", _study_row(payload)))
         elif command == "cell":
             _use(payload)

@@ -25,7 +25,7 @@ from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
 from ..results.stats import FEW_ROUNDS, halfwidth_with_round, rounds_for_halfwidth
 from ..results.sweep_time import rerun_budget_min, round_durations, seconds_spent
-from .jobs import Round, cell_groups, needs_fresh_workers
+from .jobs import Round, cell_groups, eager_after_selection, later_round_configurations, needs_fresh_workers
 
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
 # too uncertain to stop on (a run stopped SegFormer-B0 on three rounds that agreed to +-1.5% by chance,
@@ -64,8 +64,8 @@ def next_is_fresh(cfg: BenchConfig, rows: list, group: tuple[str, int]) -> bool:
     last = max(row.repeat for row in mine)
     last_rows = [row for row in mine if row.repeat == last]
     first = min((row.prepared_round for row in last_rows if row.prepared_round is not None), default=last)
-    return any(row.status not in NOT_FAILED for row in last_rows) or needs_fresh_workers(cfg, last + 1,
-                                                                                                 first)
+    return any(row.status not in NOT_FAILED for row in last_rows) or needs_fresh_workers(cfg, last + 1, first,
+                                                                                                 group[1])
 
 
 CONTENDING = (RECOMMENDED, RUNNER_UP, CONTENDER)
@@ -100,18 +100,17 @@ def leaders(records: list[dict]) -> tuple[str, ...]:
 
 
 def race_round(cfg: BenchConfig, rows: list, round_: Round) -> Round | None:
-    """`round_` with eager and the group's contenders only (after the selection round), and its leaders
-    named (`leaders`), or None when the profile races configurations and none of the group's is left (an
-    eager-only profile keeps its rounds)."""
+    """`round_` with the group's contenders only after the selection round (and eager, where its worker
+    measures later rounds: jobs.eager_after_selection), and its leaders named (`leaders`), or None when
+    the profile races configurations and none of the group's is left (an eager-only profile keeps its
+    rounds)."""
     if round_.repeat < SELECTION_ROUNDS or round_.configurations == (BASELINE,):
         return round_
     records = contenders(cfg, rows).get(round_.group, [])
     left = {record["configuration"] for record in records}
     if not left:
         return None
-    return dataclasses.replace(round_, configurations=tuple(c for c in round_.configurations
-                                                            if c == BASELINE or c in left),
-                               leaders=leaders(records))
+    return dataclasses.replace(round_, configurations=later_round_configurations(cfg, left), leaders=leaders(records))
 
 
 def widest_halfwidth(records: list[dict]) -> float:
@@ -147,6 +146,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
         rounds[group] = max(rounds.get(group, -1), row.repeat)
     offers = []
     racing = contenders(cfg, rows)
+    eager_worker = int(eager_after_selection(cfg))
     for group, records in racing.items():
         width = widest_halfwidth(records)
         within = width <= cfg.target_halfwidth
@@ -155,7 +155,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
             continue
         forced = next_is_fresh(cfg, rows, group)  # its workers end anyway: only a fresh pair is on offer
         for fresh in (True,) if forced else (False, True):
-            seconds = round_seconds(rows, group, fresh, workers=1 + len(records))  # eager and the chased
+            seconds = round_seconds(rows, group, fresh, workers=eager_worker + len(records))  # eager and the chased
             if elapsed_s + seconds > cfg.budget_min * 60.0:
                 continue
             after = halfwidth_after(records, fresh)
@@ -171,7 +171,7 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
     if not offers:
         return None
     _, group, new_workers = min(offers, key=lambda offer: offer[0])
-    configurations = (BASELINE, *(record["configuration"] for record in racing[group]))
+    configurations = later_round_configurations(cfg, [record["configuration"] for record in racing[group]])
     return Round(group[0], group[1], rounds[group] + 1, configurations, new_workers=new_workers,
                  leaders=leaders(racing[group]))
 
@@ -186,9 +186,10 @@ class ToTarget:
     max_repeats: int  # the rounds per cell the most-wanting group reaches
 
 
-def rounds_to_target(rows: list, racing: dict, target: float) -> ToTarget | None:
+def rounds_to_target(rows: list, racing: dict, target: float, eager_worker: bool = True) -> ToTarget | None:
     """The extra rounds that would bring every cell group's contenders (`racing`: contenders of `rows`)
-    within the relative half-width `target`, if their rounds kept the spread they had
+    within the relative half-width `target` (with eager's worker in each round: `eager_worker`,
+    jobs.eager_after_selection), if their rounds kept the spread they had
     (stats.rounds_for_halfwidth per contender wider than it: a group's round holds every contender, so the
     group needs its most-wanting one's), priced at the group's later rounds; None when every group is
     within it (or there is no target). A projection, as the next round's offer is: what the closing line
@@ -209,7 +210,7 @@ def rounds_to_target(rows: list, racing: dict, target: float) -> ToTarget | None
         extra = max(needed - have, 1.0)  # wider than the target yet "there" by the spread alone: the interval
         # holds more than the spread (the pick's correction, worker pairs' design effect): a round at least
         rounds += extra
-        seconds += extra * round_seconds(rows, group, fresh=False, workers=1 + len(records))
+        seconds += extra * round_seconds(rows, group, fresh=False, workers=int(eager_worker) + len(records))
         most = max(most, have + int(extra) if math.isfinite(extra) else most)
     if not rounds:
         return None

@@ -33,7 +33,7 @@ from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import (CONTENDER, DROPPED, FAILED, INACCURATE, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS)
 from ..results.rows import timed_s
-from .jobs import Round
+from .jobs import Round, eager_after_selection
 from .plan import CPU_COMPILE_S
 from .workers import uses_cuda
 
@@ -55,17 +55,20 @@ class Costs:
     free: frozenset = frozenset()  # configurations that did not apply in any measured group: they cost nothing
     racing: dict = field(default_factory=dict)  # measured group -> workers its later rounds hold (eager and contenders)
     warm_compile_s: float = 0.0  # a CPU leader's warm compile, timed before its first later round
+    eager_worker: bool = True  # eager's own worker measures the later rounds (jobs.eager_after_selection)
 
     def later_round(self, workers: int) -> float:
-        """A later round of `workers` forks (eager and the contenders left), seconds: each its warm-up,
+        """A later round of `workers` workers (eager's and the contenders left), seconds: each its warm-up,
         blocks and share of the handoffs (later_round_s is two of them)."""
-        return self.later_round_s / 2 * max(workers, 2)
+        return self.later_round_s / 2 * max(workers, 1)
 
     def workers_of(self, group: tuple) -> int:
         """The workers a group's later rounds will hold: its own race's once measured (a noisy first round
-        drops nothing: every later round holds every configuration), else eager and one contender (another
-        group's count says little of this one's: ResNet-50 kept six where ViT-B/16 kept three)."""
-        return max(2, self.racing.get(group, 2))
+        drops nothing: every later round holds every configuration), else eager's (where it measures later
+        rounds) and one contender's (another group's count says little of this one's: ResNet-50 kept six
+        where ViT-B/16 kept three)."""
+        least = 1 + self.eager_worker
+        return max(least, self.racing.get(group, least))
 
 
 @dataclass
@@ -82,8 +85,9 @@ def _epoch(row) -> float:
     return dt.datetime.fromisoformat(row.started_at).timestamp()
 
 
-def machine_costs(rows: list) -> Costs | None:
-    """Costs from the completed selection rounds among `rows` (None before the first one)."""
+def machine_costs(rows: list, eager_worker: bool = True) -> Costs | None:
+    """Costs from the completed selection rounds among `rows` (None before the first one); `eager_worker`:
+    eager's own worker measures the later rounds (jobs.eager_after_selection)."""
     selection = [row for row in rows if row.repeat < SELECTION_ROUNDS and row.started_at and row.status == "ok"]
     tried = [row for row in rows if row.repeat < SELECTION_ROUNDS and row.status != "skipped"]
     ran = {row.configuration for row in selection}
@@ -113,9 +117,9 @@ def machine_costs(rows: list) -> Costs | None:
     for record in cells([row for row in rows if row.status != "skipped"]):
         if record["race_outcome"] in (RECOMMENDED, RUNNER_UP, CONTENDER) and not record["race_trailing"]:
             group = (record["model"], record["batch_size"])
-            racing[group] = racing.get(group, 1) + 1
+            racing[group] = racing.get(group, int(eager_worker)) + 1
     return Costs({name: statistics.median(values) for name, values in own.items()}, overhead, later_round_s, free,
-                 racing, _warm_compile_s(rows, selection))
+                 racing, _warm_compile_s(rows, selection), eager_worker)
 
 
 def _warm_compile_s(rows: list, selection: list) -> float:
@@ -127,12 +131,6 @@ def _warm_compile_s(rows: list, selection: list) -> float:
     cold = [row.compile_s for row in selection if row.compile_s]
     low_cold, low_warm = CPU_COMPILE_S["low"]
     return statistics.median(cold) * low_warm / low_cold if cold else 0.0
-
-
-def elaborate(name: str) -> int:
-    """How far a configuration is from plain torch.compile: its modifiers, and a mode other than default."""
-    config = configuration(name)
-    return len(config.modifiers) + (config.mode not in ("default", BASELINE))
 
 
 def showing(records: list, label: str) -> dict[str, int]:
@@ -211,7 +209,7 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
     left out already (they stay out)."""
     keep = tuple(name for name in round_.configurations if name not in left_out)
     skipped = [name for name in round_.configurations if name in left_out]
-    costs = machine_costs(rows)
+    costs = machine_costs(rows, eager_after_selection(cfg))
     if costs is None or cfg.budget_min <= 0 or cfg.target_halfwidth <= 0 or round_.repeat >= SELECTION_ROUNDS:
         return Fit(dataclasses.replace(round_, configurations=keep), skipped)
     budget_s = cfg.budget_min * 60.0
@@ -228,7 +226,7 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
     # the first to leave: the lowest showing, then one far behind its group's best, then the most
     # elaborate, then the dearest
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
-                   key=lambda name: (rank.get(name, UNMEASURED), name not in behind, -elaborate(name),
+                   key=lambda name: (rank.get(name, UNMEASURED), name not in behind, -configuration(name).elaborate,
                                      -costs.own_s.get(name, math.inf)))
     # what compiles nothing costs a worker's warm-up and blocks, and is the speed had without a compile
     # (the pay-back's alternative): it stays; so does each form's best-ranked configuration, whatever the

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
-from ..config.configurations import BASELINE
+from ..config.configurations import BASELINE, configuration
 from ..measure.task import CELL, Job
 from ..results.race import SELECTION_ROUNDS
 from ..results.rows import BenchResult, Row, cell_fields, read_results, run_key
@@ -74,34 +74,63 @@ def first_rounds(cfg: BenchConfig) -> list[Round]:
             for model, batch_size in chunk]
 
 
-def profiled(cfg: BenchConfig, batch_size: int, repeat: int) -> bool:
-    """Does a process of round `repeat` get the profiler's pass? With `profile`, the first round after the
-    selection rounds (eager and the configurations the race kept; round 0 when there is no later round)
-    at each model's smallest batch size: one pass explains a model's speedup; profiling every
-    configuration a selection round tries cost 4-13 s per model on a 2-core CPU (2026-11-28, Zen 5: 5
-    calls each at 2-3x their latency, and the trace), the other batch sizes would repeat it."""
+def eager_after_selection(cfg: BenchConfig) -> bool:
+    """Does eager's own worker measure the rounds after the selection rounds? Not where every configuration
+    the profile races times eager beside its own blocks (eager_in_process, Configuration.eager_beside: on
+    a GPU by default): each later round's speedups are over those calls, and eager's worker, which gives
+    the eager row (its latency, memory and profile), measures the selection round alone. A later round
+    is then its contenders' workers only: on the guide's A100 matrix a third of its timing, and its
+    fresh pairs' eager starts and warm-ups (`plan`)."""
+    device = "cuda" if uses_cuda(cfg.device) else "cpu"
+    raced = [name for name in cfg.configurations if name != BASELINE]
+    return not (raced and cfg.times_eager_beside(device) and all(configuration(name).eager_beside for name in raced))
+
+
+def later_round_configurations(cfg: BenchConfig, contenders) -> tuple[str, ...]:
+    """A round's configurations after the selection rounds: eager's (eager_after_selection) and the
+    `contenders` the race keeps (eager among them or not), in the profile's order."""
+    keep = (set(contenders) - {BASELINE}) | ({BASELINE} if eager_after_selection(cfg) else set())
+    return tuple(name for name in cfg.configurations if name in keep)
+
+
+def profiled(cfg: BenchConfig, batch_size: int, repeat: int, name: str) -> bool:
+    """Does the process of configuration `name` in round `repeat` get the profiler's pass? With
+    `profile`, the first round after the selection rounds (eager and the configurations the race kept;
+    round 0 when there is no later round) at each model's smallest batch size: one pass explains a
+    model's speedup; profiling every configuration a selection round tries cost 4-13 s per model on a
+    2-core CPU (2026-11-28, Zen 5: 5 calls each at 2-3x their latency, and the trace), the other batch
+    sizes would repeat it. Eager's worker, where it measures the selection round alone
+    (eager_after_selection), gets its pass in round 0."""
     round_ = SELECTION_ROUNDS if cfg.repeats > SELECTION_ROUNDS else 0
+    if name == BASELINE and not eager_after_selection(cfg):
+        round_ = 0
     return cfg.profile and repeat == round_ and batch_size == cfg.smallest_batch_size
 
 
-def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None) -> bool:
-    """Does round `repeat` of a cell group start fresh workers, when its current ones started in round
-    `first_round` (None: it has none)? After `rounds_per_process` rounds; on a GPU also at the last round
-    of the first pass: every cell then has two pairs of workers at least (results/stats.design_effect
-    can weigh their disagreement) and a warm compile (a fresh worker's, from the cache round 0 filled).
+def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, batch_size: int | None = None) -> bool:
+    """Does round `repeat` of a cell group (at `batch_size`; None: as at the smallest) start fresh workers,
+    when its current ones started in round `first_round` (None: it has none)? After `rounds_per_process`
+    rounds; on a GPU also at the last round of the first pass: every cell then has two pairs of workers at
+    least (results/stats.design_effect can weigh their disagreement) and a warm compile (a fresh worker's,
+    from the cache round 0 filled). Where eager is timed beside each configuration (no eager worker in the
+    later rounds: eager_after_selection) only at each model's smallest batch size: every speedup is then
+    paired within one process, and a warm compile does not depend on the batch size (3.3-4.9 s for
+    ResNet-50 and ViT-B/16 at batch 1 and 16 alike on the H200, docs/gpu.md), so the other batch sizes'
+    fresh workers would cost the guide's A100 matrix 4 minutes for figures a model's first already gives.
     On a CPU every round is a process of its own already and the warm compile is measured in a fork
     of the prepared one (measure/forked.py): a fresh start at the first pass's end would only cost."""
     if first_round is None:
         return True
-    first_pass_end = repeat == cfg.repeats - 1 and first_round < repeat and uses_cuda(cfg.device)
+    smallest = batch_size is None or batch_size == cfg.smallest_batch_size or eager_after_selection(cfg)
+    first_pass_end = repeat == cfg.repeats - 1 and first_round < repeat and uses_cuda(cfg.device) and smallest
     return repeat - first_round >= cfg.rounds_per_process or first_pass_end
 
 
-def pair_start(cfg: BenchConfig, repeat: int) -> int:
-    """The round in which the workers of round `repeat` of the first pass started."""
+def pair_start(cfg: BenchConfig, repeat: int, batch_size: int | None = None) -> int:
+    """The round in which the workers of round `repeat` of the first pass (at `batch_size`) started."""
     first = None
     for r in range(repeat + 1):
-        if needs_fresh_workers(cfg, r, first):
+        if needs_fresh_workers(cfg, r, first, batch_size):
             first = r
     return first
 
@@ -136,16 +165,19 @@ def done_keys(rows: list, retry_failed: bool = False) -> set:
 
 def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
     """Does the results file lack a row of this round? The selection round needs every configuration's;
-    a later round holds only the race's contenders (decided by the rows): it ran when eager's row and a
-    contender's are there (eager's alone: the sweep stopped between the two, and the round is measured
-    again; its new eager row replaces the old)."""
+    a later round holds only the race's contenders (decided by the rows): it ran when a contender's row
+    is there, and eager's where eager's worker measures later rounds (eager_after_selection; eager's
+    alone: the sweep stopped between the two, and the round is measured again; its new eager row
+    replaces the old)."""
     def has(name: str) -> bool:
         return run_key(cfg, (round_.model, round_.batch_size, name, round_.repeat)) in done
 
     if round_.repeat < SELECTION_ROUNDS:
         return not all(has(name) for name in round_.configurations)
     others = [name for name in round_.configurations if name != BASELINE]
-    return not has(BASELINE) or (bool(others) and not any(has(name) for name in others))
+    if not others:  # an eager-only profile: eager's row is the round
+        return not has(BASELINE)
+    return (eager_after_selection(cfg) and not has(BASELINE)) or not any(has(name) for name in others)
 
 
 def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:

@@ -32,8 +32,8 @@ from ..results.race import SELECTION_ROUNDS
 from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .launchers import Launcher
-from .jobs import (Round, done_keys, failure_row, first_rounds, pending_study_jobs, read_cell_rows, round_pending,
-                   rows_path, study_jobs, unit_group)
+from .jobs import (Round, done_keys, eager_after_selection, failure_row, first_rounds, pending_study_jobs,
+                   read_cell_rows, round_pending, rows_path, study_jobs, unit_group)
 
 
 @dataclass
@@ -268,11 +268,12 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     summary.target_halfwidth = cfg.target_halfwidth
     racing = adaptive.contenders(cfg, rows)  # the races, once: the widths and both prices read them
     summary.halfwidths = {group: adaptive.widest_halfwidth(records) for group, records in racing.items()}
-    summary.to_target = adaptive.rounds_to_target(rows, racing, cfg.target_halfwidth)
+    eager_worker = eager_after_selection(cfg)  # in each later round: its price counts it
+    summary.to_target = adaptive.rounds_to_target(rows, racing, cfg.target_halfwidth, eager_worker)
     summary.max_repeats = cfg.max_repeats
     margin = round(cfg.worthwhile - 1.0, 9)  # 1.10 - 1 is 0.10000000000000009
     if margin > cfg.target_halfwidth > 0:
-        summary.margin, summary.to_margin = margin, adaptive.rounds_to_target(rows, racing, margin)
+        summary.margin, summary.to_margin = margin, adaptive.rounds_to_target(rows, racing, margin, eager_worker)
     return summary
 
 

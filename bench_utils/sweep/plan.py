@@ -29,13 +29,18 @@ from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import gpu_compile_s
-from .jobs import Round, done_keys, first_rounds, pair_start, profiled, read_cell_rows, round_pending
+from .jobs import (Round, done_keys, first_rounds, later_round_configurations, pair_start, profiled,
+                   read_cell_rows, round_pending)
 from .workers import uses_cuda
 
 START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
 # (CUDA: sweep/workers.py), model build or load, .to(device) (CUDA: a context per process). CPU: measured
 # here (full-size ResNet-50); CUDA: the first GPU run's fresh eager workers took 9-11 s from start to
-# row, 2 s of it warm-up and a few of timing (docs/gpu.md)
+# row, 2 s of it warm-up and a few of timing; the H200 race of 2026-11-27 took 14-30 s from a round's end
+# to the next group's first task, two to four workers spawned together (docs/gpu.md)
+# ... of it, what a spare does ahead (workers.Spares: the interpreter and its imports), the rest (model build,
+# CUDA context) 0.4-1.1 s in the same race: from a task to the worker's warm-up
+SPARE_START_S = 5.0
 # what a tiny config's compile costs against a full-size model's: a tenth on a CPU; on a GPU as much (the
 # first GPU run, docs/gpu.md: a tiny ViT compiled cold in 12.5 s, ViT-B/16 in 12.3 s; Triton's kernel
 # compiles, not the model's size, take the time)
@@ -152,39 +157,48 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
     handoffs = cfg.blocks * len(names) - (cfg.blocks - 1) if len(names) > 1 else 1
     untimed_calls = math.ceil(handoffs / len(names))  # per worker
     cold = round_.repeat == 0
-    fresh = pair_start(cfg, round_.repeat) == round_.repeat  # else its workers are prepared (rounds.py)
+    fresh = pair_start(cfg, round_.repeat, round_.batch_size) == round_.repeat  # else its workers are prepared
     for mode in names:
         cell = known.get((round_.model, round_.batch_size, mode))
         latency = _latency_ms(round_, mode, known, gpu)
         estimate.latency_known &= latency is not None
         call_s = (latency or 0.0) / 1000.0
         parts = {}
-        warmup_s = min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
+        warmup_s = _warmup_s(cfg, call_s)
+        beside = cfg.times_eager_beside(device) and configuration(mode).eager_beside
+        eager_s = 0.0
+        if beside:  # eager's blocks beside each of its own (eager_in_process): eager's latency, as its own worker's
+            eager_ms = _latency_ms(round_, BASELINE, known, gpu)
+            estimate.latency_known &= eager_ms is not None
+            eager_s = (eager_ms or 0.0) / 1000.0
         if fresh:
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
-                     "warm-up": warmup_s}
-        elif (device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat) + 1
+                     "warm-up": warmup_s + (_warmup_s(cfg, eager_s) if beside else 0.0)}  # eager's beside it too
+        elif (device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat, round_.batch_size) + 1
               and round_.times_warm_compile(mode)):
             # a leader's template's first kept round: its warm compile in a fork first (measure/worker.py)
             parts["warm compile"] = _compile_s(cfg, round_.model, mode, False, cell, device, bound)
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
         timing_s = cfg.blocks * max(cfg.block_calls() * call_s, cfg.block_s()) + untimed_calls * call_s
-        if cfg.times_eager_beside(device) and configuration(mode).eager_beside:  # eager's blocks beside each of its own,
-            # each after an untimed call (a switch of callable): eager's latency, as its own worker's
-            eager_ms = _latency_ms(round_, BASELINE, known, gpu)
-            estimate.latency_known &= eager_ms is not None
-            eager_s = (eager_ms or 0.0) / 1000.0
+        if beside:  # each of eager's blocks after an untimed call of each (a switch of callable)
             timing_s += cfg.blocks * (max(cfg.block_calls() * eager_s, cfg.block_s()) + eager_s + call_s)
         estimate.seconds["timing"] = estimate.seconds.get("timing", 0.0) + timing_s
         for part, seconds in parts.items():  # fresh workers prepare one at a time (rounds.py): each counts
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
     estimate.seconds["settle"] = handoffs * cfg.settle_s
-    if profiled(cfg, round_.batch_size, round_.repeat):
-        estimate.seconds["profiler"] = PROFILE_S * len(names)
+    passes = sum(profiled(cfg, round_.batch_size, round_.repeat, name) for name in names)
+    if passes:
+        estimate.seconds["profiler"] = PROFILE_S * passes
     return estimate
+
+
+def _warmup_s(cfg: BenchConfig, call_s: float) -> float:
+    """A fresh worker's warm-up of a callable taking `call_s` a call: `warmup` calls, two windows at least
+    (a window is a block: cell.block_window_s; two agreeing windows are steady), max_warmup_s at most."""
+    return min(max(cfg.warmup * call_s, 2 * max(cfg.block_s(), 0.05)), cfg.max_warmup_s)
 
 
 def planned_device(cfg: BenchConfig) -> str:
@@ -213,11 +227,38 @@ def estimate(cfg: BenchConfig, results_path=None, race: str = "worst",
     todo = []
     for round_ in first_rounds(cfg):
         if round_pending(cfg, round_, done):
-            later = race == "best" and round_.repeat >= SELECTION_ROUNDS
-            todo.append(dataclasses.replace(round_, configurations=(BASELINE, leader) if later and leader else runnable,
-                                            leaders=(leader,) if later and leader else first_of_form))
-    return ([round_estimate(cfg, round_, device, known, gpu, bound) for round_ in todo],
-            len(first_rounds(cfg)) - len(todo))
+            later = round_.repeat >= SELECTION_ROUNDS
+            best = race == "best" and later and leader
+            names = (later_round_configurations(cfg, (leader,) if best else runnable) if later and len(runnable) > 1
+                     else runnable)
+            todo.append(dataclasses.replace(round_, configurations=names, leaders=(leader,) if best else first_of_form))
+    estimates = [round_estimate(cfg, round_, device, known, gpu, bound) for round_ in todo]
+    if device == "cuda":
+        with_spares(cfg, estimates)
+    return estimates, len(first_rounds(cfg)) - len(todo)
+
+
+def with_spares(cfg: BenchConfig, estimates: list[RoundEstimate]) -> None:
+    """A GPU's fresh rounds with spares (workers.Spares, sweep/rounds.py): a fresh round that compiles
+    starts as many spares as the profile has configurations beside its first compile, imported together
+    in SPARE_START_S each; the runner waits for them before it times, so what their imports outlast
+    of the round's compiles and the compiled workers' warm-ups counts as its start. The next fresh
+    round's workers are those spares: each costs what is left of a start (START_S less SPARE_START_S).
+    The first fresh round starts its own."""
+    ready = 0  # spares imported when the next fresh round opens
+    for e in estimates:
+        if "start" not in e.seconds:
+            continue
+        taken = min(ready, len(e.worker_s))
+        e.seconds["start"] -= taken * SPARE_START_S
+        ready -= taken
+        compiled = e.seconds.get("cold compile", 0.0) + e.seconds.get("warm compile", 0.0)
+        if compiled:
+            compiling = sum(configuration(name).compiled for name in e.worker_s)
+            beside = compiled + e.seconds.get("warm-up", 0.0) * compiling / len(e.worker_s)
+            started = len(cfg.configurations) - ready
+            e.seconds["start"] += max(0.0, started * SPARE_START_S - beside)
+            ready = len(cfg.configurations)
 
 
 # oneDNN's own checks (ATen/native/mkldnn/Utils.h, mkldnn_bf16_device_check and _fp16_), the ones a
@@ -256,6 +297,43 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
     """Workers whose estimate comes within TIMEOUT_MARGIN of timeout_s: raise it, or they may time out."""
     return [(e, mode, seconds) for e in estimates for mode, seconds in e.worker_s.items()
             if seconds * TIMEOUT_MARGIN > cfg.timeout_s]
+
+
+def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str], float]:
+    """What the fit (fit.py) would leave out of the later models' races at this estimate, and the sweep's
+    estimate then, seconds: configurations leave the models after the first in the fit's order for
+    configurations no race has ranked yet (the most elaborate first, then the dearest here), each way of
+    serving keeping one, until the rest fits budget_min. At run time the first model's race ranks them
+    (fit.showing), so which ones leave is its to say; how many is this estimate's."""
+    first = cfg.models[0]
+    later_s: dict[str, float] = {}
+    for e in estimates:
+        if e.round.model != first:
+            for name, seconds in e.worker_s.items():
+                later_s[name] = later_s.get(name, 0.0) + seconds
+    order = sorted((name for name in later_s if configuration(name).compiled),
+                   key=lambda name: (-configuration(name).elaborate, -later_s[name]))
+    best_of_form = {configuration(name).form: name for name in order}  # worst first: the last of a form stays
+    order = [name for name in order if best_of_form[configuration(name).form] != name]
+    total, cut = sum(e.total for e in estimates), []
+    while total > cfg.budget_min * 60.0 and order:
+        name = order.pop(0)
+        cut.append(name)
+        total -= later_s[name]
+    return cut, total
+
+
+def _cut_text(cfg: BenchConfig, estimates: list[RoundEstimate]) -> str:
+    """fit_cut in words, for plan's line on a first pass past the budget ("" when nothing would leave)."""
+    if len(cfg.models) < 2:
+        return ""
+    cut, total = fit_cut(cfg, estimates)
+    if not cut:
+        return ""
+    fits = "" if total <= cfg.budget_min * 60.0 else ", still past the budget"
+    return (f": at this estimate it leaves {len(cut)} of the {sum(configuration(n).compiled for n in cfg.configurations)} "
+            f"compiled configurations out of the {len(cfg.models) - 1} models after {cfg.models[0]} (here "
+            f"{', '.join(cut)}; the first model's race decides which), about {_duration(total)} in all{fits}")
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
@@ -320,9 +398,9 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
         else:  # the first pass alone fills the budget: say so before it is spent, not after
             lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}) at "
                          f"this estimate: after the first model's round the sweep prices the rest at this machine's "
-                         f"costs and leaves out what the budget cannot hold (docs/method.md); --budget-min "
-                         f"{math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra rounds) races "
-                         "every configuration")
+                         f"costs and leaves out what the budget cannot hold (docs/method.md){_cut_text(cfg, estimates)}; "
+                         f"--budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra "
+                         "rounds) races every configuration")
     by_model: dict[str, float] = {}
     for e in estimates:
         by_model[e.round.model] = by_model.get(e.round.model, 0.0) + e.total

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
+from ..config.configurations import configuration
 from ..measure.forked import RELEASE, forks
-from ..measure.task import Block, Job, NextRound, Task, log_path
+from ..measure.task import LOGS_DIR, Block, Job, NextRound, Task, log_path
+from ..paths import inside
 from ..results.rows import NOT_FAILED, BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers, profiled
-from .workers import Worker, WorkerLost, uses_cuda
+from .workers import Spares, Worker, WorkerLost, uses_cuda
 
 
 @dataclass
@@ -47,13 +49,26 @@ class Session:
 
 
 class Sessions:
-    """The live sessions of a sweep on this machine, by cell group, least recently used first."""
+    """The live sessions of a sweep on this machine, by cell group, least recently used first; with
+    `spares` (default: where workers are spawned, a GPU), workers started ahead (workers.Spares)."""
 
-    def __init__(self, cfg: BenchConfig, results_path: Path):
+    def __init__(self, cfg: BenchConfig, results_path: Path, spares: bool | None = None):
         self.cfg, self.results_path = cfg, Path(results_path)
         self.live: dict[tuple[str, int], Session] = {}
         self.ended_rows: list = []  # rows given exit codes by `close`, for the loop to write again
         self._scratch: str | None = None  # the workers' scratch folder (Task.scratch_dir), made on first use
+        ahead = uses_cuda(cfg.device) if spares is None else spares
+        folder = inside(self.results_path.parent / LOGS_DIR, self.results_path.parent)
+        self.spares = Spares(folder, self._new_worker) if ahead else None
+
+    def _new_worker(self, path: Path, timeout_s: float) -> Worker:
+        return Worker(path, timeout_s, self.cfg.device)
+
+    def worker(self, job: Job) -> Worker:
+        """A worker for `job`: a spare started ahead where there is one, else a new one."""
+        path = log_path(self.results_path, job)
+        spare = self.spares.take(path, self.cfg.timeout_s) if self.spares else None
+        return spare or self._new_worker(path, self.cfg.timeout_s)
 
     @property
     def scratch(self) -> str:
@@ -67,7 +82,7 @@ class Sessions:
         """The session to measure `round_` in, and whether its workers are fresh (they must prepare)."""
         session = self.live.pop(round_.group, None)
         if session is not None and (round_.new_workers or needs_fresh_workers(self.cfg, round_.repeat,
-                                                                              session.first_round)
+                                                                              session.first_round, round_.batch_size)
                                     or set(round_.configurations) - set(session.workers)):
             self._end(session)
             session = None
@@ -75,9 +90,7 @@ class Sessions:
         if fresh:
             while len(self.live) >= self.cfg.live_groups:
                 self._end(self.live.pop(next(iter(self.live))))
-            session = Session(round_.repeat, {job.option: Worker(log_path(self.results_path, job), self.cfg.timeout_s,
-                                                                self.cfg.device)
-                                              for job in round_.jobs})
+            session = Session(round_.repeat, {job.option: self.worker(job) for job in round_.jobs})
         else:
             for name in set(session.workers) - set(round_.configurations):  # out of the race: they end
                 session.workers.pop(name).close()
@@ -98,6 +111,8 @@ class Sessions:
         try:
             for group in list(self.live):
                 self.close(group)
+            if self.spares is not None:
+                self.spares.close()
         finally:
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
@@ -129,9 +144,9 @@ class _RoundRun:
     """One round's conversation with its workers; `rows` fills as each job ends (a row per job)."""
 
     def __init__(self, cfg: BenchConfig, round_: Round, results_path: Path, session: Session,
-                 scratch: str | None = None):
+                 scratch: str | None = None, spares: Spares | None = None):
         self.cfg, self.round, self.results_path, self.session = cfg, round_, results_path, session
-        self.scratch = scratch
+        self.scratch, self.spares = scratch, spares
         self.workers = {job: session.workers[job.option] for job in round_.jobs}
         self.rows: dict[Job, BenchResult] = {}
 
@@ -166,7 +181,11 @@ class _RoundRun:
         (its warm-up measures nothing and slows the compile); on a GPU Inductor times kernels while it
         compiles, and timings disturbed by another worker would pick the kernels every later process
         reuses from the cache (docs/method.md; docs/gpu.md, item 2); two compile pools at once also
-        inflate compile_s. plan.py counts every worker's preparation for this reason."""
+        inflate compile_s. plan.py counts every worker's preparation for this reason.
+
+        Spares (workers.Spares) for the next fresh round start when this one's first compile does: a
+        spawned worker's imports (14-30 s a group on the H200's host) run beside compiles, which are
+        not timed, and are done before any block is (`wait_for_spares`)."""
         jobs = self.round.jobs
         # one at a time, also kept workers on a CPU: each forks a process that warms up (measure/forked.py)
         alone = fresh or forks("cuda" if uses_cuda(self.cfg.device) else "cpu")
@@ -178,12 +197,20 @@ class _RoundRun:
                 if len(waves) > 1:
                     worker.new_deadline()  # its timeout_s counts from its own turn to prepare
                 if fresh:
+                    if self.spares is not None and configuration(job.option).compiled:
+                        self.spares.start(len(self.cfg.configurations))  # the most a fresh round holds
                     worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ),
                                              scratch_dir=self.scratch))
                 else:
                     worker.send("round", NextRound(job.repeat, self.round.times_warm_compile(job.option)))
             ready |= {job for job in wave if self.answered(job, self.workers[job].receive)}
         return [job for job in jobs if job in ready]
+
+    def wait_for_spares(self) -> None:
+        """Every spare started has imported before a block is timed: an import beside a launch-bound
+        call would slow the host that launches it."""
+        if self.spares is not None:
+            self.spares.wait()
 
     def time_blocks(self, live: list[Job]) -> None:
         """`blocks` turns per worker in ABBA order (drift cancels in each pair), `settle_s` of quiet
@@ -206,7 +233,7 @@ class _RoundRun:
             if job not in self.rows:
                 self.ask(job, "finish")
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
-            if profiled(self.cfg, self.round.batch_size, self.round.repeat) and self.rows[job].status == "ok":
+            if profiled(self.cfg, self.round.batch_size, self.round.repeat, job.option) and self.rows[job].status == "ok":
                 self.rows[job] = _with_profile(self.rows[job], self.workers[job])
 
 
@@ -220,16 +247,18 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
     status). With `keep`, the group's workers stay alive for its next round unless it needs fresh
     ones or a worker failed."""
     session, fresh = sessions.open(round_)
-    run = _RoundRun(cfg, round_, Path(results_path), session, sessions.scratch if fresh and cfg.cold_compile else None)
+    run = _RoundRun(cfg, round_, Path(results_path), session, sessions.scratch if fresh and cfg.cold_compile else None,
+                    sessions.spares)
     try:
         live = run.prepare(fresh)
+        run.wait_for_spares()
         run.time_blocks(live)
         run.finish(live)
     except BaseException:
         sessions.close(round_.group)
         raise
     measured = [run.rows[job] for job in round_.jobs]
-    if not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round) or any(
+    if not keep or needs_fresh_workers(cfg, round_.repeat + 1, session.first_round, round_.batch_size) or any(
             row.status not in NOT_FAILED for row in measured):  # a failure: fresh workers next
         sessions.close(round_.group)
         return [dataclasses.replace(row, exit_code=session.workers[row.configuration].exit_code) for row in measured]

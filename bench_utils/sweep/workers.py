@@ -156,6 +156,8 @@ class Worker:
     """One measuring process with a deadline: `timeout_s` seconds from its start, or from the start of
     the round it measures now (`new_deadline`), for everything it is asked in that round."""
 
+    spare_log: Path | None = None  # a spare's (Spares): the log it wrote before it was given its job
+
     def __init__(self, log_path: Path, timeout_s: float, device: str = "cpu"):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path, self.timeout_s = log_path, timeout_s
@@ -180,6 +182,17 @@ class Worker:
         self.started = time.perf_counter()
         self.deadline = self.started + timeout_s
 
+    def adopt(self, log_path: Path, timeout_s: float) -> None:
+        """A spare (Spares) given its job: its output moves to the job's log, its deadline is the job's."""
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.send("log", (str(self.log_path), str(log_path)))
+        self.spare_log, self.log_path, self.timeout_s = self.log_path, log_path, timeout_s
+        self.new_deadline()
+
+    def log_tail(self) -> str:
+        """The end of its log (log_tail), or of the log it wrote as a spare if it died before it moved."""
+        return log_tail(self.log_path) or (log_tail(self.spare_log) if self.spare_log else "")
+
     def new_deadline(self) -> None:
         """A later round of the same process: `timeout_s` from now, and its `seconds` counted from now."""
         self.started = time.perf_counter()
@@ -197,21 +210,21 @@ class Worker:
         if not self.conn.poll(max(0.0, self.deadline - time.perf_counter())):
             self.kill()
             raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s; log: "
-                                        f"{log_tail(self.log_path)}")
+                                        f"{self.log_tail()}")
         try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
             return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
         except (EOFError, OSError) as err:
             if getattr(err, "expired", False):
                 raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s; log: "
-                                            f"{log_tail(self.log_path)}") from None
+                                            f"{self.log_tail()}") from None
             self.process.join(5)
             code = self.process.exitcode
             if code == -signal.SIGKILL and self.out_of_memory():
                 raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: past "
-                                        f"the machine's or the container's memory); log: {log_tail(self.log_path)}"
+                                        f"the machine's or the container's memory); log: {self.log_tail()}"
                                  ) from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
-            raise WorkerLost("crashed", f"worker process {reason}; log: {log_tail(self.log_path)}") from None
+            raise WorkerLost("crashed", f"worker process {reason}; log: {self.log_tail()}") from None
 
     def out_of_memory(self) -> bool:
         """Did the kernel's OOM killer end a process since this worker started (memory_room.oom_kills)?
@@ -253,3 +266,62 @@ class Worker:
             self.process.join(EXIT_WAIT_S)
         self.kill()  # if it is still there, and its compile workers if any outlived it
         self.conn.close()
+
+
+class Spares:
+    """Workers spawned ahead of their jobs, where a worker is spawned (a GPU's: `_context`) and imports
+    torch, its compiler and transformers itself: a cell group's fresh workers took 14-30 s from the end
+    of the round before to their first task on the H200's 16-core host (docs/gpu.md), 36% of a short
+    run. The runner starts spares while a fresh round's workers compile (`start`, sweep/rounds.py),
+    so the next fresh round finds its workers imported, and never lets one import while a round times:
+    `wait` returns once every spare has answered (its imports done), before the round's first block.
+    A spare keeps the environment it was spawned with; one spawned under another (an import-time
+    variable changed since) is not used."""
+
+    def __init__(self, folder: Path, start):
+        """`start(log_path, timeout_s)`: a new Worker (the runner's way of starting one: Sessions.worker)."""
+        self.folder, self._start = Path(folder), start
+        self.idle: list[tuple[Worker, dict]] = []  # (worker, the import-time environment it started with)
+        self.unanswered: list[Worker] = []  # started, not yet known to have imported
+        self.started = 0  # spares spawned so far (their logs' numbers)
+
+    def start(self, count: int) -> None:
+        """Spawn spares until `count` are idle."""
+        environment = server_environment(os.environ)
+        while len(self.idle) < count:
+            self.started += 1
+            worker = self._start(self.folder / f"spare-{self.started}.log", SERVER_START_S)
+            self.idle.append((worker, environment))
+            self.unanswered.append(worker)
+
+    def wait(self) -> None:
+        """Block until every spare started has imported (answered a ping); one that does not within
+        SERVER_START_S, or died, is dropped (the job it would have taken spawns a worker of its own, whose
+        row then says what fails)."""
+        for worker in self.unanswered:
+            try:
+                worker.ask("ping")
+            except WorkerLost:
+                worker.kill()
+                self.idle = [(spare, env) for spare, env in self.idle if spare is not worker]
+        self.unanswered = []
+
+    def take(self, log_path: Path, timeout_s: float) -> Worker | None:
+        """An idle spare adopted for the job whose log is `log_path` (Worker.adopt), or None."""
+        environment = server_environment(os.environ)
+        while self.idle:
+            worker, started_with = self.idle.pop(0)
+            if started_with == environment and worker.process.is_alive():
+                if worker in self.unanswered:  # it may still be importing: a job's first task waits on it anyway
+                    self.unanswered.remove(worker)
+                worker.adopt(log_path, timeout_s)
+                return worker
+            worker.close()
+        return None
+
+    def close(self) -> None:
+        """End the idle spares; their logs go with them (they held only imports' output)."""
+        for worker, _ in self.idle:
+            worker.close()
+            Path(worker.log_path).unlink(missing_ok=True)
+        self.idle, self.unanswered = [], []
