@@ -34,7 +34,7 @@ from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configura
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import accuracy, deploy, environment, faults, machine_load, profiling, schedule
+from . import accuracy, deploy, environment, faults, launch_thread, machine_load, profiling, schedule
 from .compiler_cache import compiler_cache
 from .task import Task
 from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
@@ -244,8 +244,8 @@ class CellProcess:
         self.repeat = repeat
         self.identity = cell_fields(self.cfg, self.model_name, self.batch_size, self.config.name, self.device,
                                     repeat)
-        self.fields: dict = {"samples_s": [], "block_lengths": [], "eager_samples_s": [],
-                             "eager_block_lengths": []} | carried
+        self.fields: dict = {"samples_s": [], "block_lengths": [], "eager_samples_s": [], "eager_block_lengths": [],
+                             "block_cpus": [], "block_others_cpu_pct": [], "block_sm_clock_mhz": []} | carried
         self._loads: list = []  # machine_load.Load of each block
         self._page_faults = 0  # minor page faults during the timed calls, the process's threads together
         self._last_timed = None  # the callable this process timed last (eager_in_process: two take turns)
@@ -279,6 +279,8 @@ class CellProcess:
         check_supported(config, device)  # before minutes of loading and compiling
         faults.maybe_inject("load", self.fault)
         spec, loaded = load_for_process(cfg, self.model_name, device, self.fields)
+        if device == "cuda":  # its model runs on the GPU: no OpenMP pool to spin beside another worker's blocks
+            torch.set_num_threads(launch_thread.GPU_WORKER_THREADS)
         check_supported(config, device, loaded.model)
         self.fields["num_params"] = loaded.num_params
         inputs = process_inputs(cfg, spec, self.batch_size, device)
@@ -332,11 +334,18 @@ class CellProcess:
         kept (`prepared_call_s`): each fork warms up until steady anyway, and stops at its first window
         that agrees with it (a second of warm-up saved per process and round)."""
         if not self.forking:
+            self._pin()
             return warm_up(call, self.cfg, self.device, extra_calls, block_window_s(self.cfg))
         started = time.perf_counter()
         samples = time_calls(call, self.device, max(1, self.cfg.warmup + extra_calls), 0.0)
         self.prepared_call_s = statistics.median_high(samples)
         return {"warmup_calls": len(samples), "warmup_s": time.perf_counter() - started, "warmup_steady": True}
+
+    def _pin(self) -> None:
+        """A GPU worker's launching thread stays on its CPU from its warm-up on (launch_thread.pin): after
+        its compile, whose workers it forked keep every CPU."""
+        if self.device == "cuda" and "pinned_cpu" not in self.fields:
+            self.fields["pinned_cpu"] = launch_thread.pin()
 
     def _enter_call_contexts(self, autocast: bool) -> None:
         """Enter, in this thread, what every call of the cell runs under: inference mode and, with
@@ -484,7 +493,19 @@ class CellProcess:
             self.fields[samples_name] += samples
             self.fields[lengths_name].append(len(samples))
         self._page_faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
-        self._loads.append(machine_load.between(before, machine_load.snapshot()))
+        load = machine_load.between(before, machine_load.snapshot())
+        self._loads.append(load)
+        self._record_host(load)
+
+    def _record_host(self, load) -> None:
+        """What moves a launch-bound call, at the block's end (launch_thread): the CPU its thread ran on,
+        the others' CPU share over the block, the GPU's SM clock where NVML reads it."""
+        host = launch_thread.BlockHost.now(environment.sm_clock_mhz if self.device == "cuda" else None)
+        self.fields["block_cpus"].append(host.cpu)
+        if load is not None:
+            self.fields["block_others_cpu_pct"].append(load.others_cpu_pct)
+        if host.sm_clock_mhz is not None:
+            self.fields["block_sm_clock_mhz"].append(host.sm_clock_mhz)
 
     def next_round(self, repeat: int) -> None:
         """Measure round `repeat` in this process too: a new row, the same built, compiled and warm
@@ -544,7 +565,7 @@ class CellProcess:
 
 
 # a process's fields that hold for every round it measures (next_round keeps them)
-PROCESS_FIELDS = ("process_round", "weights", "weights_note", "num_params", "max_abs_diff", "accuracy_ok",
+PROCESS_FIELDS = ("process_round", "pinned_cpu", "weights", "weights_note", "num_params", "max_abs_diff", "accuracy_ok",
                   "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
                   "break_reasons", "recompile_reasons", "cudagraph_skips", "cudagraphs_recorded")
 

@@ -238,3 +238,14 @@ def _nvidia_driver() -> str:
         return next((p for p in parts if p[:1].isdigit() and "." in p), first.strip())
     except OSError:
         return ""
+
+
+def sm_clock_mhz() -> float | None:
+    """The current GPU's SM clock, MHz, as NVML reads it over its last sample period (torch.cuda.clock_rate:
+    CUDA_VISIBLE_DEVICES mapped to NVML's index), or None without pynvml or a readable clock."""
+    import torch
+
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:  # noqa: BLE001 - pynvml missing (ModuleNotFoundError) or its own NVMLError kinds
+        return None

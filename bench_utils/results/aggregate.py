@@ -181,6 +181,8 @@ def combine(rows: list) -> dict:
     record["noisy"] = bool(summary and summary.noisy)
     record["mean_outliers"] = bool(summary and summary.mean_outliers)
     record["kernels_outside_graphs"] = kernels_outside_graphs(record)
+    clocks = [mhz for row in ok for mhz in row.block_sm_clock_mhz]
+    record["sm_clock_mhz_low"], record["sm_clock_mhz_high"] = (min(clocks), max(clocks)) if clocks else (None, None)
     record["held_mem_mb"] = held_memory_mb(record)
     record["compile_notes"] = compile_notes(record)
     return record

@@ -167,6 +167,12 @@ RECORD = (
     Column("page_faults_per_call", "largest", "faults", "minor page faults per timed call (memory the call "
            "touched for the first time: 0 when the allocator keeps freed memory, keep_freed_memory)",
            bounds=PER_CALL),
+    Column("launch_cpus", "union", meaning="the CPUs its measuring thread ran on at its blocks' ends (a GPU worker's "
+           "is pinned to one: measure/launch_thread.py; -1: unknown)", source="block_cpus"),
+    Column("sm_clock_mhz_low", "computed", "MHz", "the GPU's SM clock, the lowest NVML read at a block's end",
+           device=CUDA),
+    Column("sm_clock_mhz_high", "computed", "MHz", "the GPU's SM clock, the highest NVML read at a block's end",
+           device=CUDA),
     Column("busy_pct", "computed", "%", "the larger others_cpu_pct of this cell and its eager cell"),
     Column("stolen_pct", "computed", "%", "the larger steal_pct of this cell and its eager cell"),
     Column("disturbed", "computed", meaning="busy_pct or stolen_pct above 10%, or outlying rounds", label="Disturbed"),
@@ -279,5 +285,8 @@ ROW_ONLY = {"repeat": "the round the row measured",
             "env": "the measuring process's environment (the env columns read it)",
             "exit_code": "the worker's exit status when it ended after writing the row (exit_codes)",
             "process_round": "the round whose process measured it (a CPU round's fork: its own round)",
-            "template_round": "the round that prepared the process it was forked from (CPU)"}
+            "template_round": "the round that prepared the process it was forked from (CPU)",
+            "block_others_cpu_pct": "other processes' CPU share over each timed block, % (others_cpu_pct: their mean)",
+            "block_sm_clock_mhz": "the GPU's SM clock at each timed block's end, MHz (CUDA with NVML)",
+            "pinned_cpu": "the CPU a GPU worker pinned its measuring thread to (launch_cpus)"}
 

@@ -30,6 +30,8 @@ MAX_ITEMS = 10_000  # items of a list of text (graph-break reasons ...)
 IDENTITY = ("label", "model", "checkpoint", "task", "size", "configuration", "device", "settings", "setting",
             "strategy")
 MAX_IDENTITY = 300
+MAX_CPU = 2**20  # a CPU's number (os.cpu_count's bound in ENV_FIELDS)
+MAX_CLOCK_MHZ = 100_000.0  # a GPU's SM clock: today's run at 0.2-3 GHz
 # the environment's fields that are not text: (what a value must be, the test)
 ENV_FIELDS = {
     "cpu_count": ("a whole number >= 1 or null", lambda v: v is None or (type(v) is int and 1 <= v <= 2**20)),
@@ -96,7 +98,16 @@ _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
                  "process_round": ("a round from 0 to 1,000, or null",
                                    lambda v: v is None or (type(v) is int and 0 <= v <= 1000)),
                  "template_round": ("a round from 0 to 1,000, or null",
-                                    lambda v: v is None or (type(v) is int and 0 <= v <= 1000))}
+                                    lambda v: v is None or (type(v) is int and 0 <= v <= 1000)),
+                 # the host at each block's end (measure/launch_thread.py): a CPU's number (-1: unknown), a share
+                 # of the machine, a clock
+                 "block_cpus": ("a list of CPU numbers (-1: unknown)", lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
+                                and all(type(x) is int and -1 <= x <= MAX_CPU for x in v)),
+                 "block_others_cpu_pct": ("a list of percentages", lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
+                                          and all(_is_number(x) and 0 <= x <= 100 for x in v)),
+                 "block_sm_clock_mhz": ("a list of clocks in MHz", lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
+                                        and all(_is_number(x) and 0 <= x <= MAX_CLOCK_MHZ for x in v)),
+                 "pinned_cpu": ("a CPU number or null", lambda v: v is None or (type(v) is int and 0 <= v <= MAX_CPU))}
 
 
 def _field_problem(values: dict, types: dict) -> str:

@@ -185,6 +185,11 @@ class BenchResult(Row):
     # this configuration's block i (eager first in even blocks, second in odd: ABBA), seconds
     eager_samples_s: list[float] = field(default_factory=list)
     eager_block_lengths: list[int] = field(default_factory=list)
+    # --- the host at each timed block's end (measure/launch_thread.py: what moves a launch-bound call) ---
+    block_cpus: list = field(default_factory=list)  # the CPU the measuring thread ran on (-1: unknown)
+    block_others_cpu_pct: list[float] = field(default_factory=list)  # other processes' CPU over the block, %
+    block_sm_clock_mhz: list[float] = field(default_factory=list)  # CUDA with NVML: the GPU's SM clock, MHz
+    pinned_cpu: int | None = None  # CUDA: the CPU its measuring thread was pinned to (None: not pinned)
     # --- provenance ---
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC

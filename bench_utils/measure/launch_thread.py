@@ -1,0 +1,70 @@
+"""The thread that launches a measuring process's calls, and what moves it. No torch.
+
+A launch-bound call on a GPU (eager at batch 1, a default-mode call of many small kernels) runs as fast
+as its host launches kernels: on the H100 and H200 runs of 2026-11-27 such calls moved 1.6-2x between
+processes and between stretches seconds apart in one process, pinned or not, while CUDA-graph replays
+stayed within 0.3-1% (docs/gpu.md). What the harness can remove it removes, once a GPU worker is
+prepared (measure/cell.py): its launching thread stays on the CPU it runs on (`pin`: no migration
+between blocks; the compile workers, forked before, keep every CPU), and torch's intra-op threads are
+one (`GPU_WORKER_THREADS`: an idle worker's OpenMP pool then has no threads to spin beside the worker
+that times). What it cannot remove it records per block (`BlockHost`): the CPU the thread was on, and
+the GPU's SM clock where NVML is installed (environment.sm_clock_mhz: pynvml, nvidia-ml-py); the other
+processes' CPU share is machine_load's. The speedups stay paired where the host's state is shared: eager timed beside each
+configuration in its own process (eager_in_process).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from dataclasses import dataclass
+
+GPU_WORKER_THREADS = 1  # torch's intra-op threads in a GPU worker once prepared (its model runs on the GPU)
+UNKNOWN_CPU = -1  # sched_getcpu failed or is missing (not Linux)
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def current_cpu() -> int:
+    """The CPU the calling thread runs on now (sched_getcpu), UNKNOWN_CPU where it cannot be read."""
+    libc = _libc()
+    getcpu = getattr(libc, "sched_getcpu", None) if libc is not None else None
+    if getcpu is None:
+        return UNKNOWN_CPU
+    cpu = getcpu()
+    return cpu if cpu >= 0 else UNKNOWN_CPU
+
+
+def pin() -> int | None:
+    """Keep the calling thread on the CPU it runs on now (sched_setaffinity of the thread alone: on
+    Linux pid 0 is the calling thread); that CPU, or None where it cannot (not Linux, a CPU unknown,
+    or not allowed to this process)."""
+    cpu = current_cpu()
+    if cpu == UNKNOWN_CPU or not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        return None
+    return cpu
+
+
+@dataclass(frozen=True)
+class BlockHost:
+    """The host's state at a timed block's end: the CPU the launching thread ran on, the SM clock (MHz,
+    None: not read)."""
+
+    cpu: int
+    sm_clock_mhz: float | None
+
+    @classmethod
+    def now(cls, clock=None) -> "BlockHost":
+        """`clock()`: the GPU's SM clock, MHz, or None (environment.sm_clock_mhz); None: a CPU run."""
+        return cls(current_cpu(), clock() if clock is not None else None)
