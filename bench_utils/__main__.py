@@ -98,7 +98,7 @@ def _cmd_selfcheck(args) -> int:
 
     if args.device == "cuda":  # no usable GPU: one line, as `run` says it, not a traceback
         check_device_available(profiles("cuda"))
-    return selfcheck_main(args.device, args.keep, args.json)
+    return selfcheck_main(args.device, args.keep, args.json, args.quick)
 
 
 def _cmd_report(args) -> int:
@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--keep", metavar="DIR", help="keep the results files here (default: a temporary folder)")
     check.add_argument("--json", metavar="FILE", help="also write every check and cell record to FILE: what a "
                        "first GPU run sends back (docs/gpu.md)")
+    check.add_argument("--quick", action="store_true", help="a GPU's core checks alone (the clock; eager, default "
+                       "and reduce-overhead on tiny ViT; the oversized batch): what benchmarks/gpu_probe.sh runs in a "
+                       "session's 15 minutes of device time (docs/gpu.md)")
     check.set_defaults(func=_cmd_selfcheck)
 
     report = _verb(sub, "report", "measure the profiles, then build a page per profile, a summary and "

@@ -21,6 +21,7 @@ from statistics import median_high
 
 from .config.bench_config import BenchConfig
 from .config.configurations import configuration
+from .sweep.jobs import eager_after_selection
 from .report.notes import compile_note_words
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
@@ -54,10 +55,24 @@ def _check(name: str, ok: bool, reason: str) -> Check:
     return Check(name, "PASS" if ok else "FAIL", reason)
 
 
-def profiles(device: str) -> list[BenchConfig]:
+# --quick on a GPU: the first profile's modes and the oversized batch's (a tiny model compiles about as long
+# as a full one there: 10-13 s cold in default and reduce-overhead, 26 s in max-autotune, which a whole
+# selfcheck runs, on the H200: docs/gpu.md); the rest of `profiles` is left out
+QUICK_MODES = ("eager", "default", "reduce-overhead")
+QUICK_OOM_MODES = ("eager", "reduce-overhead")
+
+
+def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     """The profiles measured, in order: every configuration the device offers, on tiny models. The first
     runs three rounds (REUSE) with caches of its own; a precision the machine lacks natively becomes an
-    "unsupported" row (a SKIP with its reason), as in a report."""
+    "unsupported" row (a SKIP with its reason), as in a report. `quick` (a GPU's): the first profile
+    alone, with QUICK_MODES: on the H200 the whole selfcheck took 415 s of a session's 900 (docs/gpu.md);
+    the compile rules, CUDA graphs, a reused worker, the cache's merge and the profiler are the first
+    profile's, batch 16 and reduce-overhead at full size the probe profile's (benchmarks/gpu_probe.sh);
+    max-autotune, the lower precisions, channels_last and graph breaks wait for a whole selfcheck."""
+    if quick and device != "cpu":
+        return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=QUICK_MODES,
+                            profile=True, **(FAST | REUSE))]
     if device == "cpu":
         return [BenchConfig(label="selfcheck cpu", models=("vit",), configurations=("eager", "default"), device="cpu",
                             profile=True, **(FAST | REUSE)),
@@ -260,10 +275,11 @@ def own_caches(folder: Path):
     return cache_variables(str(folder / "torchinductor"), str(folder / "triton"))
 
 
-def oom_check(device: str, folder: Path) -> Check:
+def oom_check(device: str, folder: Path, quick: bool = False) -> Check:
     """CUDA: a batch whose input fits the free memory but whose first activations do not must become
     `oom` rows in every mode, fired in the model's forward (not where the batch is built), while the
-    workers of another group (batch 1) stay alive beside it and measure their next round."""
+    workers of another group (batch 1) stay alive beside it and measure their next round. `quick`:
+    eager and reduce-overhead only (QUICK_OOM_MODES: a CUDA-graph mode's worker beside the failures)."""
     if device != "cuda":
         return Check("oversized batch beside live workers", "SKIP",
                      "CPU: an allocation past RAM is killed by the OS, not raised")
@@ -275,22 +291,24 @@ def oom_check(device: str, folder: Path) -> Check:
     # tiny ResNet's float32 image (32 x 32); its first convolution's output is 2/3 of its input
     image_bytes = 3 * 32 * 32 * 4
     huge = int(OOM_INPUT_SHARE * torch.cuda.mem_get_info()[0] // image_bytes)
-    cfg = BenchConfig(label="selfcheck oom", models=("resnet",), configurations=("eager", "default", "reduce-overhead"),
+    modes = QUICK_OOM_MODES if quick else ("eager", "default", "reduce-overhead")
+    cfg = BenchConfig(label="selfcheck oom", models=("resnet",), configurations=modes,
                       device="cuda", live_groups=2, **(FAST | REUSE | {"batch_sizes": (1, huge), "cold_compile": False}))
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
     rows = read_results(folder / "oom.jsonl").rows
-    problems = oom_problems(rows, huge, cfg.configurations, cfg.repeats)
+    problems = oom_problems(rows, huge, cfg.configurations, cfg.repeats, eager_after_selection(cfg))
     where = sorted({r.error.rsplit("[", 1)[-1].split("]")[0] for r in rows if r.batch_size == huge and "[" in r.error})
     return _check("oversized batch beside live workers", not problems, "; ".join(problems) or
                   f"batch {huge:,}: oom in every mode (at {', '.join(where)}), not measured again; batch 1's "
                   "workers measured round 1 beside it, in the same processes")
 
 
-def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> list[str]:
+def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int, eager_later: bool = True) -> list[str]:
     """What is wrong with the oversized-batch profile's rows, by the sweep's own rules: round 0 holds
     every configuration of both groups; the oversized group, with no configuration left in its race, is
-    not measured again (sweep/adaptive.race_round); a later round of batch 1 holds eager and its race's
-    contenders, in round 0's processes, which lived on beside the oversized group's failures."""
+    not measured again (sweep/adaptive.race_round); a later round of batch 1 holds its race's contenders
+    and eager (`eager_later`; else eager's worker measured round 0 alone: jobs.eager_after_selection), in
+    round 0's processes, which lived on beside the oversized group's failures."""
     from .config.configurations import BASELINE
 
     big, small = [r for r in rows if r.batch_size == huge], [r for r in rows if r.batch_size == 1]
@@ -305,18 +323,21 @@ def oom_problems(rows: list, huge: int, configurations: tuple, repeats: int) -> 
         if missing:
             problems.append(f"batch {batch} has no round-0 row of {', '.join(missing)}")
     eager_rounds = {r.repeat for r in small if r.configuration == BASELINE}
-    if eager_rounds != set(range(repeats)):
-        problems.append(f"batch 1's eager ran in rounds {sorted(eager_rounds)}, not 0 to {repeats - 1}")
-    alone = sorted(r for r in eager_rounds if r > 0 and not any(o.repeat == r and o.configuration != BASELINE
-                                                                    for o in small))
-    if alone:  # an ok group keeps a contender in its race: a later round with eager only lost it
-        problems.append(f"batch 1's round(s) {', '.join(map(str, alone))} measured eager without a contender")
+    if eager_rounds != (set(range(repeats)) if eager_later else {0}):
+        problems.append(f"batch 1's eager ran in rounds {sorted(eager_rounds)}, not "
+                        + (f"0 to {repeats - 1}" if eager_later else "0 alone (timed beside each configuration after)"))
+    later = eager_rounds - {0} if eager_later else set(range(1, repeats))
+    alone = sorted(r for r in later if not any(o.repeat == r and o.configuration != BASELINE for o in small))
+    if alone:  # an ok group keeps a contender in its race: a later round without one lost it
+        problems.append(f"batch 1's round(s) {', '.join(map(str, alone))} measured "
+                        + ("eager without a contender" if eager_later else "no contender"))
     return problems
 
 
-def run(device: str = "auto", folder: Path | None = None, cells: list | None = None):
+def run(device: str = "auto", folder: Path | None = None, cells: list | None = None, quick: bool = False):
     """Every check, in order, as it is made (a generator: main prints each at once). `cells`, if given,
-    receives every measured cell's record (the DataFrame's rows) and each environment record."""
+    receives every measured cell's record (the DataFrame's rows) and each environment record; `quick`:
+    a GPU's core checks alone (`profiles`, `oom_check`)."""
     from .measure.environment import resolve_device
     from .results.aggregate import load_dataframe
     from .results.rows import read_results
@@ -327,7 +348,7 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
     with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:
         folder = Path(folder or tmp)
         yield clock_check(device)
-        for number, cfg in enumerate(profiles(device)):
+        for number, cfg in enumerate(profiles(device, quick)):
             path = folder / f"profile{number}.jsonl"
             reuse = cfg.repeats == REUSE["repeats"]
             with own_caches(folder / f"caches{number}") if reuse else contextlib.nullcontext():
@@ -342,13 +363,13 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
             if reuse:
                 yield from reuse_checks(rows)
             yield env_check(rows, device)
-        yield oom_check(device, folder)
+        yield oom_check(device, folder, quick)
 
 
-def main(device: str, folder: str | None, json_path: str | None = None) -> int:
+def main(device: str, folder: str | None, json_path: str | None = None, quick: bool = False) -> int:
     started = time.perf_counter()
     checks, cells = [], []
-    for check in run(device, Path(folder) if folder else None, cells):
+    for check in run(device, Path(folder) if folder else None, cells, quick):
         print(check.line(), flush=True)
         checks.append(check)
     failed = [c for c in checks if c.status == "FAIL"]

@@ -37,6 +37,7 @@ def main() -> int:
     parser.add_argument("--models", nargs="+", default=["resnet", "vit"])
     parser.add_argument("--params", type=Path, default=Path(__file__).resolve().parents[1] / "parameters" /
                         "cpu-report.yaml", help="the sweep's settings (default: the default CPU report's)")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, help="default: the profile's")
     parser.add_argument("--budget-min", type=float, help="the sweep's budget (default: the profile's)")
     parser.add_argument("--results", type=Path, help="keep the rows here (default: a temporary folder)")
     parser.add_argument("--eager-apart", action="store_true", help="time eager for the twin's speedup in eager's "
@@ -45,25 +46,25 @@ def main() -> int:
     args = parser.parse_args()
     cfg = load_config(args.params)
     cfg = dataclasses.replace(cfg, label="A/A check", models=tuple(args.models), weights="random", profile=False,
+                              batch_sizes=tuple(args.batch_sizes or cfg.batch_sizes),
                               configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min,
                               eager_in_process=False if args.eager_apart else cfg.eager_in_process)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="aa-check-") as tmp:
         path = args.results or Path(tmp) / "results.jsonl"
         summary = run_sweep(cfg, path, progress=False)
-        df = load_dataframe(path).set_index(["model", "configuration"])
+        df = load_dataframe(path)
     design = "eager beside the twin in its processes" if cfg.times_eager_beside(
         "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"
     print(f"A/A check with {args.params.name}'s settings ({design}): sweep {summary.seconds:.0f} s, "
           f"whole run {time.perf_counter() - started:.0f} s")
     failed = 0
-    for model in args.models:
-        twin = df.loc[(model, TWIN)]
+    for _, twin in df[df["configuration"] == TWIN].iterrows():
         low, high = twin["speedup_ci95_low"], twin["speedup_ci95_high"]
         inside = low <= 1.0 <= high
         failed += not inside
-        print(f"  {model}: eager / its twin {twin['speedup']:.3f}x [{low:.3f}, {high:.3f}] over "
-              f"{int(twin['paired_rounds'])} rounds (half-width ±{twin['speedup_halfwidth']:.1%}); "
+        print(f"  {twin['model']} at batch {twin['batch_size']}: eager / its twin {twin['speedup']:.3f}x [{low:.3f}, "
+              f"{high:.3f}] over {int(twin['paired_rounds'])} rounds (half-width ±{twin['speedup_halfwidth']:.1%}); "
               f"1.00x inside: {'yes' if inside else 'NO'}")
     return 1 if failed else 0
 

@@ -1,50 +1,73 @@
 #!/usr/bin/env bash
-# A GPU run in one command (docs/gpu.md): the machine's facts, `selfcheck --device cuda`, the short profile
-# benchmarks/gpu-probe.yaml (or $GPU_PROBE_PARAMS), then the checks of its method on the same rows: the
-# CUDA method check (benchmarks/method_check.py: the profile's latencies and speedups against
-# Timer.blocked_autorange and do_bench in reference processes) and an A/A check (eager against eager in two
-# workers: --eager-apart, whatever the profile's eager_in_process). Each step is capped in seconds so that
-# a run cut short still leaves what it measured in OUTDIR: selfcheck's lines (its JSON is written only
-# when it ends) and the profile's rows (it resumes where it stopped when run again). A device call
-# allows 600 s in all; the device time of a session is 15 minutes.
+# A GPU run in one device call (docs/gpu.md): the machine's facts, `selfcheck --device cuda --quick`, the
+# short profile benchmarks/gpu-probe.yaml (or $GPU_PROBE_PARAMS), then the checks of its method on the same
+# rows: the CUDA method check (benchmarks/method_check.py: the profile's latencies and speedups against
+# Timer.blocked_autorange and do_bench in a reference process) and an A/A check (eager against eager in two
+# workers: --eager-apart, whatever the profile's eager_in_process).
+#
+# A session has 15 minutes of device time, the machine's start (about 250 s on the H200) included, and a
+# call at most 600 s: one call of this script fits both. Each step is capped in seconds, and no step runs
+# past the call's deadline (GPU_PROBE_DEADLINE_S, default 585 s from the script's start: a step gets what is
+# left of it, less what the steps after it are promised), so a run cut short still leaves what it measured
+# in OUTDIR: selfcheck's lines (its JSON is written only when it ends) and the profile's rows (it resumes
+# where it stopped when run again).
 # Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [CHECKS_S]
-#        (0 skips a step; defaults 240, 240 and 150: two calls, `OUT 240 0 0` then `OUT 0 240 150`)
+#        (0 skips a step; defaults 140, 300 and 140; GPU_PROBE_SELFCHECK=full: the whole selfcheck, about
+#        7 minutes on an H200, for a session that runs nothing else: `OUTDIR 540 0 0`)
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [CHECKS_S]}
-selfcheck_s=${2:-240}
-profile_s=${3:-240}
-checks_s=${4:-150}
+selfcheck_s=${2:-140}
+profile_s=${3:-300}
+checks_s=${4:-140}
+deadline_s=${GPU_PROBE_DEADLINE_S:-585}
 py=${PYTHON:-python3}
 params=${GPU_PROBE_PARAMS:-benchmarks/gpu-probe.yaml}
+quick=--quick
+[ "${GPU_PROBE_SELFCHECK:-quick}" = full ] && quick=
 results=reports/gpu-probe/results.jsonl
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$PWD/.cache/inductor}"
 started=$(date +%s)
+
+# seconds step N may run: its cap, or what is left before the deadline less the later steps' promises ($2)
+budget() {
+    local left=$(( deadline_s - ( $(date +%s) - started ) - $2 ))
+    [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
+}
+
 {
     date -u
     nvidia-smi
     nproc
+    lscpu | grep -E 'Model name|^CPU\(s\)'
     "$py" -c "import sys, torch, transformers, triton; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'transformers', transformers.__version__, 'triton', triton.__version__)"
 } >>"$out/env.txt" 2>&1
 if [ "$selfcheck_s" -gt 0 ]; then
-    timeout -k 15 "$selfcheck_s" "$py" -m bench_utils selfcheck --device cuda --keep .cache/selfcheck \
+    cap=$(budget "$selfcheck_s" $(( profile_s + checks_s )))
+    step=$(date +%s)
+    timeout -k 15 "$cap" "$py" -m bench_utils selfcheck --device cuda $quick --keep .cache/selfcheck \
         --json "$out/selfcheck.json" 2>&1 | tee -a "$out/selfcheck.txt"
+    echo "selfcheck step: $(( $(date +%s) - step )) s (cap $cap s)" | tee -a "$out/selfcheck.txt"
 fi
 if [ "$profile_s" -gt 0 ]; then
-    timeout -k 15 "$profile_s" "$py" -m bench_utils run "$params" --results "$results" 2>&1 \
+    cap=$(budget "$profile_s" "$checks_s")
+    step=$(date +%s)
+    timeout -k 15 "$cap" "$py" -m bench_utils run "$params" --results "$results" 2>&1 | tee -a "$out/profile.txt"
+    echo "profile step: $(( $(date +%s) - step )) s (cap $cap s), $(( $(date +%s) - started )) s since the start" \
         | tee -a "$out/profile.txt"
-    echo "profile step: $(( $(date +%s) - started )) s since the start" | tee -a "$out/profile.txt"
 fi
 if [ "$checks_s" -gt 0 ] && [ -f "$results" ]; then
-    # the method check reads the profile's own rows (no second sweep), then the A/A check, in what is left
+    # the method check reads the profile's own rows (no second sweep), then the A/A check: CHECKS_S at
+    # least (promised above), and whatever the steps before left of the deadline
+    cap=$(budget "$deadline_s" 0)
     checks_started=$(date +%s)
-    timeout -k 15 "$checks_s" "$py" benchmarks/method_check.py --device cuda --params "$params" \
+    timeout -k 15 "$cap" "$py" benchmarks/method_check.py --device cuda --params "$params" \
         --engine-results "$results" --min-run-time 0.5 2>&1 | tee -a "$out/method_check.txt"
-    left=$(( checks_s - ( $(date +%s) - checks_started ) ))
-    if [ "$left" -gt 60 ]; then
-        timeout -k 15 "$left" "$py" benchmarks/aa_check.py --params "$params" --models resnet --budget-min 1 --eager-apart \
-            --results reports/gpu-aa/results.jsonl 2>&1 | tee -a "$out/aa_check.txt"
+    left=$(( cap - ( $(date +%s) - checks_started ) ))
+    if [ "$left" -gt 45 ]; then
+        timeout -k 15 "$left" "$py" benchmarks/aa_check.py --params "$params" --models resnet --batch-sizes 1 \
+            --budget-min 0.75 --eager-apart --results reports/gpu-aa/results.jsonl 2>&1 | tee -a "$out/aa_check.txt"
     fi
 fi
 cp "$results" "$out/" 2>/dev/null

@@ -25,11 +25,13 @@ It prints each figure and the ratios. Run it on an otherwise idle machine.
 
 On a GPU (`--device cuda`): the engine is a sweep of `--params` (default benchmarks/gpu-probe.yaml, its
 models, batch sizes and configurations), or the rows of one already run (`--engine-results`, as
-benchmarks/gpu_probe.sh does: the probe profile's own rows); then one reference process per model and
-batch size times every configuration by two independent clocks, each a call at a time, the device
+benchmarks/gpu_probe.sh does: the probe profile's own rows); then one reference process times every cell
+(model and batch size) and configuration by two independent clocks, each a call at a time, the device
 synchronized after it (what a caller waits, the engine's definition): `Timer.blocked_autorange` of
 "fn(); synchronize()" and `triton.testing.do_bench` of the same; and, for information, the device's
 time per call with calls queued back to back (`do_bench` of fn alone). Eager is timed first and last.
+Each latency (eager's own worker's, each configuration's, the eager timed beside it) and each speedup
+is said within 10% of Timer's or not, and the last line counts them.
 
     python benchmarks/method_check.py --device cuda --engine-results reports/gpu-probe/results.jsonl
 """
@@ -128,10 +130,11 @@ def run_reference(model: str, min_run_time: float, keep_freed_memory: bool, name
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def cuda_reference(model_name: str, batch_size: int, names: list[str], min_run_time: float) -> dict:
-    """In this process, on CUDA: per configuration, ms per call by Timer.blocked_autorange and do_bench of
-    a call followed by a synchronize (latency), and do_bench of calls queued back to back (device time);
-    eager first and again last ("eager again")."""
+def cuda_reference(cells: list[tuple[str, int]], names: list[str], min_run_time: float) -> dict:
+    """In this process, on CUDA, cell after cell ("model/batch" -> configuration -> clock -> ms per call):
+    Timer.blocked_autorange and do_bench of a call followed by a synchronize (latency), and do_bench of
+    calls queued back to back (device time); eager first and again last ("eager again"). One process for
+    every cell: a spawned interpreter's imports took 14-30 s on the H200's host."""
     import contextlib
 
     import torch
@@ -142,11 +145,6 @@ def cuda_reference(model_name: str, batch_size: int, names: list[str], min_run_t
     from bench_utils.config.registry import get_spec
     from bench_utils.measure.inputs import build_inputs
     from bench_utils.measure.models import load_model
-
-    spec = get_spec(model_name)
-    model = load_model(spec, "full", "random", "cuda", "float32").model
-    inputs = build_inputs(spec, "full", batch_size, "cuda", torch.float32, None)
-    out = {}
 
     def clocks(fn) -> dict:
         for _ in range(WARMUP_CALLS):
@@ -163,28 +161,44 @@ def cuda_reference(model_name: str, batch_size: int, names: list[str], min_run_t
                 "do_bench_ms": do_bench(waited, warmup=25, rep=rep_ms, return_mode="median"),
                 "queued_device_ms": do_bench(fn, warmup=25, rep=rep_ms, return_mode="median")}
 
-    with torch.inference_mode():
-        for name in ["eager", *names, "eager"]:
-            config = configuration(name)
-            key = name if name not in out else "eager again"
-            candidate = model
-            if config.compiled:
-                torch._dynamo.reset()
-                candidate = torch.compile(model, dynamic=False, **config.compile_options())
-            autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
-                        else contextlib.nullcontext())
+    out = {}
+    for model_name, batch_size in cells:
+        spec = get_spec(model_name)
+        model = load_model(spec, "full", "random", "cuda", "float32").model
+        inputs = build_inputs(spec, "full", batch_size, "cuda", torch.float32, None)
+        cell = out[f"{model_name}/{batch_size}"] = {}
+        with torch.inference_mode():
+            for name in ["eager", *names, "eager"]:
+                config = configuration(name)
+                key = name if name not in cell else "eager again"
+                candidate = model
+                if config.compiled:
+                    torch._dynamo.reset()
+                    candidate = torch.compile(model, dynamic=False, **config.compile_options())
+                autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
+                            else contextlib.nullcontext())
 
-            def call(candidate=candidate, autocast=autocast):
-                with autocast:
-                    return candidate(**inputs)
+                def call(candidate=candidate, autocast=autocast):
+                    with autocast:
+                        return candidate(**inputs)
 
-            out[key] = clocks(call)
+                cell[key] = clocks(call)
+        del model, inputs
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
     return out
 
 
+WITHIN = 0.10  # the engine's latency or speedup agrees with Timer's when their ratio is within 1 -+ this
+
+
+def _agrees(ratio: float) -> str:
+    return "yes" if abs(ratio - 1.0) <= WITHIN else "NO"
+
+
 def cuda_main(args) -> None:
-    """--device cuda: the engine's rows (a sweep of --params, or --engine-results) against reference
-    processes, every configuration's latency and speedup."""
+    """--device cuda: the engine's rows (a sweep of --params, or --engine-results) against one reference
+    process, every configuration's latency and speedup, each said within WITHIN of Timer's or not."""
     params = args.params if args.params_given else Path(__file__).resolve().parents[1] / "benchmarks" / "gpu-probe.yaml"
     cfg = load_config(params)
     with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
@@ -195,32 +209,42 @@ def cuda_main(args) -> None:
         df = load_dataframe(path)
     df = df[df["status"] == "ok"]
     names = [name for name in cfg.configurations if name != "eager"]
-    worst = 0.0
-    for model in sorted(set(df["model"])):
-        for batch in sorted(set(df[df["model"] == model]["batch_size"])):
-            cell = df[(df["model"] == model) & (df["batch_size"] == batch)].set_index("configuration")
-            ran = [name for name in names if name in cell.index]
-            proc = subprocess.run([sys.executable, __file__, "--cuda-reference", model, "--batch-size", str(batch),
-                                   "--configurations", *ran, "--min-run-time", str(args.min_run_time)],
-                                  capture_output=True, text=True, check=True)
-            ref = json.loads(proc.stdout.strip().splitlines()[-1])
-            eager_engine = cell.loc["eager", "latency_ms_median"]
-            print(f"\n{model}, batch {batch} (CUDA); ms per call: engine (the sweep's rows) | "
-                  "Timer.blocked_autorange | do_bench, each a call then synchronize | do_bench, calls queued")
-            eager_ref = {clock: math.sqrt(ref["eager"][clock] * ref["eager again"][clock]) for clock in ref["eager"]}
-            print(f"  eager: {eager_engine:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f} | "
-                  f"{eager_ref['queued_device_ms']:.3f} (reference: eager before and after, geometric mean)")
-            for name in ran:
-                row, r = cell.loc[name], ref[name]
-                speedups = {clock: eager_ref[clock] / r[clock] for clock in ("timer_ms", "do_bench_ms")}
-                ratio = row["speedup"] / speedups["timer_ms"]
-                worst = max(worst, abs(math.log(ratio)))
-                print(f"  {name}: {row['latency_ms_median']:.3f} | {r['timer_ms']:.3f} | {r['do_bench_ms']:.3f} | "
-                      f"{r['queued_device_ms']:.3f}; speedup engine {row['speedup']:.3f} "
-                      f"[{row['speedup_ci95_low']:.3f}, {row['speedup_ci95_high']:.3f}] ({int(row['paired_rounds'])} "
-                      f"rounds), Timer {speedups['timer_ms']:.3f}, do_bench {speedups['do_bench_ms']:.3f}; "
-                      f"engine / Timer {ratio:.3f}")
-    print(f"\nlargest disagreement of a speedup with Timer's: {math.exp(worst) - 1:.1%}")
+    cells = [(model, int(batch)) for model in sorted(set(df["model"]))
+             for batch in sorted(set(df[df["model"] == model]["batch_size"]))]
+    ran = [name for name in names if name in set(df["configuration"])]
+    proc = subprocess.run([sys.executable, __file__, "--cuda-reference", *(f"{m}/{b}" for m, b in cells),
+                           "--configurations", *ran, "--min-run-time", str(args.min_run_time)],
+                          capture_output=True, text=True, check=True)
+    refs = json.loads(proc.stdout.strip().splitlines()[-1])
+    latencies, speedups, worst = [], [], 0.0
+    for model, batch in cells:
+        cell = df[(df["model"] == model) & (df["batch_size"] == batch)].set_index("configuration")
+        ref = refs[f"{model}/{batch}"]
+        eager_ref = {clock: math.sqrt(ref["eager"][clock] * ref["eager again"][clock]) for clock in ref["eager"]}
+        eager_own = cell.loc["eager", "latency_ms_median"]
+        print(f"\n{model}, batch {batch} (CUDA); ms per call: engine (the sweep's rows) | Timer.blocked_autorange | "
+              "do_bench, each a call then synchronize | do_bench, calls queued")
+        print(f"  eager, its own worker: {eager_own:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f} | "
+              f"{eager_ref['queued_device_ms']:.3f} (reference: before and after, geometric mean); engine / Timer "
+              f"{eager_own / eager_ref['timer_ms']:.3f}: within 10% {_agrees(eager_own / eager_ref['timer_ms'])}")
+        latencies.append(eager_own / eager_ref["timer_ms"])
+        for name in (n for n in ran if n in cell.index):
+            row, r = cell.loc[name], ref[name]
+            ref_speedups = {clock: eager_ref[clock] / r[clock] for clock in ("timer_ms", "do_bench_ms")}
+            latency, speedup = row["latency_ms_median"] / r["timer_ms"], row["speedup"] / ref_speedups["timer_ms"]
+            beside = row["eager_ms_median"] / eager_ref["timer_ms"]  # eager timed in this configuration's processes
+            latencies += [latency, beside]
+            speedups.append(speedup)
+            worst = max(worst, abs(math.log(speedup)))
+            print(f"  {name}: {row['latency_ms_median']:.3f} | {r['timer_ms']:.3f} | {r['do_bench_ms']:.3f} | "
+                  f"{r['queued_device_ms']:.3f}; engine / Timer {latency:.3f}: within 10% {_agrees(latency)}; "
+                  f"eager beside it {row['eager_ms_median']:.3f} (engine / Timer {beside:.3f}: {_agrees(beside)})")
+            print(f"    speedup: engine {row['speedup']:.3f} [{row['speedup_ci95_low']:.3f}, {row['speedup_ci95_high']:.3f}] "
+                  f"({int(row['paired_rounds'])} rounds), Timer {ref_speedups['timer_ms']:.3f}, do_bench "
+                  f"{ref_speedups['do_bench_ms']:.3f}; engine / Timer {speedup:.3f}: within 10% {_agrees(speedup)}")
+    agree = lambda ratios: sum(abs(ratio - 1.0) <= WITHIN for ratio in ratios)  # noqa: E731
+    print(f"\nwithin 10% of Timer's: latencies {agree(latencies)} of {len(latencies)}, speedups {agree(speedups)} of "
+          f"{len(speedups)}; largest disagreement of a speedup {math.exp(worst) - 1:.1%}")
 
 
 def main() -> None:
@@ -235,13 +259,13 @@ def main() -> None:
     parser.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)  # internal: the profile's
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--engine-results", type=Path, help="cuda: the engine's rows of an earlier sweep of --params")
-    parser.add_argument("--cuda-reference", help=argparse.SUPPRESS)  # internal: one cell's reference on CUDA, as JSON
-    parser.add_argument("--batch-size", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--cuda-reference", nargs="*", help=argparse.SUPPRESS)  # internal: MODEL/BATCH cells on CUDA, JSON
     parser.add_argument("--configurations", nargs="*", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.params_given = any(arg == "--params" or arg.startswith("--params=") for arg in sys.argv[1:])
     if args.cuda_reference:
-        print(json.dumps(cuda_reference(args.cuda_reference, args.batch_size, args.configurations, args.min_run_time)))
+        cells = [(cell.split("/")[0], int(cell.split("/")[1])) for cell in args.cuda_reference]
+        print(json.dumps(cuda_reference(cells, args.configurations, args.min_run_time)))
         return
     if args.device == "cuda":
         cuda_main(args)

@@ -50,3 +50,33 @@ def test_the_facts_say_where_eager_was_timed_for_the_speedups():
     assert said["together"] == ("in each configuration's own processes, its blocks and eager's taking turns "
                                 "(eager_in_process)")
     assert said["mixed"].startswith("in each configuration's own processes") and "for 1 of 2 cells" in said["mixed"]
+
+
+def test_the_facts_say_when_eagers_own_worker_measured_the_selection_round_alone():
+    # jobs.eager_after_selection false (a GPU's eager_in_process): eager's worker gives the eager row from
+    # round 0; the configurations' rounds after it time eager beside themselves
+    from conftest import fixture_samples
+
+    beside = dict(eager_samples_s=fixture_samples(10.0), eager_block_lengths=[5, 5])
+    rows = [row("vit", 1, "eager", 10.0)] + [row("vit", 1, "default", 8.0, repeat=r, **beside) for r in range(3)]
+    said = run_facts(to_dataframe(rows)).loc["eager timed for the speedups", "CPU"]
+    assert said.endswith("(eager_in_process); eager's own worker, for the eager row alone, measured the selection "
+                         "round")
+
+
+def test_a_gpu_runs_facts_say_where_its_launching_threads_ran_and_its_sm_clock():
+    gpu = {"device_name": "NVIDIA H200", "torch": "2.11", "transformers": "5.17", "hostname": "h"}
+
+    def cuda_row(configuration, ms, **extra):
+        return make_row("resnet", 1, configuration, ms, device="cuda", label="H200", env=gpu, **extra)
+
+    rows = [cuda_row("eager", 4.0, block_cpus=[3, 3], block_sm_clock_mhz=[1980.0, 1965.0], pinned_cpu=3),
+            cuda_row("default", 2.5, block_cpus=[5, 5], block_sm_clock_mhz=[1755.0], pinned_cpu=5)]
+    facts = run_facts(to_dataframe(rows))
+    assert facts.loc["the host while timing", "H200"] == (
+        "each worker's launching thread pinned to the CPU it warmed up on (2 CPUs among the workers); GPU SM clock "
+        "1,760–1,980 MHz at the blocks' ends (NVML)")
+    no_nvml = [cuda_row("eager", 4.0, block_cpus=[3])]
+    assert run_facts(to_dataframe(no_nvml)).loc["the host while timing", "H200"].endswith(
+        "GPU SM clock not read (no pynvml)")
+    assert "the host while timing" not in run_facts(to_dataframe([row("vit", 1, "eager", 10.0)])).index  # a CPU run

@@ -37,8 +37,8 @@ def test_every_parameters_file_is_valid():
 def test_gpu_profiles_run_the_guides_matrix(name):
     cfg = load_config(PARAMETERS / name)
     assert cfg.models == MODEL_NAMES and cfg.batch_sizes == (1, 4, 16)
-    # 30 calls and 1 s per process, over 3 rounds: 90 calls per cell and mode at least
-    assert (cfg.iterations, cfg.min_time_s, cfg.repeats) == (30, 1.0, 3)
+    # 8 calls and 1 s per worker and round, over 3 rounds: a fast call is timed hundreds of times a round
+    assert (cfg.iterations, cfg.min_time_s, cfg.repeats) == (8, 1.0, 3)
     assert cfg.size == "full" and cfg.device == "cuda" and cfg.configurations[:2] == ("eager", "default")
 
 

@@ -226,6 +226,23 @@ def test_the_graph_break_profile_says_when_no_tree_of_several_cuda_graphs_was_ex
     assert tree_check(_cuda_rows("default", graph_count=2)).status == "SKIP"  # no CUDA graphs in that mode
 
 
+def test_on_a_gpu_the_oversized_batch_check_expects_eager_in_round_0_alone_and_a_contender_after():
+    # jobs.eager_after_selection false (each configuration times eager beside its blocks): batch 1's later
+    # rounds hold its contenders only
+    from bench_utils.selfcheck import oom_problems
+
+    modes, huge = ("eager", "default", "reduce-overhead"), 1_000_000
+    big = [make_row("resnet", huge, mode, None, status="oom", error="OutOfMemoryError [conv.py:548]") for mode in modes]
+    small = ([make_row("resnet", 1, mode) for mode in modes]
+             + [make_row("resnet", 1, "reduce-overhead", repeat=1, process_round=0),
+                make_row("resnet", 1, "reduce-overhead", repeat=2)])
+    assert oom_problems(big + small, huge, modes, 3, eager_later=False) == []
+    eager_again = make_row("resnet", 1, "eager", repeat=1, process_round=0)
+    assert oom_problems(big + small + [eager_again], huge, modes, 3, eager_later=False) == [
+        "batch 1's eager ran in rounds [0, 1], not 0 alone (timed beside each configuration after)"]
+    assert oom_problems(big + small[:4], huge, modes, 3, eager_later=False) == ["batch 1's round(s) 2 measured no contender"]
+
+
 def test_the_oversized_batch_check_fails_a_later_round_that_lost_every_contender():
     from bench_utils.selfcheck import oom_problems
 
@@ -245,3 +262,16 @@ def test_a_tree_of_several_graphs_with_no_count_of_cuda_graphs_fails_in_the_row_
     assert row.status == "FAIL" and "no CUDA graphs recorded for 2 compiled graphs" in row.reason, row.reason
     tree = tree_check(_cuda_rows("reduce-overhead", **unknown))
     assert tree.status == "FAIL" and tree.reason == "no CUDA graphs recorded for 2 compiled graphs"
+
+
+def test_a_quick_selfcheck_on_a_gpu_is_the_first_profile_with_its_core_modes():
+    # benchmarks/gpu_probe.sh's share of a session's 900 s of device time: the whole selfcheck took 415 s on
+    # the H200; --quick keeps the rules a first profile checks (reuse, the cache's merge, CUDA graphs, the
+    # profiler) on eager, default and reduce-overhead, and leaves the other profiles to a whole one
+    from bench_utils.selfcheck import QUICK_MODES, REUSE, profiles
+
+    quick = profiles("cuda", quick=True)
+    assert len(quick) == 1 and quick[0].configurations == QUICK_MODES == ("eager", "default", "reduce-overhead")
+    assert quick[0].repeats == REUSE["repeats"] and quick[0].profile and quick[0].label == profiles("cuda")[0].label
+    assert len(profiles("cuda")) == 5 and "max-autotune" in profiles("cuda")[0].configurations
+    assert profiles("cpu", quick=True) == profiles("cpu")  # a CPU's selfcheck is quick already

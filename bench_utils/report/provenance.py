@@ -21,7 +21,7 @@ _ENV_FACTS = (("hardware", "hardware", ""), ("device", "device", ""),
               ("fullgraph", "fullgraph", ""), ("torch", "torch", ""), ("transformers", "transformers", ""),
               ("python", "python", ""), ("platform", "platform", ""), ("compile-bench", "compile_bench", ""),
               ("host", "hostname", ""),
-              ("torch threads", "torch_threads", "cpu"), ("memory allocator", "allocator", "cpu"),
+              ("torch threads", "torch_threads", ""), ("memory allocator", "allocator", "cpu"),
               ("minimum warm-up calls (then until steady)", "warmup", ""),
               ("minimum timed calls per worker and round", "iterations", ""),
               ("minimum timed seconds per worker and round", "min_time_s", ""), ("rounds per cell", "repeats", ""))
@@ -38,6 +38,7 @@ def _facts_of_run(run: pd.DataFrame) -> dict[str, str]:
              if column in run.columns and (not device or device in devices)}
     if "cuda" in devices:
         facts["CUDA graphs"] = cuda_graphs_text(run)
+        facts["the host while timing"] = launch_host_text(run)
     facts["eager timed for the speedups"] = eager_pairing_text(run)
     facts["cells"] = cell_states_text(run)
     facts["weights"] = _weights_summary(run)
@@ -65,15 +66,37 @@ def cuda_graphs_text(run: pd.DataFrame) -> str:
             f"({', '.join(sorted(set(recorded['configuration'])))}){pool}{skipped}")
 
 
+def launch_host_text(run: pd.DataFrame) -> str:
+    """A GPU run's host while it timed (measure/launch_thread.py): where the workers' launching threads
+    ran (each pinned to the CPU it warmed up on), torch's threads, the GPU's SM clock range (NVML)."""
+    ok = run[run["status"] == "ok"]
+    if ok.empty or "launch_cpus" not in ok.columns:
+        return MISSING
+    cpus = sorted({int(cpu) for cpus in ok["launch_cpus"] if isinstance(cpus, list) for cpu in cpus if cpu >= 0})
+    where = (f"each worker's launching thread pinned to the CPU it warmed up on ({len(cpus)} CPU"
+             f"{'s' if len(cpus) != 1 else ''} among the workers)" if cpus else "the launching threads' CPUs unknown")
+    low = pd.to_numeric(ok.get("sm_clock_mhz_low"), errors="coerce").min() if "sm_clock_mhz_low" in ok else None
+    high = pd.to_numeric(ok.get("sm_clock_mhz_high"), errors="coerce").max() if "sm_clock_mhz_high" in ok else None
+    clock = (f"GPU SM clock {cell_text(low)}–{cell_text(high)} MHz at the blocks' ends (NVML)"
+             if low is not None and not pd.isna(low) else "GPU SM clock not read (no pynvml)")
+    return f"{where}; {clock}"
+
+
 def eager_pairing_text(run: pd.DataFrame) -> str:
     """Where the run timed the eager calls its speedups divide by (the rows' eager_beside): in each
-    configuration's own processes, between its blocks, or in eager's own worker, taking turns with it."""
+    configuration's own processes, between its blocks, or in eager's own worker, taking turns with it;
+    and, where eager's own worker measured fewer rounds than the configurations (its row only: the
+    selection round, jobs.eager_after_selection), so."""
     beside, measured = eager_beside_cells(run)
     if not measured or "eager_beside" not in run.columns:
         return MISSING
     own = "in each configuration's own processes, its blocks and eager's taking turns (eager_in_process)"
     apart = "in eager's own worker, its blocks and each configuration's worker's taking turns"
     if beside == measured:
+        eager_rounds = run.loc[(run["configuration"] == "eager") & (run["status"] == "ok"), "repeats"]
+        others = run.loc[(run["configuration"] != "eager") & (run["status"] == "ok"), "repeats"]
+        if len(eager_rounds) and len(others) and eager_rounds.max() == 1 < others.max():
+            return own + "; eager's own worker, for the eager row alone, measured the selection round"
         return own
     if beside == 0:
         return apart

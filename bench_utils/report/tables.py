@@ -313,7 +313,9 @@ def compile_table_caption(table: pd.DataFrame) -> str:
         return COMPILE_CAPTION
     return (f"{COMPILE_CAPTION}. Warm compile —: not timed; it is timed after the selection round only, on a CPU "
             "once, before a configuration's first round in the lead (the fastest so far, or the fastest of its way "
-            "of serving): one the race dropped, one that never led on a CPU, or a run of one round has none")
+            "of serving), on a GPU by a fresh worker at each model's smallest batch size (a warm compile does not "
+            "depend on the batch size): one the race dropped, one that never led on a CPU, another batch size on a "
+            "GPU, or a run of one round has none")
 
 
 def compile_table(df) -> pd.DataFrame:

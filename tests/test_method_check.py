@@ -1,0 +1,53 @@
+"""The CUDA method check's reading (benchmarks/method_check.py, cuda_main): the engine's rows beside a
+reference process's clocks, each latency and speedup said within 10% of Timer's or not. The reference
+process is a stand-in here (it needs a GPU): its JSON as the real one prints it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench_utils.results.writer import ResultsWriter
+from conftest import REPO, fixture_samples, make_row
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import method_check  # noqa: E402
+
+
+def _engine(path: Path) -> None:
+    """ResNet-50 at batch 1, two rounds: eager's own worker at 4 ms; default at 2.5 ms and reduce-overhead
+    at 0.8 ms, each with eager timed beside it at 4.4 ms (two blocks each)."""
+    rows = [make_row("resnet", 1, "eager", 4.0, label="GPU probe")]
+    for repeat in (0, 1):
+        for name, ms in (("default", 2.5), ("reduce-overhead", 0.8)):
+            rows.append(make_row("resnet", 1, name, ms, repeat=repeat, label="GPU probe",
+                                 eager_samples_s=fixture_samples(4.4, 10), eager_block_lengths=[5, 5]))
+    with ResultsWriter(path) as writer:
+        for row in rows:
+            writer.append(row)
+
+
+def test_each_latency_and_speedup_is_said_within_ten_percent_of_timers_or_not(tmp_path, monkeypatch, capsys):
+    _engine(tmp_path / "results.jsonl")
+    clocks = lambda ms: {"timer_ms": ms, "do_bench_ms": ms, "queued_device_ms": ms * 0.8}  # noqa: E731
+    reference = {"resnet/1": {"eager": clocks(4.2), "default": clocks(2.6), "reduce-overhead": clocks(1.0),
+                              "eager again": clocks(4.2)}}
+    asked = []
+
+    def run(command, **kwargs):
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout=json.dumps(reference) + "\n")
+
+    monkeypatch.setattr(method_check.subprocess, "run", run)
+    args = method_check.argparse.Namespace(params=REPO / "benchmarks" / "gpu-probe-resnet.yaml", params_given=True,
+                                           engine_results=tmp_path / "results.jsonl", min_run_time=0.5)
+    method_check.cuda_main(args)
+    out = capsys.readouterr().out
+    # one reference process for every cell
+    assert len(asked) == 1 and asked[0][asked[0].index("--cuda-reference") + 1] == "resnet/1"
+    assert "eager, its own worker: 4.000 | 4.200" in out and "engine / Timer 0.952: within 10% yes" in out
+    # reduce-overhead reads 0.8 ms where Timer reads 1.0: 20% apart, said so; its speedup 5.5 against 4.2
+    assert "reduce-overhead: 0.800 | 1.000 | 1.000 | 0.800; engine / Timer 0.800: within 10% NO" in out
+    assert "eager beside it 4.400 (engine / Timer 1.048: yes)" in out
+    # latencies: eager's own, then each configuration's and the eager beside it; speedups: one each
+    assert "within 10% of Timer's: latencies 4 of 5, speedups 1 of 2" in out
