@@ -80,3 +80,5 @@ def test_a_gpu_runs_facts_say_where_its_launching_threads_ran_and_its_sm_clock()
     assert run_facts(to_dataframe(no_nvml)).loc["the host while timing", "H200"].endswith(
         "GPU SM clock not read (no pynvml)")
     assert "the host while timing" not in run_facts(to_dataframe([row("vit", 1, "eager", 10.0)])).index  # a CPU run
+    older = [cuda_row("eager", 4.0)]  # measured before the host was recorded
+    assert run_facts(to_dataframe(older)).loc["the host while timing", "H200"] == "not recorded by this run's version"

@@ -9,8 +9,8 @@ between blocks; the compile workers, forked before, keep every CPU), and torch's
 one (`GPU_WORKER_THREADS`: an idle worker's OpenMP pool then has no threads to spin beside the worker
 that times). What it cannot remove it records per block (`BlockHost`): the CPU the thread was on, and
 the GPU's SM clock where NVML is installed (environment.sm_clock_mhz: pynvml, nvidia-ml-py); the other
-processes' CPU share is machine_load's. The speedups stay paired where the host's state is shared: eager timed beside each
-configuration in its own process (eager_in_process).
+processes' CPU share is machine_load's. The speedups stay paired where the host's state is shared:
+eager timed beside each configuration in its own process (eager_in_process).
 """
 
 from __future__ import annotations

@@ -72,7 +72,10 @@ def launch_host_text(run: pd.DataFrame) -> str:
     ok = run[run["status"] == "ok"]
     if ok.empty or "launch_cpus" not in ok.columns:
         return MISSING
-    cpus = sorted({int(cpu) for cpus in ok["launch_cpus"] if isinstance(cpus, list) for cpu in cpus if cpu >= 0})
+    read = [cpus for cpus in ok["launch_cpus"] if isinstance(cpus, list) and cpus]
+    if not read:  # rows measured before the host was recorded (2026-12-01)
+        return "not recorded by this run's version"
+    cpus = sorted({int(cpu) for cpus in read for cpu in cpus if cpu >= 0})
     where = (f"each worker's launching thread pinned to the CPU it warmed up on ({len(cpus)} CPU"
              f"{'s' if len(cpus) != 1 else ''} among the workers)" if cpus else "the launching threads' CPUs unknown")
     low = pd.to_numeric(ok.get("sm_clock_mhz_low"), errors="coerce").min() if "sm_clock_mhz_low" in ok else None

@@ -139,7 +139,8 @@ def simplicity(record: dict) -> tuple:
     seconds (results/aggregate.py's record: compile_s)."""
     config = configuration(record["configuration"])
     compile_s = record.get("compile_s")
-    return (config.compiled, config.elaborate, compile_s if compile_s is not None and compile_s == compile_s else math.inf)
+    return (config.compiled, config.elaborate,
+            compile_s if compile_s is not None and compile_s == compile_s else math.inf)
 
 
 # two configurations within this factor of each other either way are as fast for a user: the verdict's

@@ -101,7 +101,8 @@ _FIELD_CHECKS = {"exit_code": ("a whole number (minus a signal) or null",
                                     lambda v: v is None or (type(v) is int and 0 <= v <= 1000)),
                  # the host at each block's end (measure/launch_thread.py): a CPU's number (-1: unknown), a share
                  # of the machine, a clock
-                 "block_cpus": ("a list of CPU numbers (-1: unknown)", lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
+                 "block_cpus": ("a list of CPU numbers (-1: unknown)",
+                                lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
                                 and all(type(x) is int and -1 <= x <= MAX_CPU for x in v)),
                  "block_others_cpu_pct": ("a list of percentages", lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS
                                           and all(_is_number(x) and 0 <= x <= 100 for x in v)),

@@ -331,8 +331,9 @@ def _cut_text(cfg: BenchConfig, estimates: list[RoundEstimate]) -> str:
     if not cut:
         return ""
     fits = "" if total <= cfg.budget_min * 60.0 else ", still past the budget"
-    return (f": at this estimate it leaves {len(cut)} of the {sum(configuration(n).compiled for n in cfg.configurations)} "
-            f"compiled configurations out of the {len(cfg.models) - 1} models after {cfg.models[0]} (here "
+    compiled = sum(configuration(name).compiled for name in cfg.configurations)
+    return (f": at this estimate it leaves {len(cut)} of the {compiled} compiled configurations out of the "
+            f"{len(cfg.models) - 1} models after {cfg.models[0]} (here "
             f"{', '.join(cut)}; the first model's race decides which), about {_duration(total)} in all{fits}")
 
 
@@ -398,8 +399,8 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
         else:  # the first pass alone fills the budget: say so before it is spent, not after
             lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}) at "
                          f"this estimate: after the first model's round the sweep prices the rest at this machine's "
-                         f"costs and leaves out what the budget cannot hold (docs/method.md){_cut_text(cfg, estimates)}; "
-                         f"--budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra "
+                         f"costs and leaves out what the budget cannot hold (docs/method.md)"
+                         f"{_cut_text(cfg, estimates)}; --budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra "
                          "rounds) races every configuration")
     by_model: dict[str, float] = {}
     for e in estimates:

@@ -233,7 +233,8 @@ class _RoundRun:
             if job not in self.rows:
                 self.ask(job, "finish")
         for job in live:  # after every row is safe: a crash in the profiler's pass costs only the profile
-            if profiled(self.cfg, self.round.batch_size, self.round.repeat, job.option) and self.rows[job].status == "ok":
+            profiles = profiled(self.cfg, self.round.batch_size, self.round.repeat, job.option)
+            if profiles and self.rows[job].status == "ok":
                 self.rows[job] = _with_profile(self.rows[job], self.workers[job])
 
 
