@@ -130,11 +130,12 @@ def run_reference(model: str, min_run_time: float, keep_freed_memory: bool, name
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def cuda_reference(cells: list[tuple[str, int]], names: list[str], min_run_time: float) -> dict:
-    """In this process, on CUDA, cell after cell ("model/batch" -> configuration -> clock -> ms per call):
-    Timer.blocked_autorange and do_bench of a call followed by a synchronize (latency), and do_bench of
-    calls queued back to back (device time); eager first and again last ("eager again"). One process for
-    every cell: a spawned interpreter's imports took 14-30 s on the H200's host."""
+def cuda_reference(cells: list[tuple[str, int, list[str]]], min_run_time: float):
+    """In this process, on CUDA, cell after cell (model, batch size, its configurations): per configuration
+    ms per call by Timer.blocked_autorange and do_bench of a call followed by a synchronize (latency), and
+    do_bench of calls queued back to back (device time); eager first and again last ("eager again"). One
+    process for every cell (a spawned interpreter's imports took 14-30 s on the H200's host); each cell's
+    JSON line printed as it ends, a failed cell's with its error, so a cut or a failure loses one cell."""
     import contextlib
 
     import torch
@@ -161,32 +162,45 @@ def cuda_reference(cells: list[tuple[str, int]], names: list[str], min_run_time:
                 "do_bench_ms": do_bench(waited, warmup=25, rep=rep_ms, return_mode="median"),
                 "queued_device_ms": do_bench(fn, warmup=25, rep=rep_ms, return_mode="median")}
 
-    out = {}
-    for model_name, batch_size in cells:
-        spec = get_spec(model_name)
-        model = load_model(spec, "full", "random", "cuda", "float32").model
-        inputs = build_inputs(spec, "full", batch_size, "cuda", torch.float32, None)
-        cell = out[f"{model_name}/{batch_size}"] = {}
-        with torch.inference_mode():
-            for name in ["eager", *names, "eager"]:
-                config = configuration(name)
-                key = name if name not in cell else "eager again"
-                candidate = model
-                if config.compiled:
-                    torch._dynamo.reset()
-                    candidate = torch.compile(model, dynamic=False, **config.compile_options())
-                autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
-                            else contextlib.nullcontext())
+    for model_name, batch_size, names in cells:
+        measured: dict = {"cell": f"{model_name}/{batch_size}"}
+        try:
+            spec = get_spec(model_name)
+            model = load_model(spec, "full", "random", "cuda", "float32").model
+            inputs = build_inputs(spec, "full", batch_size, "cuda", torch.float32, None)
+            with torch.inference_mode():
+                for name in ["eager", *names, "eager"]:
+                    config = configuration(name)
+                    key = name if name not in measured else "eager again"
+                    candidate = model
+                    if config.compiled:
+                        torch._dynamo.reset()
+                        candidate = torch.compile(model, dynamic=False, **config.compile_options())
+                    autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
+                                else contextlib.nullcontext())
 
-                def call(candidate=candidate, autocast=autocast):
-                    with autocast:
-                        return candidate(**inputs)
+                    def call(candidate=candidate, autocast=autocast):
+                        with autocast:
+                            return candidate(**inputs)
 
-                cell[key] = clocks(call)
-        del model, inputs
+                    measured[key] = clocks(call)
+        except Exception as err:  # noqa: BLE001 - one cell's failure (an OOM at batch 16) is its line's
+            measured["error"] = f"{type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else ''}"
+        print(json.dumps(measured), flush=True)
+        model = inputs = None
         torch._dynamo.reset()
         torch.cuda.empty_cache()
-    return out
+
+
+def reference_lines(cells: list[tuple[str, int, list[str]]], min_run_time: float):
+    """The reference process's cells as they end: (its "model/batch", its clocks or its error)."""
+    spec = [f"{model}/{batch}:{','.join(names)}" for model, batch, names in cells]
+    with subprocess.Popen([sys.executable, __file__, "--cuda-reference", *spec, "--min-run-time", str(min_run_time)],
+                          stdout=subprocess.PIPE, text=True) as proc:
+        for line in proc.stdout:
+            if line.startswith("{"):
+                measured = json.loads(line)
+                yield measured.pop("cell"), measured
 
 
 WITHIN = 0.10  # the engine's latency or speedup agrees with Timer's when their ratio is within 1 -+ this
@@ -198,7 +212,8 @@ def _agrees(ratio: float) -> str:
 
 def cuda_main(args) -> None:
     """--device cuda: the engine's rows (a sweep of --params, or --engine-results) against one reference
-    process, every configuration's latency and speedup, each said within WITHIN of Timer's or not."""
+    process, every configuration's latency and speedup, each said within WITHIN of Timer's or not, cell
+    by cell as the reference ends it."""
     params = args.params if args.params_given else Path(__file__).resolve().parents[1] / "benchmarks" / "gpu-probe.yaml"
     cfg = load_config(params)
     with tempfile.TemporaryDirectory(prefix="method-check-") as tmp:
@@ -209,26 +224,29 @@ def cuda_main(args) -> None:
         df = load_dataframe(path)
     df = df[df["status"] == "ok"]
     names = [name for name in cfg.configurations if name != "eager"]
-    cells = [(model, int(batch)) for model in sorted(set(df["model"]))
-             for batch in sorted(set(df[df["model"] == model]["batch_size"]))]
-    ran = [name for name in names if name in set(df["configuration"])]
-    proc = subprocess.run([sys.executable, __file__, "--cuda-reference", *(f"{m}/{b}" for m, b in cells),
-                           "--configurations", *ran, "--min-run-time", str(args.min_run_time)],
-                          capture_output=True, text=True, check=True)
-    refs = json.loads(proc.stdout.strip().splitlines()[-1])
+    cells, frames = [], {}
+    for model in sorted(set(df["model"])):
+        for batch in sorted(set(df[df["model"] == model]["batch_size"])):
+            cell = frames[f"{model}/{batch}"] = df[(df["model"] == model) & (df["batch_size"] == batch)].set_index(
+                "configuration")
+            if "eager" in cell.index:  # each cell its own configurations (the race or the fit may leave some out)
+                cells.append((model, int(batch), [name for name in names if name in cell.index]))
     latencies, speedups, worst = [], [], 0.0
-    for model, batch in cells:
-        cell = df[(df["model"] == model) & (df["batch_size"] == batch)].set_index("configuration")
-        ref = refs[f"{model}/{batch}"]
+    for key, ref in reference_lines(cells, args.min_run_time):
+        model, batch = key.split("/")
+        if "error" in ref:
+            print(f"\n{model}, batch {batch} (CUDA): the reference failed: {ref['error']}")
+            continue
+        cell, ran = frames[key], [name for name in ref if name not in ("eager", "eager again")]
         eager_ref = {clock: math.sqrt(ref["eager"][clock] * ref["eager again"][clock]) for clock in ref["eager"]}
         eager_own = cell.loc["eager", "latency_ms_median"]
         print(f"\n{model}, batch {batch} (CUDA); ms per call: engine (the sweep's rows) | Timer.blocked_autorange | "
               "do_bench, each a call then synchronize | do_bench, calls queued")
-        print(f"  eager, its own worker: {eager_own:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f} | "
-              f"{eager_ref['queued_device_ms']:.3f} (reference: before and after, geometric mean); engine / Timer "
+        print(f"  eager, its own worker: {eager_own:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f}"
+              f" | {eager_ref['queued_device_ms']:.3f} (reference: before and after, geometric mean); engine / Timer "
               f"{eager_own / eager_ref['timer_ms']:.3f}: within 10% {_agrees(eager_own / eager_ref['timer_ms'])}")
         latencies.append(eager_own / eager_ref["timer_ms"])
-        for name in (n for n in ran if n in cell.index):
+        for name in ran:
             row, r = cell.loc[name], ref[name]
             ref_speedups = {clock: eager_ref[clock] / r[clock] for clock in ("timer_ms", "do_bench_ms")}
             latency, speedup = row["latency_ms_median"] / r["timer_ms"], row["speedup"] / ref_speedups["timer_ms"]
@@ -239,9 +257,10 @@ def cuda_main(args) -> None:
             print(f"  {name}: {row['latency_ms_median']:.3f} | {r['timer_ms']:.3f} | {r['do_bench_ms']:.3f} | "
                   f"{r['queued_device_ms']:.3f}; engine / Timer {latency:.3f}: within 10% {_agrees(latency)}; "
                   f"eager beside it {row['eager_ms_median']:.3f} (engine / Timer {beside:.3f}: {_agrees(beside)})")
-            print(f"    speedup: engine {row['speedup']:.3f} [{row['speedup_ci95_low']:.3f}, {row['speedup_ci95_high']:.3f}] "
-                  f"({int(row['paired_rounds'])} rounds), Timer {ref_speedups['timer_ms']:.3f}, do_bench "
-                  f"{ref_speedups['do_bench_ms']:.3f}; engine / Timer {speedup:.3f}: within 10% {_agrees(speedup)}")
+            print(f"    speedup: engine {row['speedup']:.3f} [{row['speedup_ci95_low']:.3f}, "
+                  f"{row['speedup_ci95_high']:.3f}] ({int(row['paired_rounds'])} rounds), Timer "
+                  f"{ref_speedups['timer_ms']:.3f}, do_bench {ref_speedups['do_bench_ms']:.3f}; engine / Timer "
+                  f"{speedup:.3f}: within 10% {_agrees(speedup)}")
     agree = lambda ratios: sum(abs(ratio - 1.0) <= WITHIN for ratio in ratios)  # noqa: E731
     print(f"\nwithin 10% of Timer's: latencies {agree(latencies)} of {len(latencies)}, speedups {agree(speedups)} of "
           f"{len(speedups)}; largest disagreement of a speedup {math.exp(worst) - 1:.1%}")
@@ -259,13 +278,15 @@ def main() -> None:
     parser.add_argument("--keep-freed-memory", action="store_true", help=argparse.SUPPRESS)  # internal: the profile's
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--engine-results", type=Path, help="cuda: the engine's rows of an earlier sweep of --params")
-    parser.add_argument("--cuda-reference", nargs="*", help=argparse.SUPPRESS)  # internal: MODEL/BATCH cells on CUDA, JSON
-    parser.add_argument("--configurations", nargs="*", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--cuda-reference", nargs="*", help=argparse.SUPPRESS)  # internal: cells on CUDA, JSON lines
     args = parser.parse_args()
     args.params_given = any(arg == "--params" or arg.startswith("--params=") for arg in sys.argv[1:])
-    if args.cuda_reference:
-        cells = [(cell.split("/")[0], int(cell.split("/")[1])) for cell in args.cuda_reference]
-        print(json.dumps(cuda_reference(cells, args.configurations, args.min_run_time)))
+    if args.cuda_reference:  # MODEL/BATCH:CONFIGURATION,CONFIGURATION ...
+        cells = []
+        for text in args.cuda_reference:
+            cell, _, names = text.partition(":")
+            cells.append((cell.split("/")[0], int(cell.split("/")[1]), [n for n in names.split(",") if n]))
+        cuda_reference(cells, args.min_run_time)
         return
     if args.device == "cuda":
         cuda_main(args)

@@ -112,16 +112,17 @@ def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_a_gpus_
 
     cfg = BenchConfig(repeats=3, rounds_per_process=4, device="cuda")
     # pair A: rounds 0-1; pair B from the first pass's last round (2) for 4 rounds; then C from 6
-    assert [pair_start(cfg, r) for r in range(3)] == [0, 0, 2]
-    assert needs_fresh_workers(cfg, 0, None) and not needs_fresh_workers(cfg, 1, 0) and needs_fresh_workers(cfg, 2, 0)
-    assert not needs_fresh_workers(cfg, 5, 2) and needs_fresh_workers(cfg, 6, 2)
-    assert [pair_start(BenchConfig(repeats=1, device="cuda"), r) for r in range(1)] == [0]  # one round: one pair
-    assert [pair_start(BenchConfig(repeats=6, rounds_per_process=2, device="cuda"), r) for r in range(6)] == [
+    assert [pair_start(cfg, r, 1) for r in range(3)] == [0, 0, 2]
+    assert needs_fresh_workers(cfg, 0, None, 1) and not needs_fresh_workers(cfg, 1, 0, 1)
+    assert needs_fresh_workers(cfg, 2, 0, 1)
+    assert not needs_fresh_workers(cfg, 5, 2, 1) and needs_fresh_workers(cfg, 6, 2, 1)
+    assert [pair_start(BenchConfig(repeats=1, device="cuda"), r, 1) for r in range(1)] == [0]  # one round: one pair
+    assert [pair_start(BenchConfig(repeats=6, rounds_per_process=2, device="cuda"), r, 1) for r in range(6)] == [
         0, 0, 2, 2, 4, 5]
     # on a CPU each round forks a process of its own from the prepared one: fresh ones every rounds_per_process
     # rounds only (the warm compile is measured in a fork: measure/forked.py)
     cpu = BenchConfig(repeats=3, rounds_per_process=4, device="cpu")
-    assert [pair_start(cpu, r) for r in range(6)] == [0, 0, 0, 0, 4, 4]
+    assert [pair_start(cpu, r, 1) for r in range(6)] == [0, 0, 0, 0, 4, 4]
     # where eager is timed beside every configuration, only a model's smallest batch size starts a fresh worker
     # at the first pass's end (its warm compile is the model's); the others measure the first pass in their first
     beside = BenchConfig(repeats=3, rounds_per_process=4, device="cuda", batch_sizes=(1, 4, 16),

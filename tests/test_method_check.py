@@ -30,24 +30,47 @@ def _engine(path: Path) -> None:
 def test_each_latency_and_speedup_is_said_within_ten_percent_of_timers_or_not(tmp_path, monkeypatch, capsys):
     _engine(tmp_path / "results.jsonl")
     clocks = lambda ms: {"timer_ms": ms, "do_bench_ms": ms, "queued_device_ms": ms * 0.8}  # noqa: E731
-    reference = {"resnet/1": {"eager": clocks(4.2), "default": clocks(2.6), "reduce-overhead": clocks(1.0),
-                              "eager again": clocks(4.2)}}
+    measured = {"cell": "resnet/1", "eager": clocks(4.2), "default": clocks(2.6), "reduce-overhead": clocks(1.0),
+                "eager again": clocks(4.2)}
     asked = []
 
-    def run(command, **kwargs):
-        asked.append(command)
-        return subprocess.CompletedProcess(command, 0, stdout=json.dumps(reference) + "\n")
+    def reference_lines(cells, min_run_time):
+        asked.append(cells)
+        return iter([("resnet/1", {k: v for k, v in measured.items() if k != "cell"}),
+                     ("vit/16", {"error": "OutOfMemoryError: CUDA out of memory"})])
 
-    monkeypatch.setattr(method_check.subprocess, "run", run)
+    monkeypatch.setattr(method_check, "reference_lines", reference_lines)
     args = method_check.argparse.Namespace(params=REPO / "benchmarks" / "gpu-probe-resnet.yaml", params_given=True,
                                            engine_results=tmp_path / "results.jsonl", min_run_time=0.5)
     method_check.cuda_main(args)
     out = capsys.readouterr().out
-    # one reference process for every cell
-    assert len(asked) == 1 and asked[0][asked[0].index("--cuda-reference") + 1] == "resnet/1"
+    # one reference process for every cell, each with the configurations its rows hold
+    assert asked == [[("resnet", 1, ["default", "reduce-overhead"])]]
     assert "eager, its own worker: 4.000 | 4.200" in out and "engine / Timer 0.952: within 10% yes" in out
     # reduce-overhead reads 0.8 ms where Timer reads 1.0: 20% apart, said so; its speedup 5.5 against 4.2
     assert "reduce-overhead: 0.800 | 1.000 | 1.000 | 0.800; engine / Timer 0.800: within 10% NO" in out
     assert "eager beside it 4.400 (engine / Timer 1.048: yes)" in out
-    # latencies: eager's own, then each configuration's and the eager beside it; speedups: one each
+    assert "vit, batch 16 (CUDA): the reference failed: OutOfMemoryError" in out  # one cell lost, not the check
+    # latencies: eager's own, then each configuration's and the eager timed beside it; speedups: one each
     assert "within 10% of Timer's: latencies 4 of 5, speedups 1 of 2" in out
+
+
+def test_the_reference_process_prints_a_line_per_cell_as_it_ends(monkeypatch):
+    # read as the lines arrive: a reference cut by gpu_probe.sh's cap keeps the cells it finished
+    lines = ['{"cell": "resnet/1", "eager": {}}\n', "a warning from torch\n", '{"cell": "resnet/16", "error": "x"}\n']
+
+    class Process:
+        stdout = iter(lines)
+
+        def __init__(self, command, **kwargs):
+            self.command = command
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(method_check.subprocess, "Popen", Process)
+    got = list(method_check.reference_lines([("resnet", 1, ["default"]), ("resnet", 16, [])], 0.5))
+    assert got == [("resnet/1", {"eager": {}}), ("resnet/16", {"error": "x"})]

@@ -2,6 +2,7 @@
 blocks, failures, lost workers, sessions across rounds."""
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -21,15 +22,28 @@ class FakeWorker:
         self.events, self.plan, self.cfg, self.log_path = events, plan, cfg, log_path
         self.seconds, self.configuration, self.blocks, self.exit_code, self.repeat = 1.5, None, 0, 0, None
         self.process = self  # is_alive(): a spare (workers.Spares) that is still there
+        self.conn = self  # poll(0): a spare's answer to its ping has not arrived (it imports until waited for)
+        self.pinged = False
 
     def is_alive(self):
         return True
+
+    def poll(self, timeout=None):
+        return False
+
+    def allow(self, seconds):
+        pass
+
+    def kill(self):
+        self.events.append((self.configuration, "killed"))
 
     def adopt(self, log_path, timeout_s):  # a spare given its job (workers.Worker.adopt)
         self.events.append((None, f"spare adopted for {Path(log_path).name}"))
         self.log_path = log_path
 
     def send(self, command, payload=None):
+        if command == "ping":  # a spare's, sent at its start: answered once its imports are done
+            self.pinged = True
         if command == "cell":  # the task, typed: the settings as validated once, never re-parsed
             self.configuration, self.repeat = payload.job.option, payload.job.repeat
             assert payload.job.model == "vit" and payload.cfg is self.cfg
@@ -42,15 +56,16 @@ class FakeWorker:
         self.events.append((self.configuration, "new deadline"))
 
     def receive(self):
+        if self.pinged:
+            self.pinged = False
+            self.events.append((self.configuration, "pong"))
+            return "pong", None
         self.events.append((self.configuration, "receive"))
         if self.plan.get(self.configuration) == "fails to prepare":
             return "failed", self._row("error", "RuntimeError: no")
         return "ready", None
 
     def ask(self, command, payload=None):
-        if command == "ping":  # a spare answers once its imports are done
-            self.events.append((self.configuration, "ping"))
-            return "pong", None
         if command == "block" and payload.after_switch:
             self.events.append((self.configuration, "untimed call"))
         self.events.append((self.configuration, command))
@@ -104,6 +119,7 @@ def test_on_a_gpu_too_no_two_workers_compile_or_warm_up_at_once(monkeypatch, tmp
     # Inductor times kernels while it compiles: beside another worker's warm-up or graph recording it
     # would pick them by disturbed timings, for every later process (rounds._RoundRun.prepare)
     rows, events = fake_round(monkeypatch, tmp_path, {}, device=device)
+    events = [event for event in events if event[1] not in ("send ping", "pong")]  # the spares' (workers.Spares)
     assert [what for _, what in events[:9]] == ["new deadline", "send cell", "receive"] * 3  # each waited for
     assert [mode for mode, what in events[:9] if what == "send cell"] == ["eager", "default", "max-autotune"]
     assert [r.status for r in rows] == ["ok", "ok", "ok"]
@@ -236,25 +252,28 @@ def test_on_a_gpu_spares_import_beside_the_compiles_and_are_done_before_any_bloc
     monkeypatch.setattr(rounds_module.time, "sleep", lambda s: None)
     path = tmp_path / "results.jsonl"
     with rounds_module.Sessions(cfg, path) as live:
-        rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), path, live, keep=True)
+        rows_first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), path, live, keep=True)
         first = list(events)
         events.clear()
         rounds_module.run_round(cfg, Round("vit", 4, 0, cfg.configurations), path, live, keep=True)
+    spare = f"spare-{os.getpid()}"  # the runner's pid in its spares' log names: another runner's are apart
     starts = [what for _, what in first if what.startswith("start")]
     assert starts == ["start vit-bs1-eager-r0.log", "start vit-bs1-default-r0.log", "start vit-bs1-reduce-overhead-r0.log",
-                      "start spare-1.log", "start spare-2.log", "start spare-3.log"]
-    at = first.index((None, "start spare-1.log"))
+                      f"start {spare}-1.log", f"start {spare}-2.log", f"start {spare}-3.log"]
+    at = first.index((None, f"start {spare}-1.log"))
     assert first.index(("eager", "receive")) < at  # eager compiles nothing: not beside its warm-up
-    assert first[at + 3] == ("default", "send cell")  # ... beside the first compile
-    pings = [i for i, event in enumerate(first) if event[1] == "ping"]
+    assert first[at + 1] == (None, "send ping") and first[at + 6] == ("default", "send cell")  # ... beside the first compile
+    pongs = [i for i, event in enumerate(first) if event[1] == "pong"]
     prepared = max(i for i, (_, what) in enumerate(first) if what == "receive")
     blocks = [i for i, (_, what) in enumerate(first) if what == "block"]
-    assert len(pings) == 3 and prepared < min(pings) and max(pings) < min(blocks)
+    assert len(pongs) == 3 and prepared < min(pongs) and max(pongs) < min(blocks)
+    # the compiles that began beside them say so in their rows (the page's compile table: "may read high")
+    assert [row.compiled_beside_starts for row in rows_first] == [0, 3, 3]
     # the next group's fresh round: the spares, adopted for its jobs' logs; three more started beside its compile
     assert [what for _, what in events if what.startswith(("spare adopted", "start"))] == [
         "spare adopted for vit-bs4-eager-r0.log", "spare adopted for vit-bs4-default-r0.log",
-        "spare adopted for vit-bs4-reduce-overhead-r0.log", "start spare-4.log", "start spare-5.log",
-        "start spare-6.log"]
+        "spare adopted for vit-bs4-reduce-overhead-r0.log", f"start {spare}-4.log", f"start {spare}-5.log",
+        f"start {spare}-6.log"]
 
 
 def test_on_a_cpu_no_spares_start(monkeypatch, tmp_path):
@@ -373,3 +392,25 @@ def test_a_round_asking_for_new_workers_ends_the_groups_pair_and_starts_one(monk
     assert [what for mode, what in events if mode == "eager" and what.startswith("send")] == [
         "send cell", "send release", "send cell", "send release"]  # prepared again: a build and a compile, not a "round"
     assert [row.status for row in rows] == ["ok", "ok"]
+
+
+def test_a_worker_that_leaves_the_race_gives_its_last_row_its_exit_code(monkeypatch, tmp_path):
+    # on a GPU eager's own worker measures round 0 alone (jobs.eager_after_selection): it is closed when round 1
+    # opens, and a crash at its teardown (CUDA graphs under CUPTI after its profiler's pass) reaches its row
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,
+                      settle_s=0.0, device="cuda", repeats=3)
+    workers = []
+
+    def worker(log_path, timeout_s, device="cpu"):
+        workers.append(FakeWorker([], {}, cfg, log_path))
+        return workers[-1]
+
+    monkeypatch.setattr(rounds_module, "Worker", worker)
+    path = tmp_path / "results.jsonl"
+    with rounds_module.Sessions(cfg, path) as live:
+        first = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), path, live, keep=True)
+        workers[0].exit_code = -11  # eager's: it dies as it is closed
+        rounds_module.run_round(cfg, Round("vit", 1, 1, ("default",)), path, live, keep=True)
+        ended = live.take_ended_rows()
+    assert [(row.configuration, row.repeat, row.exit_code) for row in ended] == [("eager", 0, -11)]
+    assert first[0].configuration == "eager" and first[0].exit_code is None

@@ -282,3 +282,21 @@ def test_the_main_tables_caption_says_where_its_eager_latencies_were_timed():
     assert main_table_caption(to_dataframe(apart)) == MAIN_CAPTION
     said = main_table_caption(to_dataframe(beside))
     assert "timed beside each configuration" in said and "the guide's table above shows eager's own worker" in said
+
+
+def test_a_compile_that_began_beside_importing_spares_says_its_time_may_read_high():
+    # sweep/workers.Spares import beside a fresh round's compiles (never beside its blocks): the compile
+    # table's notes say which compiles; the verdict's caveats, made of compile_note_words, do not (the speeds
+    # are not touched)
+    from bench_utils.report.notes import compile_note_words
+    from bench_utils.results.aggregate import to_dataframe
+    from conftest import make_row
+
+    rows = [make_row("vit", 1, "eager", 10.0), make_row("vit", 1, "default", 8.0, compile_s=12.0,
+                                                        compiled_beside_starts=2)]
+    table = compile_table(to_dataframe(rows))
+    assert table["compile_notes"].tolist() == ["compiled while 2 worker(s) for the next round imported: its "
+                                               "compile time may read high"]
+    assert compile_note_words(to_dataframe(rows).iloc[1].to_dict()) == ""
+    quiet = [rows[0], make_row("vit", 1, "default", 8.0, compile_s=12.0)]
+    assert compile_table(to_dataframe(quiet))["compile_notes"].tolist() == [""]

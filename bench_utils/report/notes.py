@@ -34,6 +34,16 @@ def compile_note_words(record) -> str:
     return "; ".join(COMPILE_NOTE_WORDS[code].format(**values) for code in (codes if isinstance(codes, list) else []))
 
 
+def beside_starts_words(record) -> str:
+    """A compile that began while spares for the next round imported (sweep/workers.Spares), in words for
+    the compile table ("" otherwise): what only a compile time, not a speed, may owe the machine."""
+    starts = _value(record, "compiled_beside_starts")
+    if not starts:
+        return ""
+    return (f"compiled while {number(starts, integer=True)} worker(s) for the next round imported: its compile time "
+            "may read high")
+
+
 def disturbance_words(record) -> str:
     """What says a cell's numbers may not be the machine's own, "" when nothing does."""
     words = []

@@ -18,7 +18,7 @@ from ..config.registry import MODEL_NAMES, display_name
 from ..results.record import RECORD
 from ..results.rows import NOT_FAILED
 from .display import MISSING, number
-from .notes import compile_note_words, disturbance_words
+from .notes import beside_starts_words, compile_note_words, disturbance_words
 
 STATS = ("mean", "median")
 MODEL_INDEX_NAME = "Model"
@@ -330,7 +330,8 @@ def compile_table(df) -> pd.DataFrame:
     table["break_reasons"] = _reasons(compiled)
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
-    table["compile_notes"] = [compile_note_words(record) for record in compiled.to_dict("records")]
+    table["compile_notes"] = ["; ".join(words for words in (compile_note_words(record), beside_starts_words(record))
+                                        if words) for record in compiled.to_dict("records")]
     order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "fx_cache_hits",
              "compile_warm_s", "eager_ms_median", "compiled_ms_median", "race_speedup", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",

@@ -169,6 +169,8 @@ RECORD = (
            bounds=PER_CALL),
     Column("launch_cpus", "union", meaning="the CPUs its measuring thread ran on at its blocks' ends (a GPU worker's "
            "is pinned to one: measure/launch_thread.py; -1: unknown)", source="block_cpus"),
+    Column("compiled_beside_starts", "largest", "workers", "spares for the next round (sweep/workers.Spares) still "
+           "importing when one of its compiles began: its compile time may read high", device=CUDA),
     Column("sm_clock_mhz_low", "computed", "MHz", "the GPU's SM clock, the lowest NVML read at a block's end",
            device=CUDA),
     Column("sm_clock_mhz_high", "computed", "MHz", "the GPU's SM clock, the highest NVML read at a block's end",

@@ -190,6 +190,8 @@ class BenchResult(Row):
     block_others_cpu_pct: list[float] = field(default_factory=list)  # other processes' CPU over the block, %
     block_sm_clock_mhz: list[float] = field(default_factory=list)  # CUDA with NVML: the GPU's SM clock, MHz
     pinned_cpu: int | None = None  # CUDA: the CPU its measuring thread was pinned to (None: not pinned)
+    # the spares (sweep/workers.Spares) still importing when its compile began (the runner knows it): 0 alone
+    compiled_beside_starts: int = 0
     # --- provenance ---
     env: dict = field(default_factory=dict)  # environment.collect()
     started_at: str = ""  # ISO 8601 UTC

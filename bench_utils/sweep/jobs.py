@@ -107,8 +107,8 @@ def profiled(cfg: BenchConfig, batch_size: int, repeat: int, name: str) -> bool:
     return cfg.profile and repeat == round_ and batch_size == cfg.smallest_batch_size
 
 
-def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, batch_size: int | None = None) -> bool:
-    """Does round `repeat` of a cell group (at `batch_size`; None: as at the smallest) start fresh workers,
+def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, batch_size: int) -> bool:
+    """Does round `repeat` of a cell group at `batch_size` start fresh workers,
     when its current ones started in round `first_round` (None: it has none)? After `rounds_per_process`
     rounds; on a GPU also at the last round of the first pass: every cell then has two pairs of workers at
     least (results/stats.design_effect can weigh their disagreement) and a warm compile (a fresh worker's,
@@ -121,12 +121,12 @@ def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, 
     of the prepared one (measure/forked.py): a fresh start at the first pass's end would only cost."""
     if first_round is None:
         return True
-    smallest = batch_size is None or batch_size == cfg.smallest_batch_size or eager_after_selection(cfg)
+    smallest = batch_size == cfg.smallest_batch_size or eager_after_selection(cfg)
     first_pass_end = repeat == cfg.repeats - 1 and first_round < repeat and uses_cuda(cfg.device) and smallest
     return repeat - first_round >= cfg.rounds_per_process or first_pass_end
 
 
-def pair_start(cfg: BenchConfig, repeat: int, batch_size: int | None = None) -> int:
+def pair_start(cfg: BenchConfig, repeat: int, batch_size: int) -> int:
     """The round in which the workers of round `repeat` of the first pass (at `batch_size`) started."""
     first = None
     for r in range(repeat + 1):

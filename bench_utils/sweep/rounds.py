@@ -59,7 +59,7 @@ class Sessions:
         self._scratch: str | None = None  # the workers' scratch folder (Task.scratch_dir), made on first use
         ahead = uses_cuda(cfg.device) if spares is None else spares
         folder = inside(self.results_path.parent / LOGS_DIR, self.results_path.parent)
-        self.spares = Spares(folder, self._new_worker) if ahead else None
+        self.spares = Spares(folder, self._new_worker, f"-{os.getpid()}") if ahead else None
 
     def _new_worker(self, path: Path, timeout_s: float) -> Worker:
         return Worker(path, timeout_s, self.cfg.device)
@@ -93,7 +93,10 @@ class Sessions:
             session = Session(round_.repeat, {job.option: self.worker(job) for job in round_.jobs})
         else:
             for name in set(session.workers) - set(round_.configurations):  # out of the race: they end
-                session.workers.pop(name).close()
+                worker = session.workers.pop(name)
+                worker.close()
+                self.ended_rows += [dataclasses.replace(row, exit_code=worker.exit_code) for row in session.last_rows
+                                    if row.configuration == name and worker.exit_code]  # as _end gives them
             session.last_rows = [row for row in session.last_rows if row.configuration in session.workers]
             for worker in session.workers.values():
                 worker.new_deadline()
@@ -149,6 +152,7 @@ class _RoundRun:
         self.scratch, self.spares = scratch, spares
         self.workers = {job: session.workers[job.option] for job in round_.jobs}
         self.rows: dict[Job, BenchResult] = {}
+        self.beside_starts: dict[Job, int] = {}  # spares still importing when a job's compile began
 
     def answered(self, job: Job, reply) -> bool:
         """The worker's reply (`reply()`): True while the job goes on, its row kept when it ended; a lost
@@ -199,6 +203,7 @@ class _RoundRun:
                 if fresh:
                     if self.spares is not None and configuration(job.option).compiled:
                         self.spares.start(len(self.cfg.configurations))  # the most a fresh round holds
+                        self.beside_starts[job] = self.spares.importing()  # its compile begins beside them
                     worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ),
                                              scratch_dir=self.scratch))
                 else:
@@ -236,6 +241,9 @@ class _RoundRun:
             profiles = profiled(self.cfg, self.round.batch_size, self.round.repeat, job.option)
             if profiles and self.rows[job].status == "ok":
                 self.rows[job] = _with_profile(self.rows[job], self.workers[job])
+        for job, count in self.beside_starts.items():  # what only the runner knew of a compile's machine
+            if count and job in self.rows:
+                self.rows[job] = dataclasses.replace(self.rows[job], compiled_beside_starts=count)
 
 
 def turns(jobs: list, blocks: int) -> list:

@@ -193,6 +193,10 @@ class Worker:
         """The end of its log (log_tail), or of the log it wrote as a spare if it died before it moved."""
         return log_tail(self.log_path) or (log_tail(self.spare_log) if self.spare_log else "")
 
+    def allow(self, seconds: float) -> None:
+        """Its deadline at least `seconds` from now (a spare asked long after its start: Spares.wait)."""
+        self.deadline = max(self.deadline, time.perf_counter() + seconds)
+
     def new_deadline(self) -> None:
         """A later round of the same process: `timeout_s` from now, and its `seconds` counted from now."""
         self.started = time.perf_counter()
@@ -274,54 +278,86 @@ class Spares:
     of the round before to their first task on the H200's 16-core host (docs/gpu.md), 36% of a short
     run. The runner starts spares while a fresh round's workers compile (`start`, sweep/rounds.py),
     so the next fresh round finds its workers imported, and never lets one import while a round times:
-    `wait` returns once every spare has answered (its imports done), before the round's first block.
-    A spare keeps the environment it was spawned with; one spawned under another (an import-time
-    variable changed since) is not used."""
+    `wait` returns once every spare has answered the ping it was sent at its start (its imports done),
+    before the round's first block; `importing` says how many are still at it (the rows of compiles
+    beside them say so). A spare keeps the environment it was spawned with; one spawned under another
+    (an import-time variable changed since) is not used."""
 
-    def __init__(self, folder: Path, start):
-        """`start(log_path, timeout_s)`: a new Worker (the runner's way of starting one: Sessions.worker)."""
-        self.folder, self._start = Path(folder), start
+    def __init__(self, folder: Path, start, name: str = ""):
+        """`start(log_path, timeout_s)`: a new Worker (the runner's way of starting one: Sessions.worker);
+        `name`: in the spares' log names, apart from another runner's in the same folder."""
+        self.folder, self._start, self.name = Path(folder), start, name
         self.idle: list[tuple[Worker, dict]] = []  # (worker, the import-time environment it started with)
-        self.unanswered: list[Worker] = []  # started, not yet known to have imported
+        self.unanswered: list[Worker] = []  # started, their ping's answer not yet received
         self.started = 0  # spares spawned so far (their logs' numbers)
 
-    def start(self, count: int) -> None:
-        """Spawn spares until `count` are idle."""
+    def start(self, count: int) -> int:
+        """Spawn spares until `count` are idle, each sent a ping it answers once its imports are done;
+        how many it spawned."""
         environment = server_environment(os.environ)
+        spawned = 0
         while len(self.idle) < count:
             self.started += 1
-            worker = self._start(self.folder / f"spare-{self.started}.log", SERVER_START_S)
+            spawned += 1
+            worker = self._start(self.folder / f"spare{self.name}-{self.started}.log", SERVER_START_S)
+            worker.send("ping")
             self.idle.append((worker, environment))
             self.unanswered.append(worker)
+        return spawned
+
+    def importing(self) -> int:
+        """Spares still importing now (their answer has not arrived; one that died counts as done)."""
+        return sum(not self._answered(worker, block=False) for worker in list(self.unanswered))
 
     def wait(self) -> None:
-        """Block until every spare started has imported (answered a ping); one that does not within
-        SERVER_START_S, or died, is dropped (the job it would have taken spawns a worker of its own, whose
-        row then says what fails)."""
-        for worker in self.unanswered:
-            try:
-                worker.ask("ping")
-            except WorkerLost:
-                worker.kill()
-                self.idle = [(spare, env) for spare, env in self.idle if spare is not worker]
-        self.unanswered = []
+        """Block until every spare started has imported (answered its ping); one that does not within
+        SERVER_START_S of its start (and REPLY_GRACE_S of now, however long the runner took to ask), or
+        died, is dropped (the job it would have taken spawns a worker of its own, whose row then says
+        what fails)."""
+        for worker in list(self.unanswered):
+            worker.allow(REPLY_GRACE_S)
+            self._answered(worker, block=True)
+
+    def _answered(self, worker: Worker, block: bool) -> bool:
+        """Has `worker` answered its ping (received here, once)? Without `block`, only if it has already;
+        a spare lost on the way is dropped (True: it imports no more)."""
+        if not block and not worker.conn.poll(0):
+            return False
+        try:
+            worker.receive()
+        except WorkerLost:
+            self._drop(worker)
+        if worker in self.unanswered:
+            self.unanswered.remove(worker)
+        return True
+
+    def _drop(self, worker: Worker) -> None:
+        """A spare that will not serve: killed, its pipe closed, its log removed."""
+        self.idle = [(spare, env) for spare, env in self.idle if spare is not worker]
+        worker.kill()
+        worker.conn.close()
+        Path(worker.log_path).unlink(missing_ok=True)
 
     def take(self, log_path: Path, timeout_s: float) -> Worker | None:
-        """An idle spare adopted for the job whose log is `log_path` (Worker.adopt), or None."""
+        """An idle spare adopted for the job whose log is `log_path` (Worker.adopt), or None. One still
+        importing is waited for first (its answer must not be read as the job's reply)."""
         environment = server_environment(os.environ)
         while self.idle:
-            worker, started_with = self.idle.pop(0)
-            if started_with == environment and worker.process.is_alive():
-                if worker in self.unanswered:  # it may still be importing: a job's first task waits on it anyway
-                    self.unanswered.remove(worker)
-                worker.adopt(log_path, timeout_s)
-                return worker
-            worker.close()
+            worker, started_with = self.idle[0]
+            if started_with != environment or not worker.process.is_alive():
+                self._drop(worker)
+                continue
+            if worker in self.unanswered:
+                self._answered(worker, block=True)
+                if self.idle[:1] != [(worker, started_with)]:  # it died importing: dropped
+                    continue
+            self.idle.pop(0)
+            worker.adopt(log_path, timeout_s)
+            return worker
         return None
 
     def close(self) -> None:
         """End the idle spares; their logs go with them (they held only imports' output)."""
-        for worker, _ in self.idle:
-            worker.close()
-            Path(worker.log_path).unlink(missing_ok=True)
+        for worker, _ in list(self.idle):
+            self._drop(worker)
         self.idle, self.unanswered = [], []

@@ -122,7 +122,9 @@ class GroupActor:
 
     def __init__(self, cfg: BenchConfig, results_path: str, round_runner=run_round):
         self.cfg, self.results_path = cfg, _writable_path(Path(results_path))
-        self.sessions, self.round_runner = Sessions(cfg, self.results_path), round_runner
+        # no spares (workers.Spares): an actor measures one group, whose next fresh round may never come, and
+        # other actors on its node time blocks while its spares would import
+        self.sessions, self.round_runner = Sessions(cfg, self.results_path, spares=False), round_runner
 
     def measure(self, unit, keep: bool) -> tuple[list, list]:
         """(the unit's rows, earlier rows given exit codes of workers that ended meanwhile)."""
