@@ -331,7 +331,7 @@ def _cut_text(cfg: BenchConfig, estimates: list[RoundEstimate]) -> str:
     if not cut:
         return ""
     fits = "" if total <= cfg.budget_min * 60.0 else ", still past the budget"
-    compiled = sum(configuration(name).compiled for name in cfg.configurations)
+    compiled = len({name for e in estimates for name in e.worker_s if configuration(name).compiled})  # runnable here
     return (f": at this estimate it leaves {len(cut)} of the {compiled} compiled configurations out of the "
             f"{len(cfg.models) - 1} models after {cfg.models[0]} (here "
             f"{', '.join(cut)}; the first model's race decides which), about {_duration(total)} in all{fits}")
