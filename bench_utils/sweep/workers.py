@@ -327,13 +327,13 @@ class Spares:
             worker.receive()
         except WorkerLost:
             self._drop(worker)
-        if worker in self.unanswered:
-            self.unanswered.remove(worker)
+        self.unanswered = [spare for spare in self.unanswered if spare is not worker]
         return True
 
     def _drop(self, worker: Worker) -> None:
-        """A spare that will not serve: killed, its pipe closed, its log removed."""
+        """A spare that will not serve: killed, its pipe closed, its log removed, forgotten."""
         self.idle = [(spare, env) for spare, env in self.idle if spare is not worker]
+        self.unanswered = [spare for spare in self.unanswered if spare is not worker]
         worker.kill()
         worker.conn.close()
         Path(worker.log_path).unlink(missing_ok=True)
