@@ -1,0 +1,79 @@
+"""benchmarks/gpu_probe.sh, the one device call of a GPU session: its steps in order, each within its cap
+and the call's deadline, and what each wrote left in OUTDIR. The stand-in for the GPU machine's python is
+a shell script that logs its arguments, writes what the real step writes and sleeps as long as it is told
+(the real steps need CUDA; what this checks is the script's arithmetic of seconds)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_probe.sh"
+
+# python -c (the machine's versions), selfcheck, the profile (-m bench_utils run), the method check, A/A
+STAND_IN = """#!/usr/bin/env bash
+echo "$*" >> calls.log
+case "$*" in
+  *selfcheck*) echo "selfcheck line"; sleep "$SLEEP_SELFCHECK";;
+  *" run "*) mkdir -p reports/gpu-probe; echo '{"row": 1}' > reports/gpu-probe/results.jsonl; sleep "$SLEEP_PROFILE";;
+  *method_check*) echo "method line"; sleep "$SLEEP_METHOD";;
+  *aa_check*) mkdir -p reports/gpu-aa; echo '{"aa": 1}' > reports/gpu-aa/results.jsonl;;
+  *) echo "versions";;
+esac
+"""
+
+pytestmark = pytest.mark.skipif(not (shutil.which("bash") and shutil.which("timeout")),
+                                reason="needs bash and coreutils' timeout")
+
+
+def _probe(tmp_path: Path, caps: tuple[int, int, int], deadline_s: int, sleeps: tuple[float, float, float]):
+    """Run the script in `tmp_path` (its paths are the repository's, relative) with the stand-in python:
+    (seconds it took, the stand-in's calls, OUTDIR)."""
+    (tmp_path / "benchmarks").mkdir()
+    shutil.copy(SCRIPT, tmp_path / "benchmarks" / SCRIPT.name)
+    python = tmp_path / "python"
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(python), "GPU_PROBE_DEADLINE_S": str(deadline_s),
+           **{f"SLEEP_{step}": str(s) for step, s in zip(("SELFCHECK", "PROFILE", "METHOD"), sleeps)}}
+    started = time.monotonic()
+    subprocess.run(["bash", f"benchmarks/{SCRIPT.name}", "out", *map(str, caps)], cwd=tmp_path, env=env,
+                   check=True, capture_output=True, timeout=120)
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    return time.monotonic() - started, calls, tmp_path / "out"
+
+
+def _step(call: str) -> str:
+    return next(name for name in ("selfcheck", " run ", "method_check", "aa_check", "-c ") if name in call).strip()
+
+
+def test_the_probe_runs_selfcheck_the_profile_and_both_checks_in_order_and_leaves_their_output(tmp_path):
+    took, calls, out = _probe(tmp_path, (5, 5, 5), 60, (0, 0, 0))
+    assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
+    assert "--device cuda --quick" in calls[1] and "--engine-results reports/gpu-probe/results.jsonl" in calls[3]
+    assert (out / "results.jsonl").read_text() == '{"row": 1}\n'  # the profile's rows, for docs/gpu.md
+    assert (out / "aa-results.jsonl").read_text() == '{"aa": 1}\n'
+    assert "selfcheck line" in (out / "selfcheck.txt").read_text()
+    assert "method line" in (out / "method_check.txt").read_text()
+    assert took < 10
+
+
+def test_a_step_past_its_cap_is_cut_there_and_the_steps_after_it_still_run(tmp_path):
+    took, calls, out = _probe(tmp_path, (2, 5, 5), 60, (30, 0, 0))
+    assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
+    assert "selfcheck step: 2 s (cap 2 s)" in (out / "selfcheck.txt").read_text()
+    assert 2 <= took < 8  # the 30-s selfcheck cut at 2 s, not waited for
+
+
+def test_no_step_runs_past_the_deadline_and_one_left_no_time_is_skipped_saying_so(tmp_path):
+    # a 6-s deadline with 3 s promised to each of the profile and the checks leaves the selfcheck none
+    took, calls, out = _probe(tmp_path, (3, 3, 3), 6, (0, 30, 30))
+    assert "selfcheck step skipped: no time left before the deadline" in (out / "selfcheck.txt").read_text()
+    assert [_step(c) for c in calls] == ["-c", "run", "method_check"]  # the A/A check needs 45 s it has not
+    assert "profile step: 3 s (cap 3 s)" in (out / "profile.txt").read_text()
+    assert took < 6 + 2  # the deadline, and the script's own copying
