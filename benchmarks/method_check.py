@@ -28,8 +28,9 @@ models, batch sizes and configurations), or the rows of one already run (`--engi
 benchmarks/gpu_probe.sh does: the probe profile's own rows); then one reference process times every cell
 (model and batch size) and configuration by two independent clocks, each a call at a time, the device
 synchronized after it (what a caller waits, the engine's definition): `Timer.blocked_autorange` of
-"fn(); synchronize()" and `triton.testing.do_bench` of the same; and, for information, the device's
-time per call with calls queued back to back (`do_bench` of fn alone). Eager is timed first and last.
+"fn(); synchronize()" and `triton.testing.do_bench` of the same after a synchronize (do_bench clears the
+L2 before each call: a cold L2, which calls one after another do not have); and, for information, the device's
+time per call with calls queued (`do_bench` of fn alone). Eager is timed first and last.
 Each latency (eager's own worker's, each configuration's, the eager timed beside it) and each speedup
 is said within 10% of Timer's or not, and the last line counts them.
 
@@ -156,10 +157,17 @@ def cuda_reference(cells: list[tuple[str, int, list[str]]], min_run_time: float)
             fn()
             torch.cuda.synchronize()
 
+        def waited_after_l2_clear():
+            # do_bench zeroes a 256 MB buffer (its L2 clear), then records its start event, then calls: the
+            # first synchronize keeps the call's host work from overlapping that memset, which would put
+            # the start event after part of it (the latency read low by up to the memset's time)
+            torch.cuda.synchronize()
+            waited()
+
         rep_ms = int(min_run_time * 1000)
         timer = Timer("f()", globals={"f": waited}, num_threads=torch.get_num_threads())
         return {"timer_ms": timer.blocked_autorange(min_run_time=min_run_time).median * 1000,
-                "do_bench_ms": do_bench(waited, warmup=25, rep=rep_ms, return_mode="median"),
+                "do_bench_ms": do_bench(waited_after_l2_clear, warmup=25, rep=rep_ms, return_mode="median"),
                 "queued_device_ms": do_bench(fn, warmup=25, rep=rep_ms, return_mode="median")}
 
     for model_name, batch_size, names in cells:
@@ -231,6 +239,9 @@ def cuda_main(args) -> None:
                 "configuration")
             if "eager" in cell.index:  # each cell its own configurations (the race or the fit may leave some out)
                 cells.append((model, int(batch), [name for name in names if name in cell.index]))
+    if not cells:  # no reference to start: an empty --cuda-reference would otherwise read as the CPU check
+        print(f"no cell of {path} has an ok eager row: nothing to check the engine against")
+        return
     latencies, speedups, worst = [], [], 0.0
     for key, ref in reference_lines(cells, args.min_run_time):
         model, batch = key.split("/")
@@ -241,7 +252,7 @@ def cuda_main(args) -> None:
         eager_ref = {clock: math.sqrt(ref["eager"][clock] * ref["eager again"][clock]) for clock in ref["eager"]}
         eager_own = cell.loc["eager", "latency_ms_median"]
         print(f"\n{model}, batch {batch} (CUDA); ms per call: engine (the sweep's rows) | Timer.blocked_autorange | "
-              "do_bench, each a call then synchronize | do_bench, calls queued")
+              "do_bench, each a call then synchronize (L2 cleared before it) | do_bench, calls queued")
         print(f"  eager, its own worker: {eager_own:.3f} | {eager_ref['timer_ms']:.3f} | {eager_ref['do_bench_ms']:.3f}"
               f" | {eager_ref['queued_device_ms']:.3f} (reference: before and after, geometric mean); engine / Timer "
               f"{eager_own / eager_ref['timer_ms']:.3f}: within 10% {_agrees(eager_own / eager_ref['timer_ms'])}")
@@ -281,7 +292,7 @@ def main() -> None:
     parser.add_argument("--cuda-reference", nargs="*", help=argparse.SUPPRESS)  # internal: cells on CUDA, JSON lines
     args = parser.parse_args()
     args.params_given = any(arg == "--params" or arg.startswith("--params=") for arg in sys.argv[1:])
-    if args.cuda_reference:  # MODEL/BATCH:CONFIGURATION,CONFIGURATION ...
+    if args.cuda_reference is not None:  # MODEL/BATCH:CONFIGURATION,CONFIGURATION ... (an empty list: none)
         cells = []
         for text in args.cuda_reference:
             cell, _, names = text.partition(":")

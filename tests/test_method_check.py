@@ -74,3 +74,23 @@ def test_the_reference_process_prints_a_line_per_cell_as_it_ends(monkeypatch):
     monkeypatch.setattr(method_check.subprocess, "Popen", Process)
     got = list(method_check.reference_lines([("resnet", 1, ["default"]), ("resnet", 16, [])], 0.5))
     assert got == [("resnet/1", {"eager": {}}), ("resnet/16", {"error": "x"})]
+
+
+def test_rows_without_an_ok_eager_cell_start_no_reference_and_say_so(tmp_path, monkeypatch, capsys):
+    # a profile whose cells all failed: an empty reference list would read as the CPU check (minutes)
+    with ResultsWriter(tmp_path / "results.jsonl") as writer:
+        writer.append(make_row("resnet", 1, "eager", None, status="error", error="RuntimeError: x", label="GPU probe"))
+    monkeypatch.setattr(method_check, "reference_lines", lambda *a: (_ for _ in ()).throw(AssertionError("started")))
+    args = method_check.argparse.Namespace(params=REPO / "benchmarks" / "gpu-probe-resnet.yaml", params_given=True,
+                                           engine_results=tmp_path / "results.jsonl", min_run_time=0.5)
+    method_check.cuda_main(args)
+    assert "has an ok eager row: nothing to check the engine against" in capsys.readouterr().out
+
+
+def test_an_empty_cuda_reference_list_is_a_reference_of_no_cells_not_the_cpu_check(monkeypatch):
+    started = []
+    monkeypatch.setattr(method_check, "cuda_reference", lambda cells, min_run_time: started.append(cells))
+    monkeypatch.setattr(method_check, "cuda_main", lambda args: started.append("cuda_main"))
+    monkeypatch.setattr(sys, "argv", ["method_check.py", "--cuda-reference", "--min-run-time", "0.5"])
+    method_check.main()
+    assert started == [[]]
