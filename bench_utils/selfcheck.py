@@ -369,9 +369,16 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
 def main(device: str, folder: str | None, json_path: str | None = None, quick: bool = False) -> int:
     started = time.perf_counter()
     checks, cells = [], []
-    for check in run(device, Path(folder) if folder else None, cells, quick):
-        print(check.line(), flush=True)
-        checks.append(check)
+    try:
+        for check in run(device, Path(folder) if folder else None, cells, quick):
+            print(check.line(), flush=True)
+            checks.append(check)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (__main__): gpu_probe.sh's cap; what was checked is kept
+        if json_path:
+            write_json(Path(json_path), checks, cells, time.perf_counter() - started, complete=False)
+        print(f"selfcheck: cut short after {len(checks)} checks, {time.perf_counter() - started:.0f} s",
+              file=sys.stderr)
+        raise
     failed = [c for c in checks if c.status == "FAIL"]
     seconds = time.perf_counter() - started
     print(f"selfcheck: {len(checks) - len(failed)} of {len(checks)} checks passed or skipped, "
@@ -381,10 +388,12 @@ def main(device: str, folder: str | None, json_path: str | None = None, quick: b
     return 1 if failed else 0
 
 
-def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: float) -> None:
+def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: float, complete: bool = True) -> None:
     """What a GPU owner sends back: every check with its reason, and every cell's record (latencies,
-    compile times, memory, CUDA-graph and profiler fields) with its profile's environment."""
-    report = {"selfcheck_version": 1, "passed": not any(c.status == "FAIL" for c in checks), "seconds": seconds,
+    compile times, memory, CUDA-graph and profiler fields) with its profile's environment; `complete`
+    False where the run was cut short (its checks so far: "passed" is then false)."""
+    passed = complete and not any(c.status == "FAIL" for c in checks)
+    report = {"selfcheck_version": 1, "passed": passed, "complete": complete, "seconds": seconds,
               "checks": [dataclasses.asdict(c) for c in checks],
               "cells": [{key: _plain(value) for key, value in cell.items()} for cell in cells]}
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import signal
 import sys
 import tempfile
 import time
@@ -50,23 +52,45 @@ def main() -> int:
                               configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min,
                               eager_in_process=False if args.eager_apart else cfg.eager_in_process)
     started = time.perf_counter()
+    signal.signal(signal.SIGTERM, _cut)  # gpu_probe.sh's cap: the verdict on the rounds measured so far
     with tempfile.TemporaryDirectory(prefix="aa-check-") as tmp:
         path = args.results or Path(tmp) / "results.jsonl"
-        summary = run_sweep(cfg, path, progress=False)
-        df = load_dataframe(path)
+        try:
+            sweep = f"sweep {run_sweep(cfg, path, progress=False).seconds:.0f} s"
+        except KeyboardInterrupt:
+            sweep = "cut short: the rounds measured so far"
+        df = load_dataframe(path) if path.exists() else None
     design = "eager beside the twin in its processes" if cfg.times_eager_beside(
         "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"
-    print(f"A/A check with {args.params.name}'s settings ({design}): sweep {summary.seconds:.0f} s, "
+    print(f"A/A check with {args.params.name}'s settings ({design}): {sweep}, "
           f"whole run {time.perf_counter() - started:.0f} s")
+    twins = df[(df["configuration"] == TWIN) & (df["status"] == "ok")] if df is not None else []
+    if not len(twins):
+        print("  no twin measured: no verdict")
+        return 1
     failed = 0
-    for _, twin in df[df["configuration"] == TWIN].iterrows():
+    for _, twin in twins.iterrows():
         low, high = twin["speedup_ci95_low"], twin["speedup_ci95_high"]
+        if math.isnan(low) or math.isnan(high):  # too few samples (a run cut short): no interval to hold 1x
+            print(f"  {twin['model']} at batch {twin['batch_size']}: eager / its twin {twin['speedup']:.3f}x over "
+                  f"{_rounds(int(twin['paired_rounds']))}: no interval")
+            failed += 1
+            continue
         inside = low <= 1.0 <= high
         failed += not inside
         print(f"  {twin['model']} at batch {twin['batch_size']}: eager / its twin {twin['speedup']:.3f}x [{low:.3f}, "
-              f"{high:.3f}] over {int(twin['paired_rounds'])} rounds (half-width ±{twin['speedup_halfwidth']:.1%}); "
+              f"{high:.3f}] over {_rounds(int(twin['paired_rounds']))} (half-width ±{twin['speedup_halfwidth']:.1%}); "
               f"1.00x inside: {'yes' if inside else 'NO'}")
     return 1 if failed else 0
+
+
+def _rounds(count: int) -> str:
+    return f"{count} round" + ("s" if count != 1 else "")
+
+
+def _cut(signum, frame) -> None:
+    """SIGTERM unwinds like Ctrl-C: the sweep kills its workers, its rounds stay in the results file."""
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ a shell script that logs its arguments, writes what the real step writes and sle
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -22,7 +23,7 @@ case "$*" in
   *selfcheck*) echo "selfcheck line"; sleep "$SLEEP_SELFCHECK";;
   *" run "*) mkdir -p reports/gpu-probe; echo '{"row": 1}' > reports/gpu-probe/results.jsonl; sleep "$SLEEP_PROFILE";;
   *method_check*) echo "method line"; sleep "$SLEEP_METHOD";;
-  *aa_check*) mkdir -p reports/gpu-aa; echo '{"aa": 1}' > reports/gpu-aa/results.jsonl;;
+  *aa_check*) mkdir -p reports/gpu-aa; echo '{"aa": 1}' > reports/gpu-aa/results.jsonl; sleep "$SLEEP_AA";;
   *) echo "versions";;
 esac
 """
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.skipif(not (shutil.which("bash") and shutil.which("time
                                 reason="needs bash and coreutils' timeout")
 
 
-def _probe(tmp_path: Path, caps: tuple[int, int, int], deadline_s: int, sleeps: tuple[float, float, float]):
+def _probe(tmp_path: Path, promises: tuple[int, ...], deadline_s: int, sleeps: tuple[float, ...]):
     """Run the script in `tmp_path` (its paths are the repository's, relative) with the stand-in python:
     (seconds it took, the stand-in's calls, OUTDIR)."""
     (tmp_path / "benchmarks").mkdir()
@@ -40,12 +41,19 @@ def _probe(tmp_path: Path, caps: tuple[int, int, int], deadline_s: int, sleeps: 
     python.write_text(STAND_IN)
     python.chmod(0o755)
     env = {**os.environ, "PYTHON": str(python), "GPU_PROBE_DEADLINE_S": str(deadline_s),
-           **{f"SLEEP_{step}": str(s) for step, s in zip(("SELFCHECK", "PROFILE", "METHOD"), sleeps)}}
+           **{f"SLEEP_{step}": str(s) for step, s in zip(("SELFCHECK", "PROFILE", "METHOD", "AA"), sleeps)}}
     started = time.monotonic()
-    subprocess.run(["bash", f"benchmarks/{SCRIPT.name}", "out", *map(str, caps)], cwd=tmp_path, env=env,
+    subprocess.run(["bash", f"benchmarks/{SCRIPT.name}", "out", *map(str, promises)], cwd=tmp_path, env=env,
                    check=True, capture_output=True, timeout=120)
     calls = (tmp_path / "calls.log").read_text().splitlines()
     return time.monotonic() - started, calls, tmp_path / "out"
+
+
+def _cut_at(log: str) -> int:
+    """The cap of a step that ran to it: its "step: N s (cap N s)" line's N."""
+    took, cap = map(int, re.search(r"step: (\d+) s \(cap (\d+) s\)", log).groups())
+    assert took in (cap, cap + 1), log  # whole seconds of `date`
+    return cap
 
 
 def _step(call: str) -> str:
@@ -53,7 +61,7 @@ def _step(call: str) -> str:
 
 
 def test_the_probe_runs_selfcheck_the_profile_and_both_checks_in_order_and_leaves_their_output(tmp_path):
-    took, calls, out = _probe(tmp_path, (5, 5, 5), 60, (0, 0, 0))
+    took, calls, out = _probe(tmp_path, (5, 5, 5, 5), 60, (0, 0, 0, 0))
     assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
     assert "--device cuda --quick" in calls[1] and "--engine-results reports/gpu-probe/results.jsonl" in calls[3]
     assert (out / "results.jsonl").read_text() == '{"row": 1}\n'  # the profile's rows, for docs/gpu.md
@@ -63,17 +71,25 @@ def test_the_probe_runs_selfcheck_the_profile_and_both_checks_in_order_and_leave
     assert took < 10
 
 
-def test_a_step_past_its_cap_is_cut_there_and_the_steps_after_it_still_run(tmp_path):
-    took, calls, out = _probe(tmp_path, (2, 5, 5), 60, (30, 0, 0))
+def test_a_step_is_cut_where_the_later_steps_promises_begin_and_they_still_run(tmp_path):
+    # a 12-s deadline, 3 s promised to each step: the 30-s selfcheck is cut at 12 - 9 = 3 s
+    took, calls, out = _probe(tmp_path, (3, 3, 3, 3), 12, (30, 0, 0, 0))
     assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
-    assert "selfcheck step: 2 s (cap 2 s)" in (out / "selfcheck.txt").read_text()
-    assert 2 <= took < 8  # the 30-s selfcheck cut at 2 s, not waited for
+    assert _cut_at((out / "selfcheck.txt").read_text()) in (2, 3)  # a second of clock may have passed first
+    assert 3 <= took < 9  # the 30-s selfcheck cut, not waited for
+
+
+def test_what_a_step_leaves_unused_goes_to_the_next(tmp_path):
+    # the selfcheck ends at once: the profile gets its 3 s and the selfcheck's 5, less a second of clock
+    took, calls, out = _probe(tmp_path, (5, 3, 3, 3), 14, (0, 30, 0, 0))
+    assert _cut_at((out / "profile.txt").read_text()) in (7, 8)
+    assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
 
 
 def test_no_step_runs_past_the_deadline_and_one_left_no_time_is_skipped_saying_so(tmp_path):
-    # a 6-s deadline with 3 s promised to each of the profile and the checks leaves the selfcheck none
-    took, calls, out = _probe(tmp_path, (3, 3, 3), 6, (0, 30, 30))
+    # an 8-s deadline with 3 s promised to each of the three later steps leaves the selfcheck none
+    took, calls, out = _probe(tmp_path, (3, 3, 3, 3), 8, (0, 30, 30, 30))
     assert "selfcheck step skipped: no time left before the deadline" in (out / "selfcheck.txt").read_text()
-    assert [_step(c) for c in calls] == ["-c", "run", "method_check"]  # the A/A check needs 45 s it has not
-    assert "profile step: 3 s (cap 3 s)" in (out / "profile.txt").read_text()
-    assert took < 6 + 2  # the deadline, and the script's own copying
+    assert [_step(c) for c in calls] == ["-c", "run", "method_check", "aa_check"]
+    assert _cut_at((out / "profile.txt").read_text()) in (1, 2)
+    assert took < 8 + 2  # the deadline, and the script's own copying

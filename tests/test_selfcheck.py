@@ -183,6 +183,24 @@ def test_the_json_file_holds_checks_and_cells_with_nan_as_null(tmp_path):
     assert sent["cells"][0]["speedup"] is None and sent["cells"][0]["latency_ms_median"] == 2.0
 
 
+def test_a_selfcheck_cut_short_still_writes_the_checks_it_made_and_says_it_is_incomplete(tmp_path, monkeypatch):
+    # gpu_probe.sh's cap stops it with SIGTERM, which the CLI turns into KeyboardInterrupt (__main__)
+    import bench_utils.selfcheck as selfcheck
+
+    def run(device, folder, cells, quick):
+        yield Check("clock", "PASS", "ok")
+        cells.append({"model": "vit", "latency_ms_median": 2.0})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(selfcheck, "run", run)
+    with pytest.raises(KeyboardInterrupt):
+        selfcheck.main("cpu", None, str(tmp_path / "s.json"))
+    sent = json.loads((tmp_path / "s.json").read_text())
+    assert sent["complete"] is False and sent["passed"] is False  # not a pass: the rest never ran
+    assert sent["checks"] == [{"name": "clock", "status": "PASS", "reason": "ok"}]
+    assert sent["cells"] == [{"model": "vit", "latency_ms_median": 2.0}]
+
+
 def test_the_oversized_batch_check_expects_what_the_sweep_runs_and_names_what_is_missing():
     from bench_utils.selfcheck import oom_problems
 
