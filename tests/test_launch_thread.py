@@ -121,3 +121,43 @@ def test_a_gpu_worker_runs_torch_on_one_intra_op_thread_once_its_model_is_loaded
         assert process.failure[1] == "stopped after the load (test)"
     finally:
         torch.set_num_threads(threads)
+
+
+def test_unpinned_gives_the_thread_and_what_it_starts_its_cpus_back_then_pins_it_again():
+    # the profiler's threads start inside it: they must not share the launching thread's one CPU
+    before = os.sched_getaffinity(0)
+    seen = {}
+
+    def worker():
+        seen["cpu"] = launch_thread.pin()
+        with launch_thread.unpinned():
+            seen["inside"] = os.sched_getaffinity(0)
+            child = threading.Thread(target=lambda: seen.setdefault("child", os.sched_getaffinity(0)))
+            child.start()
+            child.join()
+        seen["after"] = os.sched_getaffinity(0)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen["inside"] == seen["child"] == before and seen["after"] == {seen["cpu"]}
+    with launch_thread.unpinned():  # a thread never pinned: nothing changes
+        assert os.sched_getaffinity(0) == before
+
+
+def test_a_gpu_workers_profiler_pass_runs_unpinned(monkeypatch, tmp_path):
+    entered = []
+
+    class Unpinned:
+        def __enter__(self):
+            entered.append("unpinned")
+
+        def __exit__(self, *exc):
+            entered.append("pinned again")
+
+    monkeypatch.setattr(launch_thread, "unpinned", Unpinned)
+    monkeypatch.setattr(measure.profiling, "profile_calls", lambda *args: entered.append("profile") or {})
+    monkeypatch.setattr(measure, "hand_over_memory", lambda device: None)
+    process = _process(tmp_path, "cuda")
+    process.profile()
+    assert entered == ["unpinned", "profile", "pinned again"]

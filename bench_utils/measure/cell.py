@@ -541,7 +541,8 @@ class CellProcess:
             return {}  # kernels, ONNX Runtime's): its profiler sees none, and a page read "0 ms in convolutions"
         trace_path = self.task.trace_path(self.repeat)
         try:
-            fields = profiling.profile_calls(self.call, self.device, trace_path)
+            with launch_thread.unpinned():  # the profiler's threads start here: not on the launching CPU
+                fields = profiling.profile_calls(self.call, self.device, trace_path)
         except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
             fields = {"profile_error": error_text(err)}
         hand_over_memory(self.device)  # the next turn is another worker's

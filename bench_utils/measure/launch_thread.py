@@ -5,7 +5,8 @@ as its host launches kernels: on the H100 and H200 runs of 2026-11-27 such calls
 processes and between stretches seconds apart in one process, pinned or not, while CUDA-graph replays
 stayed within 0.3-1% (docs/gpu.md). What the harness can remove it removes, once a GPU worker is
 prepared (measure/cell.py): its launching thread stays on the CPU it runs on (`pin`: no migration
-between blocks; the compile workers, forked before, keep every CPU), and torch's intra-op threads are
+between blocks; the compile workers, forked before, keep every CPU; the profiler's pass, whose threads
+would inherit the one CPU, runs `unpinned`), and torch's intra-op threads are
 one (`GPU_WORKER_THREADS`: an idle worker's OpenMP pool then has no threads to spin beside the worker
 that times). What it cannot remove it records per block (`BlockHost`): the CPU the thread was on, and
 the GPU's SM clock where NVML is installed (environment.sm_clock_mhz: pynvml, nvidia-ml-py); the other
@@ -15,9 +16,11 @@ eager timed beside each configuration in its own process (eager_in_process).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
+import threading
 from dataclasses import dataclass
 
 GPU_WORKER_THREADS = 1  # torch's intra-op threads in a GPU worker once prepared (its model runs on the GPU)
@@ -42,6 +45,9 @@ def current_cpu() -> int:
     return cpu if cpu >= 0 else UNKNOWN_CPU
 
 
+_unpinned_cpus: dict[int, set] = {}  # thread id -> the CPUs it could use before `pin`
+
+
 def pin() -> int | None:
     """Keep the calling thread on the CPU it runs on now (sched_setaffinity of the thread alone: on
     Linux pid 0 is the calling thread); that CPU, or None where it cannot (not Linux, a CPU unknown,
@@ -50,10 +56,28 @@ def pin() -> int | None:
     if cpu == UNKNOWN_CPU or not hasattr(os, "sched_setaffinity"):
         return None
     try:
+        before = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {cpu})
     except OSError:
         return None
+    _unpinned_cpus.setdefault(threading.get_ident(), before)
     return cpu
+
+
+@contextlib.contextmanager
+def unpinned():
+    """The calling thread on the CPUs it had before `pin`, then back on its one: a thread or process it
+    starts inherits its CPUs (the profiler's, a compile's), and must not share the launching one."""
+    before = _unpinned_cpus.get(threading.get_ident())
+    if before is None:  # never pinned (a CPU worker), or pin could not
+        yield
+        return
+    pinned = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, before)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, pinned)
 
 
 @dataclass(frozen=True)
