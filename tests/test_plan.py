@@ -10,7 +10,7 @@ from bench_utils.config.modes import MODE_BY_NAME
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.sweep import plan
 from bench_utils.sweep.compile_estimate import gpu_compile_s
-from conftest import REPO, run_cli
+from conftest import REPO, make_row, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), configurations=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
@@ -58,6 +58,17 @@ def test_a_round_is_every_workers_preparation_one_at_a_time_then_every_modes_blo
     fresh = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
     assert fresh.seconds["warm compile"] == warm and "cold compile" not in fresh.seconds
     assert fresh.total == pytest.approx(2 * plan.START_S["cuda"] + 1.0 + warm + timing + 1.25 + 2 * plan.PROFILE_S)
+
+
+def test_a_profilers_pass_costs_what_the_results_file_measured_for_the_cell_else_its_other_passes_median():
+    cfg = BenchConfig(**(GPU | {"repeats": 3}))
+    known = {("vit", 1, "eager"): plan.Measured(9.0, profile_s=1.5), ("resnet", 1, "default"): plan.Measured(profile_s=2.5),
+             ("resnet", 1, "eager"): plan.Measured(profile_s=3.5)}
+    # eager's pass as measured for the cell (1.5 s); default's, not measured here, the file's median (2.5 s)
+    assert _round(cfg, repeat=1, known=known).seconds["profiler"] == pytest.approx(1.5 + 2.5)
+    assert _round(cfg, repeat=1).seconds["profiler"] == pytest.approx(2 * plan.PROFILE_S)  # none measured
+    rows = [make_row("vit", 1, "eager", 9.0, profile_s=1.2), make_row("vit", 1, "eager", 9.0, repeat=1, profile_s=None)]
+    assert plan.measured(rows)[("vit", 1, "eager")].profile_s == 1.2
 
 
 def test_eager_timed_beside_adds_its_blocks_and_a_switch_call_each_to_the_compiled_workers_timing():

@@ -45,6 +45,12 @@ def test_the_parts_of_a_call_add_up_to_the_call(profiled):
         assert row.profile_kernels_per_call is None  # CUDA only
 
 
+def test_the_row_says_how_long_its_pass_took_for_plan(profiled):
+    # plan.PROFILE_S's figure, measured: a few calls, their summary and the trace
+    for row, _ in profiled.values():
+        assert row.profile_calls * row.profile_call_ms / 1e3 < row.profile_s < 120
+
+
 def test_trace_is_written_for_perfetto(profiled):
     row, path = profiled["default"]
     assert row.profile_trace == path.name

@@ -540,11 +540,13 @@ class CellProcess:
         if MODE_BY_NAME[self.config.mode].packaged:  # runs outside PyTorch's operators (an AOTInductor package's
             return {}  # kernels, ONNX Runtime's): its profiler sees none, and a page read "0 ms in convolutions"
         trace_path = self.task.trace_path(self.repeat)
+        started = time.perf_counter()
         try:
             with launch_thread.unpinned():  # the profiler's threads start here: not on the launching CPU
                 fields = profiling.profile_calls(self.call, self.device, trace_path)
         except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
             fields = {"profile_error": error_text(err)}
+        fields["profile_s"] = time.perf_counter() - started  # what a pass costs a sweep (plan.PROFILE_S)
         hand_over_memory(self.device)  # the next turn is another worker's
         return fields
 

@@ -242,6 +242,7 @@ RECORD = (
     _profile("top_ops", "", "[operator or kernel, self ms per call] with the most time"),
     _profile("error", "", "why the profiler's pass failed (the timing stands)"),
     _profile("trace", "", "the trace's file in traces/ (Perfetto, TensorBoard)"),
+    _profile("s", "s", "seconds the pass took: its calls, their summary, the trace", bounds=SECONDS),
     Column("eager_profile_ops_per_call", "computed", "operators", "the eager cell's profiled operators per call"),
     Column("eager_profile_op_ms", "computed", "ms", "the eager cell's time inside operators per call"),
     Column("eager_profile_overhead_ms", "computed", "ms", "the eager cell's overhead per call"),

@@ -176,6 +176,7 @@ class BenchResult(Row):
     profile_top_ops: list = field(default_factory=list)  # [[operator or kernel, self ms per call], ...]
     profile_error: str = ""  # the profiler pass failed (the timing stands)
     profile_trace: str = ""  # the trace's file name in the results folder's traces/ (Perfetto, TensorBoard)
+    profile_s: float | None = None  # seconds the pass took (its calls, their summary, the trace): plan.PROFILE_S's figure
     # --- raw samples, seconds ---
     samples_s: list[float] = field(default_factory=list)
     # calls in each timed block, in order (sum = len(samples_s)); the round's other modes timed their

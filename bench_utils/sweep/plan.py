@@ -53,7 +53,9 @@ TINY_SHARE = {"cpu": 0.1, "cuda": 1.0}
 # benchmarks/README.md); "low", the AMX Xeon, 8-27 s cold over its default reports, 14 s cold and 2.7 s
 # warm the means of one report's compiles (2026-11-27: 16 cold, 7.9-25.5 s; 8 warm, 2.1-3.0 s)
 CPU_COMPILE_S = {"low": (14.0, 2.7), "point": (35.0, 4.5), "high": (55.0, 5.5)}
-PROFILE_S = 5.0  # the profiler's pass of one process (a few calls and the trace), seconds
+# the profiler's pass of one process (a few calls and the trace), seconds, where the results file has none
+# (rows' profile_s): a CPU figure (2026-11-28, 5 calls at 2-3x their latency and the trace), unmeasured on a GPU
+PROFILE_S = 5.0
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
 PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
 
@@ -93,11 +95,13 @@ def guide_gpu(label: str) -> str | None:
 
 @dataclass(frozen=True)
 class Measured:
-    """What a results file already says of a cell: per-call latency, cold and warm compile, seconds."""
+    """What a results file already says of a cell: per-call latency (ms), cold and warm compile and the
+    profiler's pass (seconds)."""
 
     latency_ms: float | None = None
     cold_s: float | None = None
     warm_s: float | None = None
+    profile_s: float | None = None
 
 
 def measured(rows: list) -> dict[tuple, Measured]:
@@ -112,8 +116,10 @@ def measured(rows: list) -> dict[tuple, Measured]:
         warm = [r.compile_s for r in group if r.repeat > 0 and r.compile_s] + [
             r.compile_warm_s for r in group if r.compile_warm_s]
         cold = [r.compile_s for r in group if r.repeat == 0 and r.compile_s]
+        profiled_s = [r.profile_s for r in group if r.profile_s]
         out[key] = Measured(statistics.median(r.latency_ms_median for r in group),
-                            cold[0] if cold else None, statistics.median(warm) if warm else None)
+                            cold[0] if cold else None, statistics.median(warm) if warm else None,
+                            statistics.median(profiled_s) if profiled_s else None)
     return out
 
 
@@ -189,10 +195,20 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             estimate.seconds[part] = estimate.seconds.get(part, 0.0) + seconds
         estimate.worker_s[mode] = sum(parts.values()) + timing_s
     estimate.seconds["settle"] = handoffs * cfg.settle_s
-    passes = sum(profiled(cfg, round_.batch_size, round_.repeat, name) for name in names)
+    passes = [name for name in names if profiled(cfg, round_.batch_size, round_.repeat, name)]
     if passes:
-        estimate.seconds["profiler"] = PROFILE_S * passes
+        estimate.seconds["profiler"] = sum(_profile_pass_s(known, (round_.model, round_.batch_size, name))
+                                           for name in passes)
     return estimate
+
+
+def _profile_pass_s(known: dict, key: tuple) -> float:
+    """Seconds of one profiler's pass: the results file's for the cell (rows' profile_s), else the median of
+    its other passes (mostly the profiler's own start and trace: a machine's figure), else PROFILE_S."""
+    if getattr(known.get(key), "profile_s", None):
+        return known[key].profile_s
+    others = [cell.profile_s for cell in known.values() if cell.profile_s]
+    return statistics.median(others) if others else PROFILE_S
 
 
 def _warmup_s(cfg: BenchConfig, call_s: float) -> float:
