@@ -12,8 +12,10 @@ import contextlib
 import dataclasses
 import json
 import math
+import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -375,7 +377,8 @@ def main(device: str, folder: str | None, json_path: str | None = None, quick: b
             checks.append(check)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (__main__): gpu_probe.sh's cap; what was checked is kept
         if json_path:
-            write_json(Path(json_path), checks, cells, time.perf_counter() - started, complete=False)
+            with _no_second_stop():
+                write_json(Path(json_path), checks, cells, time.perf_counter() - started, complete=False)
         print(f"selfcheck: cut short after {len(checks)} checks, {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
         raise
@@ -384,8 +387,23 @@ def main(device: str, folder: str | None, json_path: str | None = None, quick: b
     print(f"selfcheck: {len(checks) - len(failed)} of {len(checks)} checks passed or skipped, "
           f"{len(failed)} failed, {seconds:.0f} s", file=sys.stderr)
     if json_path:
-        write_json(Path(json_path), checks, cells, seconds)
+        with _no_second_stop():
+            write_json(Path(json_path), checks, cells, seconds)
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _no_second_stop():
+    """SIGTERM ignored while the JSON is written (timeout's stop, arriving then, would leave none); as it
+    was after. In the main thread only, where Python handles signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: float, complete: bool = True) -> None:

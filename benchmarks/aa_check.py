@@ -59,6 +59,7 @@ def main() -> int:
             sweep = f"sweep {run_sweep(cfg, path, progress=False).seconds:.0f} s"
         except KeyboardInterrupt:
             sweep = "cut short: the rounds measured so far"
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the verdict now: a second stop would lose it
         df = load_dataframe(path) if path.exists() else None
     design = "eager beside the twin in its processes" if cfg.times_eager_beside(
         "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"

@@ -14,15 +14,15 @@
 # its JSON of the checks made, the profile's rows (it resumes where it stopped when run again), the method
 # check's lines cell by cell, the A/A check's verdict on the rounds it measured.
 # Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [METHOD_S] [AA_S]
-#        (each step's promise, 0 skips it; defaults 125, 295, 90 and 50: 560 s, and the machine's facts
+#        (each step's promise, 0 skips it; defaults 135, 290, 90 and 45: 560 s, and the machine's facts
 #        first; GPU_PROBE_SELFCHECK=full: the whole selfcheck, about 7 minutes on an H200, for a session
 #        that runs nothing else: `OUTDIR 540 0 0 0`)
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [METHOD_S] [AA_S]}
-selfcheck_s=${2:-125}
-profile_s=${3:-295}
+selfcheck_s=${2:-135}
+profile_s=${3:-290}
 method_s=${4:-90}
-aa_s=${5:-50}
+aa_s=${5:-45}
 deadline_s=${GPU_PROBE_DEADLINE_S:-570}
 py=${PYTHON:-python3}
 params=${GPU_PROBE_PARAMS:-benchmarks/gpu-probe.yaml}
@@ -63,7 +63,9 @@ step() {
     nvidia-smi
     nproc
     lscpu | grep -E 'Model name|^CPU\(s\)'
-    "$py" -c "import sys, torch, transformers, triton; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'transformers', transformers.__version__, 'triton', triton.__version__)"
+    # the versions from the packages' metadata, not by importing them (seconds of the selfcheck's share);
+    # torch's CUDA and cuDNN are in every row's environment record
+    "$py" -c "import sys, importlib.metadata as m; print(sys.version); print(*(p + ' ' + ([d.version for d in m.distributions(name=p)] or ['not installed'])[0] for p in ('torch', 'transformers', 'triton')))"
 } >>"$out/env.txt" 2>&1
 step selfcheck "$selfcheck_s" $(( profile_s + method_s + aa_s )) \
     "$py" -m bench_utils selfcheck --device cuda $quick --keep .cache/selfcheck --json "$out/selfcheck.json"
@@ -71,9 +73,11 @@ step profile "$profile_s" $(( method_s + aa_s )) "$py" -m bench_utils run "$para
 if [ -f "$results" ]; then  # the method check reads the profile's own rows (no second sweep)
     step method_check "$method_s" "$aa_s" "$py" benchmarks/method_check.py --device cuda --params "$params" \
         --engine-results "$results" --min-run-time 0.5
+elif [ "$method_s" -gt 0 ]; then
+    echo "method_check step skipped: the profile left no rows to check" | tee -a "$out/method_check.txt"
 fi
 step aa_check "$aa_s" 0 "$py" benchmarks/aa_check.py --params "$params" --models resnet --batch-sizes 1 \
-    --budget-min 0.75 --eager-apart --results reports/gpu-aa/results.jsonl
+    --budget-min 0.6 --eager-apart --results reports/gpu-aa/results.jsonl
 cp "$results" "$out/" 2>/dev/null
 cp reports/gpu-aa/results.jsonl "$out/aa-results.jsonl" 2>/dev/null
 tar czf "$out/logs.tgz" --exclude='caches*' reports/gpu-probe reports/gpu-aa .cache/selfcheck 2>/dev/null  # options first (GNU tar)

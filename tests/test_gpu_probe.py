@@ -21,7 +21,8 @@ STAND_IN = """#!/usr/bin/env bash
 echo "$*" >> calls.log
 case "$*" in
   *selfcheck*) echo "selfcheck line"; sleep "$SLEEP_SELFCHECK";;
-  *" run "*) mkdir -p reports/gpu-probe; echo '{"row": 1}' > reports/gpu-probe/results.jsonl; sleep "$SLEEP_PROFILE";;
+  *" run "*) [ -n "${NO_ROWS:-}" ] || { mkdir -p reports/gpu-probe; echo '{"row": 1}' > reports/gpu-probe/results.jsonl; }
+             sleep "$SLEEP_PROFILE";;
   *method_check*) echo "method line"; sleep "$SLEEP_METHOD";;
   *aa_check*) mkdir -p reports/gpu-aa; echo '{"aa": 1}' > reports/gpu-aa/results.jsonl; sleep "$SLEEP_AA";;
   *) echo "versions";;
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.skipif(not (shutil.which("bash") and shutil.which("time
                                 reason="needs bash and coreutils' timeout")
 
 
-def _probe(tmp_path: Path, promises: tuple[int, ...], deadline_s: int, sleeps: tuple[float, ...]):
+def _probe(tmp_path: Path, promises: tuple[int, ...], deadline_s: int, sleeps: tuple[float, ...], **more_env):
     """Run the script in `tmp_path` (its paths are the repository's, relative) with the stand-in python:
     (seconds it took, the stand-in's calls, OUTDIR)."""
     (tmp_path / "benchmarks").mkdir()
@@ -41,7 +42,7 @@ def _probe(tmp_path: Path, promises: tuple[int, ...], deadline_s: int, sleeps: t
     python.write_text(STAND_IN)
     python.chmod(0o755)
     env = {**os.environ, "PYTHON": str(python), "GPU_PROBE_DEADLINE_S": str(deadline_s),
-           **{f"SLEEP_{step}": str(s) for step, s in zip(("SELFCHECK", "PROFILE", "METHOD", "AA"), sleeps)}}
+           **{f"SLEEP_{step}": str(s) for step, s in zip(("SELFCHECK", "PROFILE", "METHOD", "AA"), sleeps)}, **more_env}
     started = time.monotonic()
     subprocess.run(["bash", f"benchmarks/{SCRIPT.name}", "out", *map(str, promises)], cwd=tmp_path, env=env,
                    check=True, capture_output=True, timeout=120)
@@ -76,7 +77,7 @@ def test_a_step_is_cut_where_the_later_steps_promises_begin_and_they_still_run(t
     took, calls, out = _probe(tmp_path, (3, 3, 3, 3), 12, (30, 0, 0, 0))
     assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "method_check", "aa_check"]
     assert _cut_at((out / "selfcheck.txt").read_text()) in (2, 3)  # a second of clock may have passed first
-    assert 3 <= took < 9  # the 30-s selfcheck cut, not waited for
+    assert 2 <= took < 9  # the 30-s selfcheck cut, not waited for
 
 
 def test_what_a_step_leaves_unused_goes_to_the_next(tmp_path):
@@ -93,3 +94,9 @@ def test_no_step_runs_past_the_deadline_and_one_left_no_time_is_skipped_saying_s
     assert [_step(c) for c in calls] == ["-c", "run", "method_check", "aa_check"]
     assert _cut_at((out / "profile.txt").read_text()) in (1, 2)
     assert took < 8 + 2  # the deadline, and the script's own copying
+
+
+def test_a_profile_that_left_no_rows_skips_the_method_check_saying_so_and_the_a_a_check_still_runs(tmp_path):
+    took, calls, out = _probe(tmp_path, (3, 3, 3, 3), 30, (0, 0, 0, 0), NO_ROWS="1")
+    assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "aa_check"]
+    assert "method_check step skipped: the profile left no rows to check" in (out / "method_check.txt").read_text()

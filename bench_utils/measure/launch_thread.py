@@ -45,7 +45,7 @@ def current_cpu() -> int:
     return cpu if cpu >= 0 else UNKNOWN_CPU
 
 
-_unpinned_cpus: dict[int, set] = {}  # thread id -> the CPUs it could use before `pin`
+_thread = threading.local()  # .cpus_before_pin: the CPUs the thread could use before `pin` (a thread's own)
 
 
 def pin() -> int | None:
@@ -60,7 +60,8 @@ def pin() -> int | None:
         os.sched_setaffinity(0, {cpu})
     except OSError:
         return None
-    _unpinned_cpus.setdefault(threading.get_ident(), before)
+    if not hasattr(_thread, "cpus_before_pin"):
+        _thread.cpus_before_pin = before
     return cpu
 
 
@@ -68,16 +69,18 @@ def pin() -> int | None:
 def unpinned():
     """The calling thread on the CPUs it had before `pin`, then back on its one: a thread or process it
     starts inherits its CPUs (the profiler's, a compile's), and must not share the launching one."""
-    before = _unpinned_cpus.get(threading.get_ident())
-    if before is None:  # never pinned (a CPU worker), or pin could not
-        yield
-        return
-    pinned = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, before)
+    before = getattr(_thread, "cpus_before_pin", None)
+    try:
+        pinned = os.sched_getaffinity(0) if before is not None else None
+        if pinned is not None:
+            os.sched_setaffinity(0, before)
+    except OSError:  # a CPU taken from the process meanwhile: the pass runs pinned, not failed
+        pinned = None
     try:
         yield
     finally:
-        os.sched_setaffinity(0, pinned)
+        if pinned is not None:
+            os.sched_setaffinity(0, pinned)
 
 
 @dataclass(frozen=True)
