@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 
 from .config.bench_config import ConfigError
@@ -14,6 +13,7 @@ from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text, use_one_line_warnings
 from .paths import check_inductor_cache_dir, default_inductor_cache_dir, inside, reports_root
+from .stops import unwind_on_stop
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
 
@@ -212,19 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _terminated(signum, frame) -> None:
-    """SIGTERM (a scheduler's or `kill`'s stop) and SIGHUP (the terminal closed) unwind like Ctrl-C: the
-    cell in flight is killed, its temporary folders removed, the lock released; finished cells stay
-    saved."""
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
     default_inductor_cache_dir()  # before any worker starts: they inherit it
-    signal.signal(signal.SIGTERM, _terminated)
-    signal.signal(signal.SIGHUP, _terminated)
+    unwind_on_stop()  # SIGTERM and SIGHUP unwind like Ctrl-C (stops.py)
     try:
         return args.func(args)
     except ConfigError as err:

@@ -12,10 +12,8 @@ import contextlib
 import dataclasses
 import json
 import math
-import signal
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from .config.bench_config import BenchConfig
 from .config.configurations import configuration
 from .sweep.jobs import eager_after_selection
 from .report.notes import compile_note_words
+from .stops import no_second_stop
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
             "float32_matmul_precision")
@@ -377,7 +376,7 @@ def main(device: str, folder: str | None, json_path: str | None = None, quick: b
             checks.append(check)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (__main__): gpu_probe.sh's cap; what was checked is kept
         if json_path:
-            with _no_second_stop():
+            with no_second_stop():
                 write_json(Path(json_path), checks, cells, time.perf_counter() - started, complete=False)
         print(f"selfcheck: cut short after {len(checks)} checks, {time.perf_counter() - started:.0f} s",
               file=sys.stderr)
@@ -387,23 +386,10 @@ def main(device: str, folder: str | None, json_path: str | None = None, quick: b
     print(f"selfcheck: {len(checks) - len(failed)} of {len(checks)} checks passed or skipped, "
           f"{len(failed)} failed, {seconds:.0f} s", file=sys.stderr)
     if json_path:
-        with _no_second_stop():
+        with no_second_stop():
             write_json(Path(json_path), checks, cells, seconds)
     return 1 if failed else 0
 
-
-@contextlib.contextmanager
-def _no_second_stop():
-    """SIGTERM ignored while the JSON is written (timeout's stop, arriving then, would leave none); as it
-    was after. In the main thread only, where Python handles signals."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: float, complete: bool = True) -> None:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_utils.config.parameters_file import load_config  # noqa: E402
 from bench_utils.results.aggregate import load_dataframe  # noqa: E402
+from bench_utils.stops import no_second_stop, unwind  # noqa: E402
 from bench_utils.sweep.loop import run_sweep  # noqa: E402
 from bench_utils.sweep.workers import uses_cuda  # noqa: E402
 
@@ -52,19 +53,25 @@ def main() -> int:
                               configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min,
                               eager_in_process=False if args.eager_apart else cfg.eager_in_process)
     started = time.perf_counter()
-    signal.signal(signal.SIGTERM, _cut)  # gpu_probe.sh's cap: the verdict on the rounds measured so far
+    signal.signal(signal.SIGTERM, unwind)  # gpu_probe.sh's cap: the verdict on the rounds measured so far
     with tempfile.TemporaryDirectory(prefix="aa-check-") as tmp:
         path = args.results or Path(tmp) / "results.jsonl"
         try:
             sweep = f"sweep {run_sweep(cfg, path, progress=False).seconds:.0f} s"
         except KeyboardInterrupt:
             sweep = "cut short: the rounds measured so far"
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the verdict now: a second stop would lose it
-        df = load_dataframe(path) if path.exists() else None
-    design = "eager beside the twin in its processes" if cfg.times_eager_beside(
-        "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"
-    print(f"A/A check with {args.params.name}'s settings ({design}): {sweep}, "
-          f"whole run {time.perf_counter() - started:.0f} s")
+        with no_second_stop():  # the verdict now: a second stop would lose it
+            df = load_dataframe(path) if path.exists() else None
+            design = "eager beside the twin in its processes" if cfg.times_eager_beside(
+                "cuda" if uses_cuda(cfg.device) else "cpu") else "eager in a worker of its own"
+            print(f"A/A check with {args.params.name}'s settings ({design}): {sweep}, "
+                  f"whole run {time.perf_counter() - started:.0f} s")
+            return verdict(df)
+
+
+def verdict(df) -> int:
+    """Each twin's speedup over eager, its interval and whether 1x is inside: the exit status (1: a twin
+    measured none, or its interval excludes 1x)."""
     twins = df[(df["configuration"] == TWIN) & (df["status"] == "ok")] if df is not None else []
     if not len(twins):
         print("  no twin measured: no verdict")
@@ -87,11 +94,6 @@ def main() -> int:
 
 def _rounds(count: int) -> str:
     return f"{count} round" + ("s" if count != 1 else "")
-
-
-def _cut(signum, frame) -> None:
-    """SIGTERM unwinds like Ctrl-C: the sweep kills its workers, its rounds stay in the results file."""
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Imports go one way: config < (paths, messages, files) < results < measure < sweep < report < (studies,
+"""Imports go one way: config < (paths, messages, files, stops) < results < measure < sweep < report < (studies,
 selfcheck, __main__), and no module imports itself back through others. Read from the source (ast),
 every import counted, those inside functions too: an import on use is still a dependency. The studies
 are plug-ins: the core reaches them by name through results/studies.REGISTRY, never by an import."""
@@ -7,10 +7,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bench_utils"
-# The rank of each room. paths, messages and files are helpers every layer above config may use (paths raises
+# The rank of each room. paths, messages, files and stops are helpers every layer above config may use (paths raises
 # config's ConfigError); a study (studies/) declares its measurement and its page section, so it sits
 # above report; selfcheck and __main__ are entry points that drive sweeps and reports.
-LAYERS = {"config": 0, "paths": 1, "messages": 1, "files": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
+LAYERS = {"config": 0, "paths": 1, "messages": 1, "files": 1, "stops": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
           "studies": 6, "selfcheck": 6, "__main__": 6, "__init__": 6}
 
 

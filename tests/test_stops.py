@@ -1,0 +1,33 @@
+"""bench_utils/stops.py: a stop unwinds like Ctrl-C, and a second stop does not cut what is written last."""
+
+import os
+import signal
+
+import pytest
+
+from bench_utils import stops
+
+
+@pytest.fixture
+def handlers():
+    before = {number: signal.getsignal(number) for number in stops.STOPS}
+    yield
+    for number, handler in before.items():
+        signal.signal(number, handler)
+
+
+def test_a_stop_raises_keyboardinterrupt_where_the_main_thread_is(handlers):
+    stops.unwind_on_stop()
+    for number in stops.STOPS:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), number)  # the handler runs as kill returns
+
+
+def test_a_stop_inside_no_second_stop_is_ignored_and_the_handler_is_back_after(handlers):
+    stops.unwind_on_stop()
+    with stops.no_second_stop():
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: no KeyboardInterrupt here
+        written = True
+    assert written and signal.getsignal(signal.SIGTERM) is stops.unwind
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
