@@ -69,13 +69,13 @@ def pin() -> int | None:
 def unpinned():
     """The calling thread on the CPUs it had before `pin`, then back on its one: a thread or process it
     starts inherits its CPUs (the profiler's, a compile's), and must not share the launching one."""
-    before = getattr(_thread, "cpus_before_pin", None)
-    try:
-        pinned = os.sched_getaffinity(0) if before is not None else None
-        if pinned is not None:
+    before, pinned = getattr(_thread, "cpus_before_pin", None), None  # never pinned (a CPU worker): nothing to do
+    if before is not None:
+        try:
+            pinned = os.sched_getaffinity(0)
             os.sched_setaffinity(0, before)
-    except OSError:  # a CPU taken from the process meanwhile: the pass runs pinned, not failed
-        pinned = None
+        except OSError:  # a CPU taken from the process meanwhile: the pass runs pinned, not failed
+            pinned = None
     try:
         yield
     finally:
