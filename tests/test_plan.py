@@ -252,7 +252,8 @@ def test_plan_says_before_measuring_when_the_first_pass_fills_the_budget():
     cfg = BenchConfig(**(GPU | {"device": "cpu", "label": "CPU", "budget_min": 1.0, "target_halfwidth": 0.05}))
     text = plan.plan_text(cfg, "cpu.yaml")
     assert "for up to" not in text and "the first pass alone takes about the whole budget (budget_min 1)" in text
-    assert re.search(r"--budget-min [0-9.]+ \(this estimate and 3 minutes of extra rounds\) races every", text)
+    # one model: nothing can leave its race (fit.py spares the first model), so the budget buys extra rounds
+    assert re.search(r"--budget-min [0-9.]+ \(this estimate and 3 minutes of extra rounds\) gives it extra rounds", text)
     roomy = plan.plan_text(dataclasses.replace(cfg, budget_min=600.0), "cpu.yaml")
     assert "then extra rounds for precision (target +-5%) for up to" in roomy
 
@@ -350,3 +351,14 @@ def test_past_its_budget_plan_says_what_the_fit_leaves_out_of_the_later_models()
     # one compiled configuration: nothing can leave (torch.compile keeps its best)
     single = dataclasses.replace(cfg, configurations=("eager", "default"))
     assert plan.fit_cut(single, plan.estimate(single)[0])[0] == []
+    # and plan says the first pass runs on past the budget, by how much, instead of promising a cut
+    single_total = sum(e.total for e in plan.estimate(single)[0])
+    line = next(line for line in plan.plan_text(single, "a100.yaml").splitlines() if "whole budget" in line)
+    assert ("nothing can leave it (each model keeps eager and default: the fit takes a way of serving down to its "
+            "best configuration, no further, and spares the first model), so the first pass ends about "
+            f"{plan._duration(single_total - 120.0)} past the budget, with no extra rounds") in line
+    assert "leaves out what the budget cannot hold" not in line and "races every configuration" not in line
+    # one model: its race is the first, which runs every configuration whatever the budget
+    alone = dataclasses.replace(cfg, models=("vit",))
+    line = next(line for line in plan.plan_text(alone, "x").splitlines() if "whole budget" in line)
+    assert "nothing can leave it (each model keeps eager, default and reduce-overhead:" in line

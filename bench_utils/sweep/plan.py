@@ -339,18 +339,33 @@ def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str]
     return cut, total
 
 
-def _cut_text(cfg: BenchConfig, estimates: list[RoundEstimate]) -> str:
-    """fit_cut in words, for plan's line on a first pass past the budget ("" when nothing would leave)."""
-    if len(cfg.models) < 2:
-        return ""
-    cut, total = fit_cut(cfg, estimates)
-    if not cut:
-        return ""
-    fits = "" if total <= cfg.budget_min * 60.0 else ", still past the budget"
+def _past_budget_text(cfg: BenchConfig, estimates: list[RoundEstimate], total: float) -> str:
+    """What the sweep does with a first pass that fills budget_min, for plan's line: the fit's cut (fit_cut)
+    in words, or, where nothing can leave (one model, or each way of serving down to its one compiled
+    configuration: the A100 matrix's eager and default), that the pass runs as planned, past the budget by
+    how much at this estimate, with no extra rounds."""
+    roomy = f"--budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra rounds)"
+    can_leave = len(cfg.models) > 1 and fit_cut(dataclasses.replace(cfg, budget_min=0.0), estimates)[0]
+    if not can_leave:
+        kept = [name for name in cfg.configurations if any(name in e.worker_s for e in estimates)]
+        kept_text = " and ".join(filter(None, [", ".join(kept[:-1]), kept[-1]]))  # "eager, default and reduce-overhead"
+        over = total - cfg.budget_min * 60.0
+        ends = (f"so the first pass ends about {_duration(over)} past the budget" if over >= 30 else
+                "so it runs as planned")  # within plan's rounding of the budget
+        return (f": nothing can leave it (each model keeps {kept_text}: the fit takes a way of serving down to "
+                f"its best configuration, no further, and spares the first model), {ends}, with no extra rounds; "
+                f"{roomy} gives it extra rounds")
+    cut, cut_total = fit_cut(cfg, estimates)
+    if not cut:  # within the budget at this estimate: a slower machine's measured costs may still make it cut
+        return (": after the first model's round the sweep prices the rest at this machine's costs and leaves "
+                f"out what the budget cannot hold (docs/method.md); {roomy} races every configuration")
+    fits = "" if cut_total <= cfg.budget_min * 60.0 else ", still past the budget"
     compiled = len({name for e in estimates for name in e.worker_s if configuration(name).compiled})  # runnable here
-    return (f": at this estimate it leaves {len(cut)} of the {compiled} compiled configurations out of the "
-            f"{len(cfg.models) - 1} models after {cfg.models[0]} (here "
-            f"{', '.join(cut)}; the first model's race decides which), about {_duration(total)} in all{fits}")
+    return (f": after the first model's round the sweep prices the rest at this machine's costs and leaves out "
+            f"what the budget cannot hold (docs/method.md): at this estimate it leaves {len(cut)} of the "
+            f"{compiled} compiled configurations out of the {len(cfg.models) - 1} models after {cfg.models[0]} "
+            f"(here {', '.join(cut)}; the first model's race decides which), about {_duration(cut_total)} in "
+            f"all{fits}; {roomy} races every configuration")
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
@@ -414,10 +429,7 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                          f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
         else:  # the first pass alone fills the budget: say so before it is spent, not after
             lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}) at "
-                         f"this estimate: after the first model's round the sweep prices the rest at this machine's "
-                         f"costs and leaves out what the budget cannot hold (docs/method.md)"
-                         f"{_cut_text(cfg, estimates)}; --budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra "
-                         "rounds) races every configuration")
+                         f"this estimate{_past_budget_text(cfg, estimates, total)}")
     by_model: dict[str, float] = {}
     for e in estimates:
         by_model[e.round.model] = by_model.get(e.round.model, 0.0) + e.total
