@@ -315,12 +315,11 @@ def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[Rou
             if seconds * TIMEOUT_MARGIN > cfg.timeout_s]
 
 
-def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str], float]:
-    """What the fit (fit.py) would leave out of the later models' races at this estimate, and the sweep's
-    estimate then, seconds: configurations leave the models after the first in the fit's order for
-    configurations no race has ranked yet (the most elaborate first, then the dearest here), each way of
-    serving keeping one, until the rest fits budget_min. At run time the first model's race ranks them
-    (fit.showing), so which ones leave is its to say; how many is this estimate's."""
+def _leave_order(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str], dict[str, float]]:
+    """The configurations the fit (fit.py) could leave out of the models after the first, in the order it
+    would for configurations no race has ranked yet (the most elaborate first, then the dearest here), each
+    way of serving keeping one (none with one model, or with one compiled configuration per way of
+    serving); and each configuration's seconds in those later models."""
     first = cfg.models[0]
     later_s: dict[str, float] = {}
     for e in estimates:
@@ -330,7 +329,15 @@ def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str]
     order = sorted((name for name in later_s if configuration(name).compiled),
                    key=lambda name: (-configuration(name).elaborate, -later_s[name]))
     best_of_form = {configuration(name).form: name for name in order}  # worst first: the last of a form stays
-    order = [name for name in order if best_of_form[configuration(name).form] != name]
+    return [name for name in order if best_of_form[configuration(name).form] != name], later_s
+
+
+def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str], float]:
+    """What the fit (fit.py) would leave out of the later models' races at this estimate, and the sweep's
+    estimate then, seconds: configurations leave in _leave_order until the rest fits budget_min. At run
+    time the first model's race ranks them (fit.showing), so which ones leave is its to say; how many is
+    this estimate's."""
+    order, later_s = _leave_order(cfg, estimates)
     total, cut = sum(e.total for e in estimates), []
     while total > cfg.budget_min * 60.0 and order:
         name = order.pop(0)
@@ -345,8 +352,7 @@ def _past_budget_text(cfg: BenchConfig, estimates: list[RoundEstimate], total: f
     configuration: the A100 matrix's eager and default), that the pass runs as planned, past the budget by
     how much at this estimate, with no extra rounds."""
     roomy = f"--budget-min {math.ceil((total + 180) / 30) / 2:g} (this estimate and 3 minutes of extra rounds)"
-    can_leave = len(cfg.models) > 1 and fit_cut(dataclasses.replace(cfg, budget_min=0.0), estimates)[0]
-    if not can_leave:
+    if not _leave_order(cfg, estimates)[0]:
         kept = [name for name in cfg.configurations if any(name in e.worker_s for e in estimates)]
         kept_text = " and ".join(filter(None, [", ".join(kept[:-1]), kept[-1]]))  # "eager, default and reduce-overhead"
         over = total - cfg.budget_min * 60.0
@@ -355,17 +361,16 @@ def _past_budget_text(cfg: BenchConfig, estimates: list[RoundEstimate], total: f
         return (f": nothing can leave it (each model keeps {kept_text}: the fit takes a way of serving down to "
                 f"its best configuration, no further, and spares the first model), {ends}, with no extra rounds; "
                 f"{roomy} gives it extra rounds")
+    priced = (": after the first model's round the sweep prices the rest at this machine's costs and leaves out "
+              "what the budget cannot hold (docs/method.md)")
     cut, cut_total = fit_cut(cfg, estimates)
     if not cut:  # within the budget at this estimate: a slower machine's measured costs may still make it cut
-        return (": after the first model's round the sweep prices the rest at this machine's costs and leaves "
-                f"out what the budget cannot hold (docs/method.md); {roomy} races every configuration")
+        return f"{priced}; {roomy} races every configuration"
     fits = "" if cut_total <= cfg.budget_min * 60.0 else ", still past the budget"
     compiled = len({name for e in estimates for name in e.worker_s if configuration(name).compiled})  # runnable here
-    return (f": after the first model's round the sweep prices the rest at this machine's costs and leaves out "
-            f"what the budget cannot hold (docs/method.md): at this estimate it leaves {len(cut)} of the "
-            f"{compiled} compiled configurations out of the {len(cfg.models) - 1} models after {cfg.models[0]} "
-            f"(here {', '.join(cut)}; the first model's race decides which), about {_duration(cut_total)} in "
-            f"all{fits}; {roomy} races every configuration")
+    return (f"{priced}: at this estimate it leaves {len(cut)} of the {compiled} compiled configurations out of "
+            f"the {len(cfg.models) - 1} models after {cfg.models[0]} (here {', '.join(cut)}; the first model's "
+            f"race decides which), about {_duration(cut_total)} in all{fits}; {roomy} races every configuration")
 
 
 def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) -> list[str]:
