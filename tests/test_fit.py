@@ -237,6 +237,7 @@ def test_a_skipped_row_says_why_in_words_that_agree_with_its_budget():
     assert set(first) == {"max-autotune-no-cudagraphs+freezing", "default+freezing"}
     minutes = int(first["default+freezing"].split("would take about ")[1].split(" min")[0])
     assert minutes > cfg.budget_min
+    assert first["default+freezing"].startswith(f"left out to fit the {cfg.budget_min:g}-min budget (budget_min) ")
     schedule._fitted(rounds[2], 200.0)
     later = {row.configuration: row.error for row in schedule.take_skipped()}
     assert all("as for the models measured before" in why for why in later.values()), later

@@ -93,6 +93,8 @@ def test_improvement_table_percentages_speedup_significance_and_noise(df):
     assert table.loc[("vit", 2), "improvement_pct"] == pytest.approx(-20.0)  # compiled is slower
     resnet1 = table.loc[("resnet", 1)]
     assert resnet1["status"] == "oom" and math.isnan(resnet1["improvement_pct"])
+    # not measured: whether its interval excludes 1x is unknown ("—" on the page), not "no"
+    assert pd.isna(resnet1["race_significant"])
     assert "eager" not in set(improvement_table(df)["configuration"])
     assert set(table["hardware"]) == {"Test CPU"} and set(table["torch"]) == {"2.9"}
 
@@ -300,3 +302,17 @@ def test_a_compile_that_began_beside_importing_spares_says_its_time_may_read_hig
     assert compile_note_words(to_dataframe(rows).iloc[1].to_dict()) == ""
     quiet = [rows[0], make_row("vit", 1, "default", 8.0, compile_s=12.0)]
     assert compile_table(to_dataframe(quiet))["compile_notes"].tolist() == [""]
+
+
+def test_a_cell_that_was_not_measured_reads_a_dash_where_differs_from_eager_would_say_no():
+    """A skipped or failed cell's "Differs from eager?" is "—" on the page: "no" would read as an
+    interval that was measured and held 1x (the Zen 5's default report of 2026-12-02 said "no" beside
+    SKIPPED)."""
+    from bench_utils.report.display import readable
+    from bench_utils.report.tables import main_table
+
+    frame = to_dataframe([row("vit", 1, "eager", 10.0), row("vit", 1, "default", status="skipped", error="budget"),
+                          row("vit", 1, "default+freezing", 5.0)])
+    shown = readable(main_table(frame)).set_index("Configuration")
+    assert shown.loc["default", "Differs from eager?"] == MISSING
+    assert shown.loc["default+freezing", "Differs from eager?"] == "yes"

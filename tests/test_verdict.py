@@ -545,7 +545,7 @@ def test_a_form_the_budget_left_out_is_not_raced_not_unable_to_serve():
     """A form whose configurations the fit left out (skipped rows) was never tried: the line says it was
     not raced and why, never that it cannot serve the model (as on a Zen 3's deploy report)."""
     rows = race_rows("resnet", {"aot-inductor+freezing": {"speedups": CLEAR, "compile_warm_s": 0.55}})
-    why = "left out to fit budget_min 14 at this machine's measured costs: racing every configuration would take about 15 min of sweep"
+    why = "left out to fit the 14-min budget (budget_min) at this machine's measured costs: racing every configuration would take about 15 min of sweep"
     rows.append(make_row("resnet", 1, "default+freezing", None, "skipped", error=why))
     line = verdicts(to_dataframe(rows), RULES).iloc[0]["forms"]
     assert line.startswith(f"torch.compile: not raced ({why[:160]})") and "cannot serve" not in line

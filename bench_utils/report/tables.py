@@ -196,9 +196,11 @@ RACE_FIGURES = ("race_speedup", "race_ci95_low", "race_ci95_high")
 def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:
     """The speedup a page shows for a configuration: its race figure (results/race.py: the
     recommendation's lowered for the round that chose it), with its interval and whether that interval
-    excludes 1x (race_significant), as results/ computed them."""
+    excludes 1x (race_significant), as results/ computed them; none of them for a cell that was not
+    measured (skipped, failed): its interval excludes nothing, and "no" would read as one that held 1x."""
     figures = {column: numeric_column(compiled, column).where(ok) for column in RACE_FIGURES}
-    return figures | {"race_significant": compiled["race_significant"].fillna(False).astype(bool) & ok}
+    significant = compiled["race_significant"].fillna(False).astype(bool)
+    return figures | {"race_significant": significant.astype(object).where(ok, None)}
 
 
 def improvement_table(df) -> pd.DataFrame:

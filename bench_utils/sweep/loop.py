@@ -164,7 +164,10 @@ class _Schedule:
         """The selection round without the configurations the budget cannot hold; theirs are skipped rows."""
         later = [r for r in self.firsts if r.repeat < SELECTION_ROUNDS]
         fit = fitted(self.cfg, self.rows, round_, later, elapsed_s, self.left_out)
-        budget = f"left out to fit budget_min {self.cfg.budget_min:g} at this machine's measured costs"
+        # words for the page, with the parameter that changes it in brackets (a reader sees "the 8.75-min
+        # budget", never a bare YAML key)
+        budget = (f"left out to fit the {self.cfg.budget_min:g}-min budget (budget_min) at this machine's "
+                  "measured costs")
         for name in fit.skipped:  # rounded up: "would take about 14 min" beside budget_min 14 read as a contradiction
             why = (f"{budget}, as for the models measured before (each model races the same configurations)"
                    if name in self.left_out else
