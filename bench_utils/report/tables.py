@@ -217,8 +217,8 @@ def improvement_table(df) -> pd.DataFrame:
     table.insert(2, "torch", compiled.get("torch", ""))
     table["improvement_pct"] = numeric_column(compiled, "improvement_pct").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
-    for column in ("noisy", "disturbed"):
-        table[column] = compiled[column].fillna(False).astype(bool) & ok
+    for column in ("noisy", "disturbed"):  # unknown ("—") for a cell not measured, as race_significant
+        table[column] = compiled[column].fillna(False).astype(bool).astype(object).where(ok, None)
     table["disturbed_why"] = [disturbance_words(record) for record in compiled.to_dict("records")]
     table["repeats"] = numeric_column(compiled, "repeats_ok")
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
