@@ -16,18 +16,30 @@ CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "configuration": 
            "eager_profile_top_ops": [["aten::mkldnn_convolution", 3.0], ["aten::native_batch_norm", 1.0]]}
 
 
-def test_cpu_explanation_names_ops_fused_code_and_overhead():
+def test_cpu_explanation_names_ops_fused_code_and_overhead_rounded_as_the_page_rounds():
     assert explain.explanation(CPU_ROW) == (
-        "eager 150 ops/call (5.0 ms in ops); compiled 12 ops (2.0 ms) + 1.5 ms fused code; "
-        "overhead outside ops 1.00 -> 0.25 ms (-75%)")
+        "eager 150 operators a call (5.00 ms in them); default 12 (2.00 ms) and 1.50 ms of fused code; "
+        "outside operators 1.00 → 0.250 ms (−75%)")
+    # three significant figures, never four (the Zen 5's page of 2026-12-02 read "271.2 ms" and "15.40")
+    long = CPU_ROW | {"eager_profile_op_ms": 271.23, "eager_profile_overhead_ms": 15.404}
+    assert "(271 ms in them)" in explain.explanation(long) and "outside operators 15.4 → " in explain.explanation(long)
+
+
+def test_an_eager_configuration_is_named_and_has_no_fused_code():
+    """eager+bf16-autocast compiles nothing: its line names it and says nothing of fused code (it read
+    "compiled 286 ops (114.3 ms) + 0.0 ms fused code")."""
+    line = explain.explanation(CPU_ROW | {"configuration": "eager+bf16-autocast", "profile_compiled_ms": 0.0})
+    assert line.startswith("eager 150 operators a call") and "; eager+bf16-autocast 12 (2.00 ms); " in line
+    assert "fused" not in line and "compiled" not in line
 
 
 def test_cuda_explanation_names_kernels_graph_replays_and_device_busy_share():
     row = CPU_ROW | {"profile_kernels_per_call": 40.0, "profile_device_ms": 1.8, "profile_call_ms": 2.0,
                      "profile_graph_replays_per_call": 1.0, "eager_profile_kernels_per_call": 210.0,
                      "eager_profile_device_ms": 3.0, "eager_profile_call_ms": 6.0}
-    assert explain.explanation(row) == ("eager 210 kernels/call, device busy 50%; "
-                                        "compiled 40 kernels, 1 CUDA-graph replays, device busy 90%")
+    assert explain.explanation(row) == ("eager 210 kernels a call, the device busy 50%; "
+                                        "default 40 kernels, 1 CUDA-graph replay, busy 90%")
+    assert ", 2 CUDA-graph replays," in explain.explanation(row | {"profile_graph_replays_per_call": 2.0})
 
 
 def test_no_explanation_without_both_profiles_or_for_eager():

@@ -14,6 +14,7 @@ import math
 
 from ..config.registry import display_name
 from ..results.record import FUSED_KERNELS
+from .display import number
 from .tables import sort_cells
 
 
@@ -22,29 +23,34 @@ def _present(value) -> bool:
 
 
 def _change(before: float, after: float) -> str:
+    """The relative change from `before` to `after` as a page writes it ("−89%"), "n/a" from nothing."""
     if not before:
         return "n/a"
-    return f"{(after - before) / before:+.0%}"
+    return f"{(after - before) / before:+.0%}".replace("-", "−")
 
 
 def explanation(row) -> str:
-    """One line for a compiled cell (a DataFrame row with its eager cell's profile beside it); "" when
-    either side was not profiled."""
+    """One line for a configuration's cell (a DataFrame row with its eager cell's profile beside it), its
+    numbers as every page rounds them (display.number); "" when either side was not profiled. The
+    configuration is named: an eager one (bfloat16 autocast) is profiled too and compiles nothing."""
     if row.get("configuration") == "eager" or not _present(row.get("profile_ops_per_call")) \
             or not _present(row.get("eager_profile_ops_per_call")):
         return ""
+    name = row["configuration"]
     eager_ops, ops = row["eager_profile_ops_per_call"], row["profile_ops_per_call"]
     if _present(row.get("profile_kernels_per_call")) and _present(row.get("eager_profile_kernels_per_call")):
         eager_busy = row["eager_profile_device_ms"] / row["eager_profile_call_ms"]
         busy = row["profile_device_ms"] / row["profile_call_ms"]
         replays = row.get("profile_graph_replays_per_call") or 0
-        graphs = f", {replays:g} CUDA-graph replays" if replays else ""
-        return (f"eager {row['eager_profile_kernels_per_call']:.0f} kernels/call, device busy {eager_busy:.0%}; "
-                f"compiled {row['profile_kernels_per_call']:.0f} kernels{graphs}, device busy {busy:.0%}")
+        graphs = f", {number(replays, integer=float(replays).is_integer())} CUDA-graph replay{'' if replays == 1 else 's'}" if replays else ""
+        return (f"eager {number(row['eager_profile_kernels_per_call'], integer=True)} kernels a call, the device "
+                f"busy {eager_busy:.0%}; {name} {number(row['profile_kernels_per_call'], integer=True)} "
+                f"kernels{graphs}, busy {busy:.0%}")
     fused = row["profile_compiled_ms"] or 0.0
-    return (f"eager {eager_ops:.0f} ops/call ({row['eager_profile_op_ms']:.1f} ms in ops); compiled {ops:.0f} ops "
-            f"({row['profile_op_ms']:.1f} ms) + {fused:.1f} ms fused code; overhead outside ops "
-            f"{row['eager_profile_overhead_ms']:.2f} -> {row['profile_overhead_ms']:.2f} ms "
+    fused_words = f" and {number(fused)} ms of fused code" if fused else ""
+    return (f"eager {number(eager_ops, integer=True)} operators a call ({number(row['eager_profile_op_ms'])} ms in "
+            f"them); {name} {number(ops, integer=True)} ({number(row['profile_op_ms'])} ms){fused_words}; outside "
+            f"operators {number(row['eager_profile_overhead_ms'])} → {number(row['profile_overhead_ms'])} ms "
             f"({_change(row['eager_profile_overhead_ms'], row['profile_overhead_ms'])})")
 
 
