@@ -45,8 +45,21 @@ def test_plain_compiles_mean_is_over_the_same_models_or_none():
     rows += [make_row("resnet", 1, "default", status="oom", error="oom: fixture")]
     table = best_configurations(to_dataframe(rows)).set_index("Model")
     assert table.loc["ViT-B/16", "Plain torch.compile (×)"] == "2.00×"
+    assert table.loc["ResNet-50", "Plain torch.compile (×)"] == "OOM"  # why there is no figure, not "—"
     assert table.loc["Geometric mean", "Plain torch.compile (×)"] == "—"
     assert table.loc["Geometric mean", "Its speedup (×)"] == f"{(2.0 * 1.5) ** 0.5:.2f}×"
+
+
+def test_a_plain_compile_the_budget_left_out_reads_skipped():
+    """The fit left `default` out of a model (a skipped row, as on the Zen 5's report of 2026-12-02):
+    its cell says SKIPPED, as the run's own page does, and the mean over the models leaves it none."""
+    from bench_utils.report.summary_page import best_configurations
+
+    rows = speedup_rows("vit", 1, 4.0, 2.0) + speedup_rows("resnet", 1, 3.0, 2.0, configuration="default+freezing")
+    rows += [make_row("resnet", 1, "default", status="skipped", error="left out to fit the 9-min budget")]
+    table = best_configurations(to_dataframe(rows)).set_index("Model")
+    assert table.loc["ResNet-50", "Plain torch.compile (×)"] == "SKIPPED"
+    assert table.loc["Geometric mean", "Plain torch.compile (×)"] == "—"
 
 
 def test_a_reduce_overhead_choice_stands_beside_the_guides_reduce_overhead_figure():

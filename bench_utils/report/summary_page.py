@@ -12,6 +12,7 @@ import pandas as pd
 from ..config.configurations import configuration
 from ..results.reference import GPUS, STUDY_FOR_MODE, guide_speedups
 from .display import MISSING, model_text, number, span, times
+from .grouped_bars import status_notes
 from .header import page_header
 from .tables import first_row, ordered_models
 from .verdict import WORDS, Rules, verdicts
@@ -86,7 +87,10 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
     for row in verdicts(df, rules).itertuples():
         cells = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
         default = first_row(cells, "configuration", "default")
-        plain = default["race_speedup"] if default is not None else math.nan
+        # a plain compile not measured says why in the run's page's words ("SKIPPED": the fit left it out,
+        # "OOM"), not "—", which reads as a figure missing by accident
+        plain = (math.nan if default is None else default["race_speedup"] if default["status"] == "ok"
+                 else status_notes([default["status"]])[0])
         records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
                         "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
                         else MISSING, "Its speedup (×)": row.race_speedup, "Plain torch.compile (×)": plain,
@@ -99,6 +103,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
         return table
 
     def same_models(values, ours) -> float:  # the mean over the models `ours` has a figure for, or none
+        values = pd.to_numeric(values, errors="coerce")  # a status word ("SKIPPED") is no figure
         kept = values[ours.notna() & (ours > 0)]
         return geometric_mean(kept) if len(kept) and (kept > 0).all() else math.nan
 
