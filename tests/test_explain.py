@@ -18,7 +18,7 @@ CPU_ROW = {"label": "CPU", "model": "resnet", "batch_size": 1, "configuration": 
 
 def test_cpu_explanation_names_ops_fused_code_and_overhead_rounded_as_the_page_rounds():
     assert explain.explanation(CPU_ROW) == (
-        "eager 150 operators a call (5.00 ms in them); default 12 (2.00 ms) and 1.50 ms of fused code; "
+        "eager 150 operators a call (5.00 ms in them); default 12 operators (2.00 ms) and 1.50 ms of fused code; "
         "outside operators 1.00 → 0.250 ms (−75%)")
     # three significant figures, never four (the Zen 5's page of 2026-12-02 read "271.2 ms" and "15.40")
     long = CPU_ROW | {"eager_profile_op_ms": 271.23, "eager_profile_overhead_ms": 15.404}
@@ -29,7 +29,7 @@ def test_an_eager_configuration_is_named_and_has_no_fused_code():
     """eager+bf16-autocast compiles nothing: its line names it and says nothing of fused code (it read
     "compiled 286 ops (114.3 ms) + 0.0 ms fused code")."""
     line = explain.explanation(CPU_ROW | {"configuration": "eager+bf16-autocast", "profile_compiled_ms": 0.0})
-    assert line.startswith("eager 150 operators a call") and "; eager+bf16-autocast 12 (2.00 ms); " in line
+    assert line.startswith("eager 150 operators a call") and "; eager+bf16-autocast 12 operators (2.00 ms); " in line
     assert "fused" not in line and "compiled" not in line
 
 
@@ -40,6 +40,12 @@ def test_cuda_explanation_names_kernels_graph_replays_and_device_busy_share():
     assert explain.explanation(row) == ("eager 210 kernels a call, the device busy 50%; "
                                         "default 40 kernels, 1 CUDA-graph replay, busy 90%")
     assert ", 2 CUDA-graph replays," in explain.explanation(row | {"profile_graph_replays_per_call": 2.0})
+    assert "replay" not in explain.explanation(row | {"profile_graph_replays_per_call": math.nan})  # not recorded
+
+
+def test_a_change_that_rounds_to_none_reads_plus_minus_zero_and_missing_fused_code_reads_none():
+    line = explain.explanation(CPU_ROW | {"profile_overhead_ms": 0.996, "profile_compiled_ms": math.nan})
+    assert line.endswith("outside operators 1.00 → 0.996 ms (±0%)") and "fused" not in line
 
 
 def test_no_explanation_without_both_profiles_or_for_eager():

@@ -1,4 +1,4 @@
-"""Why a compiled cell is faster or not, in one line and one chart, from the profiler pass
+"""Why a configuration's cell is faster than eager or not, in one line and one chart, from the profiler pass
 (`profile: true`) of its process and of its eager cell's. No torch.
 
 On CPU a call's time splits into operators (what eager dispatches one by one; what compiled code
@@ -23,10 +23,12 @@ def _present(value) -> bool:
 
 
 def _change(before: float, after: float) -> str:
-    """The relative change from `before` to `after` as a page writes it ("−89%"), "n/a" from nothing."""
-    if not before:
+    """The relative change from `before` to `after` as a page writes it ("−89%"), "n/a" from nothing;
+    "±0%" where it rounds to none (never "−0%")."""
+    if not _present(before) or not _present(after) or not before:
         return "n/a"
-    return f"{(after - before) / before:+.0%}".replace("-", "−")
+    change = round((after - before) / before * 100)
+    return "±0%" if change == 0 else f"{change:+d}%".replace("-", "−")
 
 
 def explanation(row) -> str:
@@ -41,15 +43,16 @@ def explanation(row) -> str:
     if _present(row.get("profile_kernels_per_call")) and _present(row.get("eager_profile_kernels_per_call")):
         eager_busy = row["eager_profile_device_ms"] / row["eager_profile_call_ms"]
         busy = row["profile_device_ms"] / row["profile_call_ms"]
-        replays = row.get("profile_graph_replays_per_call") or 0
+        replays = row.get("profile_graph_replays_per_call")
+        replays = replays if _present(replays) else 0  # NaN is truthy: `or 0` would keep it
         graphs = f", {number(replays, integer=float(replays).is_integer())} CUDA-graph replay{'' if replays == 1 else 's'}" if replays else ""
         return (f"eager {number(row['eager_profile_kernels_per_call'], integer=True)} kernels a call, the device "
                 f"busy {eager_busy:.0%}; {name} {number(row['profile_kernels_per_call'], integer=True)} "
                 f"kernels{graphs}, busy {busy:.0%}")
-    fused = row["profile_compiled_ms"] or 0.0
+    fused = row["profile_compiled_ms"] if _present(row.get("profile_compiled_ms")) else 0.0
     fused_words = f" and {number(fused)} ms of fused code" if fused else ""
     return (f"eager {number(eager_ops, integer=True)} operators a call ({number(row['eager_profile_op_ms'])} ms in "
-            f"them); {name} {number(ops, integer=True)} ({number(row['profile_op_ms'])} ms){fused_words}; outside "
+            f"them); {name} {number(ops, integer=True)} operators ({number(row['profile_op_ms'])} ms){fused_words}; outside "
             f"operators {number(row['eager_profile_overhead_ms'])} → {number(row['profile_overhead_ms'])} ms "
             f"({_change(row['eager_profile_overhead_ms'], row['profile_overhead_ms'])})")
 

@@ -255,11 +255,12 @@ def _forms(rows: pd.DataFrame) -> str:
         if not accurate:
             failed = next((row for row in members if row["status"] not in ("ok", "skipped")), None)
             shown = failed or next((row for row in members if row["status"] == "skipped"), members[0])
-            why = (str(shown.get("error") or "").strip().splitlines() or [shown["status"]])[0][:160]
+            why = (str(shown.get("error") or "").strip().splitlines() or [shown["status"]])[0]
             if failed is None and shown["status"] == "skipped":  # the budget left it out: it was not tried
-                parts.append(f"{FORM_WORDS[form]}: not raced ({why})")
+                parts.append(f"{FORM_WORDS[form]}: not raced ({why})")  # the sweep's own sentence, whole
             else:
-                parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why or 'changes the answer'})")
+                # an error's first line, cut: a compiler's can run to thousands of characters
+                parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why[:160] or 'changes the answer'})")
             continue
         best = max(accurate, key=lambda row: row["race_speedup"])
         config = configuration(best["configuration"])
