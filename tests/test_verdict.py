@@ -597,3 +597,30 @@ def test_a_gain_on_the_margin_says_it_lies_too_close_for_rounds_to_settle_it():
     assert re.search(r"at 1\.099\d× it lies too close to 1\.10× for rounds that move by ±[2-4]% each to settle it "
                      r"within 100 rounds: run again on a quieter machine", row["answer"]), row["answer"]
     assert "spread too widely" not in row["answer"]
+
+
+def test_a_first_compile_the_cache_held_is_not_called_cold_nor_priced_as_one():
+    """A second `make report` without cold_compile: round 0's compile hit the FX-graph cache the first
+    run filled (the Zen 5 of 2026-12-02 read "4.0 s cold" where the first run's was 26 s). The answer
+    says no cold compile was measured, the pay-back is the warm compile's alone, the compile table says
+    why and the pay-back chart draws no cold bar with a note; a miss keeps "cold"."""
+    from bench_utils.report import charts
+    from bench_utils.report.grouped_bars import figure
+    from bench_utils.report.tables import compile_table
+
+    held = {"speedups": CLEAR, "fx_cache_hits": 2, "fx_cache_misses": 0, "compile_warm_s": 4.0}
+    rows = race_rows("resnet", {"default": held})
+    row = verdict_of(rows).loc[("resnet", 1)]
+    assert row["verdict"] == decision.COMPILE and not row["compile_cold"]
+    assert row["cost"].startswith("33 s from a filled compiler cache (no cold compile here), 4.00 s warm; "
+                                  "pays back after ") and " calls with a warm cache, saving " in row["cost"]
+    assert "cold;" not in row["cost"] and math.isnan(row["breakeven_calls"]) and row["breakeven_warm_calls"] > 0
+    notes = compile_table(to_dataframe(rows)).set_index("configuration").loc["default", "compile_notes"]
+    assert "the compiler cache held it" in notes
+    fig, axes = figure(6, 2)
+    chosen = verdicts(to_dataframe(rows), RULES)
+    charts._payoff_bars(axes[0][0], chosen, {})
+    assert [t.get_text() for t in axes[0][0].texts] == ["no cold compile here: the compiler cache held it"]
+    missed = verdict_of(race_rows("resnet", {"default": held | {"fx_cache_hits": 0, "fx_cache_misses": 2}}))
+    assert missed.loc[("resnet", 1), "cost"].startswith("33 s cold, 4.00 s warm; pays back after ")
+    assert compile_table(to_dataframe(race_rows("resnet", {"default": CLEAR}))).loc[0, "compile_notes"] == ""

@@ -218,7 +218,10 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
         return
     calls = chosen["breakeven_calls"].to_numpy(float)
     names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
-    never = ["no pay-back: not faster than a run without compiling" if np.isinf(n) else "" for n in calls]
+    held = chosen["compile_cold"].eq(False).to_numpy(bool) if "compile_cold" in chosen else np.zeros(len(calls), bool)
+    never = ["no pay-back: not faster than a run without compiling" if np.isinf(n) else
+             "no cold compile here: the compiler cache held it" if np.isnan(n) and cache_held else ""
+             for n, cache_held in zip(calls, held)]
     grouped_barh(ax, names, [Bars("calls", np.where(np.isinf(calls), np.nan, calls),
                                   [colour.get(c) for c in chosen["configuration"]], never)])
     ax.set_xlim(0, 1.25 * np.nanmax(np.where(np.isinf(calls), np.nan, calls), initial=1.0))  # from 0, room for labels

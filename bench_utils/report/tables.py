@@ -320,6 +320,15 @@ def compile_table_caption(table: pd.DataFrame) -> str:
             "GPU, or a run of one round has none")
 
 
+def _cache_held_words(record) -> str:
+    """Where round 0's compile hit the compiler cache (results' compile_cold false), in words: its
+    "Cold compile" figure is a first compile from a filled cache ("" otherwise)."""
+    cold = record.get("compile_cold")
+    if record.get("status") != "ok" or cold is None or pd.isna(cold) or bool(cold):
+        return ""
+    return "the compiler cache held it (a run before filled it): no cold compile here"
+
+
 def compile_table(df) -> pd.DataFrame:
     """Per configuration but eager: compile time cold and warm, graph breaks, agreement with eager (the
     pay-back is the verdict's, for the configuration it recommends)."""
@@ -332,8 +341,9 @@ def compile_table(df) -> pd.DataFrame:
     table["break_reasons"] = _reasons(compiled)
     table["recompile_reasons"] = _reasons(compiled, "recompile_reasons")
     table["accuracy_ok"] = compiled.get("accuracy_ok", None)
-    table["compile_notes"] = ["; ".join(words for words in (compile_note_words(record), beside_starts_words(record))
-                                        if words) for record in compiled.to_dict("records")]
+    table["compile_notes"] = ["; ".join(words for words in (compile_note_words(record), beside_starts_words(record),
+                                                            _cache_held_words(record)) if words)
+                              for record in compiled.to_dict("records")]
     order = ["label", "model", "task_model", "batch_size", "configuration", "status", "compile_s", "fx_cache_hits",
              "compile_warm_s", "eager_ms_median", "compiled_ms_median", "race_speedup", "graph_breaks", "recompiles",
              "break_reasons", "recompile_reasons", "compile_notes", "max_abs_diff", "accuracy_ok", "task_agreement",

@@ -32,7 +32,7 @@ from .notes import compile_note_words, disturbance_caveat, disturbance_words, ma
 from .tables import RACE_FIGURES, check_frame, cuda_graph_cells, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
-           "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "breakeven_calls",
+           "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "compile_cold", "breakeven_calls",
            "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others", "forms",
            "caveats", "why", "summary"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
@@ -74,8 +74,16 @@ def compile_cost_words(row) -> str:
     if pd.isna(row.get("compile_s")):
         return MISSING
     cold, warm = ("to build", "to start") if config.packaged else ("cold", "warm")
+    if not config.packaged and not _compiled_cold(row):  # the cache held it: no cold compile was measured
+        cold = "from a filled compiler cache (no cold compile here)"
     text = f"{rounded(row['compile_s'])} s {cold}"
     return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
+
+
+def _compiled_cold(row) -> bool:
+    """Was round 0's compile cold (results' compile_cold)? A record without the column (older results) is."""
+    value = row.get("compile_cold")
+    return True if value is None or (isinstance(value, float) and math.isnan(value)) else bool(value)
 
 
 def payback_words(row, over=None) -> tuple[str, float, float]:
@@ -86,17 +94,22 @@ def payback_words(row, over=None) -> tuple[str, float, float]:
     eager = row["eager_ms_median"]
     fast = eager / row["race_speedup"]
     before = eager / (over["race_speedup"] if over is not None else 1.0)
-    cold = breakeven_calls(row["compile_s"], before, fast) if not pd.isna(row.get("compile_s")) else math.nan
+    # a first compile that read a filled cache is no cold figure: the pay-back is then the warm one's alone
+    cold = (breakeven_calls(row["compile_s"], before, fast)
+            if not pd.isna(row.get("compile_s")) and (configuration(row["configuration"]).packaged or _compiled_cold(row))
+            else math.nan)
     warm = breakeven_calls(row["compile_warm_s"], before, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
-    if math.isnan(cold):
+    if math.isnan(cold) and math.isnan(warm):
         return "", cold, warm
     against = ("eager" if over is None else f"{configuration(over['configuration']).words}, "
                f"{times(over['race_speedup'])} without a compile")
-    if math.isinf(cold):  # a dropped alternative's figure is its first round's; the choice's, every round's
+    if math.isinf(warm if math.isnan(cold) else cold):  # a dropped alternative's figure is its first round's
         return f"no pay-back: by these figures not faster than {against}", cold, warm
     started = "starting from the built package" if configuration(row["configuration"]).packaged else "with a warm cache"
-    warm_text = f" ({rounded(warm)} {started})" if not math.isnan(warm) else ""
     saving = f"saving {rounded(before - fast)} ms a call over {against}"
+    if math.isnan(cold):
+        return f"pays back after {rounded(warm)} calls {started}, {saving}", cold, warm
+    warm_text = f" ({rounded(warm)} {started})" if not math.isnan(warm) else ""
     return f"pays back after {rounded(cold)} calls{warm_text}, {saving}", cold, warm
 
 
@@ -404,7 +417,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                         else ("", math.nan, math.nan))
     answer = _answer(decision.outcome, decision.reason, rec, rules, others_s)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
-               "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"], "breakeven_calls": cold,
+               "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
+               "compile_cold": _compiled_cold(rec), "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
     latency = f"; {record['latency']} a call" if record["latency"] != MISSING else ""

@@ -185,6 +185,9 @@ def combine(rows: list) -> dict:
     record["sm_clock_mhz_low"], record["sm_clock_mhz_high"] = (min(clocks), max(clocks)) if clocks else (None, None)
     record["held_mem_mb"] = held_memory_mb(record)
     record["compile_notes"] = compile_notes(record)
+    # a compile that hit the cache was not cold, whatever the column's name: the page must not price a
+    # pay-back or call it "cold" from it (the Zen 5's second report of 2026-12-02: "4.0 s cold", a hit)
+    record["compile_cold"] = record.get("compile_s") is not None and not (record.get("fx_cache_hits") or 0) > 0
     return record
 
 

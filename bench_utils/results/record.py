@@ -200,6 +200,9 @@ RECORD = (
     Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits of round 0's compile (0: it was cold)",
            "Cold compile's cache hits"),
     Column("fx_cache_misses", "first", "graphs", "... and misses"),
+    Column("compile_cold", "computed", meaning="round 0's compile found nothing of this cell in Inductor's "
+           "FX-graph cache (no hit, or none counted): compile_s is a cold compile; false where the cache held it (a "
+           "second run without cold_compile), compile_s then a first compile from a filled cache"),
     Column("graph_breaks", "largest", "breaks", "dynamo's graph breaks", "Graph breaks"),
     Column("graph_count", "largest", "graphs", "graphs dynamo compiled"),
     Column("recompiles", "largest", "recompiles", "frames compiled again after the first call", "Recompiles"),
