@@ -116,6 +116,16 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16 · default · bs 1",
                                                             "ResNet-50 · default · bs 4"]
+    # a round 0 that hit the FX-graph cache (a second run without cold_compile) draws no cold bar
+    held = [*speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=4.0, fx_cache_hits=1, fx_cache_misses=0)),
+            make_row("vit", 1, "eager", 10.0, repeat=1), make_row("vit", 1, "default", 8.0, repeat=1, compile_s=3.0)]
+    ax = charts.compile_cache_chart(to_dataframe(held)).axes[0]
+    assert [p.get_width() for p in ax.patches if p.get_width() > 0] == [3.0]
+    assert "no cold compile: the cache held it" in [t.get_text() for t in ax.texts]
+    texts = [t.get_text() for t in charts.compile_time_chart(to_dataframe(held)).axes[0].texts]
+    assert charts.HELD_NOTE in texts
+    assert not any(p.get_width() for p in charts.compile_time_chart(to_dataframe(held)).axes[0].patches)
+    assert charts.HELD_NOTE not in figure_texts(charts.compile_time_chart(to_dataframe(rows)))
 
 
 def test_speedup_chart_draws_bars_from_one_x_on_a_log_axis_that_holds_every_interval():

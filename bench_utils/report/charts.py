@@ -105,9 +105,19 @@ def batch_comparison_chart(df, mode: str) -> Figure:
     return fig
 
 
+HELD_NOTE = "no cold compile: the cache held it"  # a bar's place where round 0 hit the compiler cache
+
+
 def _ok_compiled(df):
+    """compile_table's ok compiled cells, with results' compile_cold beside (False: round 0 hit the cache,
+    its compile_s no cold compile)."""
     table = tables.compile_table(df)
-    return table[(table["status"] == "ok") & table["compile_s"].notna()]
+    table = table[(table["status"] == "ok") & table["compile_s"].notna()]
+    keys = ["label", "model", "batch_size", "configuration"]
+    if "compile_cold" not in df or table.empty:
+        return table.assign(compile_cold=True)
+    cold = df[keys + ["compile_cold"]].drop_duplicates(keys)
+    return table.merge(cold, on=keys, how="left").set_axis(table.index)
 
 
 def compile_time_chart(df, names=None) -> Figure:
@@ -124,8 +134,11 @@ def compile_time_chart(df, names=None) -> Figure:
     modes = tables.ordered_configurations(ok["configuration"])
     colour = colours(df["configuration"] if names is None else names)
     by_cell = ok.set_index(["model", "batch_size"])
-    series = [Bars(mode, by_cell[by_cell["configuration"] == mode].reindex(keys)["compile_s"].to_numpy(float),
-                   colour.get(mode)) for mode in modes]
+    cells = {mode: by_cell[by_cell["configuration"] == mode].reindex(keys) for mode in modes}
+    # a round 0 that hit the cache (a second run) measured no cold compile: no bar, a note in its place
+    held = {mode: cells[mode]["compile_cold"].eq(False).to_numpy(bool) for mode in modes}
+    series = [Bars(mode, np.where(held[mode], np.nan, cells[mode]["compile_s"].to_numpy(float)), colour.get(mode),
+                   [HELD_NOTE if h else "" for h in held[mode]]) for mode in modes]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * len(keys) * len(modes))
     ax = axes[0, 0]
     grouped_barh(ax, labels, series)
@@ -146,7 +159,10 @@ def compile_cache_chart(df) -> Figure:
     names = [f"{display_name(m)} · {mode} · bs {b}" for m, mode, b in
              zip(ok["model"], ok["configuration"], ok["batch_size"])]
     cold, warm = "0.25", "0.65"  # greys: a configuration's colours mean configurations on this page
-    series = [Bars("cold: empty cache", ok["compile_s"].to_numpy(float), cold),
+    # a round 0 that hit the cache (results' compile_cold false: a second run) measured no cold compile
+    held = ok["compile_cold"].eq(False).to_numpy(bool)
+    cold_s = np.where(held, np.nan, ok["compile_s"].to_numpy(float))
+    series = [Bars("cold: empty cache", cold_s, cold, [HELD_NOTE if h else "" for h in held]),
               Bars("warm: cache filled", ok["compile_warm_s"].to_numpy(float), warm)]
     fig, axes = figure(8, 1.2 + BAR_SLOT_IN * 2 * len(ok))
     ax = axes[0, 0]
