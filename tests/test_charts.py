@@ -124,6 +124,8 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
     assert "no cold compile: the cache held it" in [t.get_text() for t in ax.texts]
     texts = [t.get_text() for t in charts.compile_time_chart(to_dataframe(held)).axes[0].texts]
     assert charts.HELD_NOTE in texts
+    from bench_utils.report.grouped_bars import NOT_HERE_COLOR
+    assert {t.get_color() for t in ax.texts if t.get_text() == charts.HELD_NOTE} == {NOT_HERE_COLOR}  # no failure
     assert not any(p.get_width() for p in charts.compile_time_chart(to_dataframe(held)).axes[0].patches)
     assert charts.HELD_NOTE not in figure_texts(charts.compile_time_chart(to_dataframe(rows)))
 

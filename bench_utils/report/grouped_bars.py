@@ -13,7 +13,7 @@ from matplotlib.patches import Patch
 
 NO_DATA = "no successful cells"
 FAILED_COLOR = "#b42318"  # status text drawn where a failed cell has no bar
-NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here is not a failure
+NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here, or a note, is not a failure
 NOT_HERE = "NOT SUPPORTED HERE"
 BAR_SLOT_IN = 0.22  # figure height per bar, inches
 FAINT_ALPHA = 0.45  # bars whose speedup CI includes 1
@@ -69,7 +69,9 @@ def grouped_barh(ax, categories: list[str], series: list[Bars], origin: float = 
             if note and not bar:
                 # x in axes fraction: stays visible on log axes and beside negative bars
                 ax.text(0.01, y, note, va="center", ha="left", fontsize=8,
-                        color=NOT_HERE_COLOR if note == NOT_HERE else FAILED_COLOR,
+                        # red for a failure's status word only ("OOM"); grey for what is no failure
+                        # (not supported here, no cold compile, no pay-back)
+                        color=FAILED_COLOR if note.isupper() and note != NOT_HERE else NOT_HERE_COLOR,
                         transform=ax.get_yaxis_transform())
     ax.set_yticks(base, categories)
     ax.set_ylim(len(categories) - 0.5, -0.5)  # first model on top, as in the guide's tables
