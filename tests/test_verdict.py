@@ -620,7 +620,7 @@ def test_a_first_compile_the_cache_held_is_not_called_cold_nor_priced_as_one():
     fig, axes = figure(6, 2)
     chosen = verdicts(to_dataframe(rows), RULES)
     charts._payoff_bars(axes[0][0], chosen, {})
-    assert [t.get_text() for t in axes[0][0].texts] == ["no cold compile here: the compiler cache held it"]
+    assert [t.get_text() for t in axes[0][0].texts] == [charts.HELD_NOTE]
     missed = verdict_of(race_rows("resnet", {"default": held | {"fx_cache_hits": 0, "fx_cache_misses": 2}}))
     assert missed.loc[("resnet", 1), "cost"].startswith("33 s cold, 4.00 s warm; pays back after ")
     assert compile_table(to_dataframe(race_rows("resnet", {"default": CLEAR}))).loc[0, "compile_notes"] == ""

@@ -236,7 +236,7 @@ def _payoff_bars(ax, chosen, colour: dict) -> None:
     names = [f"{display_name(m)} · batch {b}" for m, b in zip(chosen["model"], chosen["batch_size"])]
     held = chosen["compile_cold"].eq(False).to_numpy(bool) if "compile_cold" in chosen else np.zeros(len(calls), bool)
     never = ["no pay-back: not faster than a run without compiling" if np.isinf(n) else
-             "no cold compile here: the compiler cache held it" if np.isnan(n) and cache_held else ""
+             HELD_NOTE if np.isnan(n) and cache_held else ""
              for n, cache_held in zip(calls, held)]
     grouped_barh(ax, names, [Bars("calls", np.where(np.isinf(calls), np.nan, calls),
                                   [colour.get(c) for c in chosen["configuration"]], never)])

@@ -45,16 +45,17 @@ def explanation(row) -> str:
         busy = row["profile_device_ms"] / row["profile_call_ms"]
         replays = row.get("profile_graph_replays_per_call")
         replays = replays if _present(replays) else 0  # NaN is truthy: `or 0` would keep it
-        graphs = f", {number(replays, integer=float(replays).is_integer())} CUDA-graph replay{'' if replays == 1 else 's'}" if replays else ""
+        count = number(replays, integer=float(replays).is_integer())
+        graphs = f", {count} CUDA-graph replay{'' if replays == 1 else 's'}" if replays else ""
         return (f"eager {number(row['eager_profile_kernels_per_call'], integer=True)} kernels a call, the device "
                 f"busy {eager_busy:.0%}; {name} {number(row['profile_kernels_per_call'], integer=True)} "
                 f"kernels{graphs}, busy {busy:.0%}")
     fused = row["profile_compiled_ms"] if _present(row.get("profile_compiled_ms")) else 0.0
     fused_words = f" and {number(fused)} ms of fused code" if fused else ""
-    return (f"eager {number(eager_ops, integer=True)} operators a call ({number(row['eager_profile_op_ms'])} ms in "
-            f"them); {name} {number(ops, integer=True)} operators ({number(row['profile_op_ms'])} ms){fused_words}; outside "
-            f"operators {number(row['eager_profile_overhead_ms'])} → {number(row['profile_overhead_ms'])} ms "
-            f"({_change(row['eager_profile_overhead_ms'], row['profile_overhead_ms'])})")
+    return (f"eager {number(eager_ops, integer=True)} operators a call ({number(row['eager_profile_op_ms'])} ms "
+            f"in them); {name} {number(ops, integer=True)} operators ({number(row['profile_op_ms'])} ms)"
+            f"{fused_words}; outside operators {number(row['eager_profile_overhead_ms'])} → "
+            f"{number(row['profile_overhead_ms'])} ms ({_change(row['eager_profile_overhead_ms'], row['profile_overhead_ms'])})")
 
 
 # what an operator does, in words, for the one sentence of the verdict (the profiler's names otherwise)

@@ -199,8 +199,12 @@ def _race_figures(compiled: pd.DataFrame, ok: pd.Series) -> dict:
     excludes 1x (race_significant), as results/ computed them; none of them for a cell that was not
     measured (skipped, failed): its interval excludes nothing, and "no" would read as one that held 1x."""
     figures = {column: numeric_column(compiled, column).where(ok) for column in RACE_FIGURES}
-    significant = compiled["race_significant"].fillna(False).astype(bool)
-    return figures | {"race_significant": significant.astype(object).where(ok, None)}
+    return figures | {"race_significant": _flag_where(compiled["race_significant"], ok)}
+
+
+def _flag_where(flags: pd.Series, ok: pd.Series) -> pd.Series:
+    """A yes/no column for the cells that were measured, None ("—" on a page) for the others."""
+    return flags.fillna(False).astype(bool).astype(object).where(ok, None)
 
 
 def improvement_table(df) -> pd.DataFrame:
@@ -218,7 +222,7 @@ def improvement_table(df) -> pd.DataFrame:
     table["improvement_pct"] = numeric_column(compiled, "improvement_pct").where(ok)
     table = table.assign(**_race_figures(compiled, ok))
     for column in ("noisy", "disturbed"):  # unknown ("—") for a cell not measured, as race_significant
-        table[column] = compiled[column].fillna(False).astype(bool).astype(object).where(ok, None)
+        table[column] = _flag_where(compiled[column], ok)
     table["disturbed_why"] = [disturbance_words(record) for record in compiled.to_dict("records")]
     table["repeats"] = numeric_column(compiled, "repeats_ok")
     # next to each speedup, what may have limited it: dynamo's graph breaks and their reasons
@@ -320,11 +324,17 @@ def compile_table_caption(table: pd.DataFrame) -> str:
             "GPU, or a run of one round has none")
 
 
+def compiled_cold(record) -> bool:
+    """Was round 0's compile cold (results' compile_cold)? A record without the figure is taken as cold,
+    as every compile_s was before the column."""
+    value = record.get("compile_cold")
+    return True if value is None or pd.isna(value) else bool(value)
+
+
 def _cache_held_words(record) -> str:
     """Where round 0's compile hit the compiler cache (results' compile_cold false), in words: its
     "Cold compile" figure is a first compile from a filled cache ("" otherwise)."""
-    cold = record.get("compile_cold")
-    if record.get("status") != "ok" or cold is None or pd.isna(cold) or bool(cold):
+    if record.get("status") != "ok" or compiled_cold(record):
         return ""
     return "the compiler cache held it (a run before filled it): no cold compile here"
 

@@ -29,7 +29,7 @@ from .display import MISSING, model_text, number, plus_minus, rounded, span, tim
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
-from .tables import RACE_FIGURES, check_frame, cuda_graph_cells, first_row, ordered_models
+from .tables import RACE_FIGURES, check_frame, compiled_cold, cuda_graph_cells, first_row, ordered_models
 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
            "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "compile_cold", "breakeven_calls",
@@ -74,16 +74,11 @@ def compile_cost_words(row) -> str:
     if pd.isna(row.get("compile_s")):
         return MISSING
     cold, warm = ("to build", "to start") if config.packaged else ("cold", "warm")
-    if not config.packaged and not _compiled_cold(row):  # the cache held it: no cold compile was measured
+    if not config.packaged and not compiled_cold(row):  # the cache held it: no cold compile was measured
         cold = "from a filled compiler cache (no cold compile here)"
     text = f"{rounded(row['compile_s'])} s {cold}"
     return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
 
-
-def _compiled_cold(row) -> bool:
-    """Was round 0's compile cold (results' compile_cold)? A record without the column (older results) is."""
-    value = row.get("compile_cold")
-    return True if value is None or (isinstance(value, float) and math.isnan(value)) else bool(value)
 
 
 def payback_words(row, over=None) -> tuple[str, float, float]:
@@ -95,9 +90,9 @@ def payback_words(row, over=None) -> tuple[str, float, float]:
     fast = eager / row["race_speedup"]
     before = eager / (over["race_speedup"] if over is not None else 1.0)
     # a first compile that read a filled cache is no cold figure: the pay-back is then the warm one's alone
-    cold = (breakeven_calls(row["compile_s"], before, fast)
-            if not pd.isna(row.get("compile_s")) and (configuration(row["configuration"]).packaged or _compiled_cold(row))
-            else math.nan)
+    cold_known = not pd.isna(row.get("compile_s")) and (configuration(row["configuration"]).packaged
+                                                         or compiled_cold(row))
+    cold = breakeven_calls(row["compile_s"], before, fast) if cold_known else math.nan
     warm = breakeven_calls(row["compile_warm_s"], before, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
     if math.isnan(cold) and math.isnan(warm):
         return "", cold, warm
@@ -418,7 +413,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     answer = _answer(decision.outcome, decision.reason, rec, rules, others_s)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
-               "compile_cold": _compiled_cold(rec), "breakeven_calls": cold,
+               "compile_cold": compiled_cold(rec), "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
                "cost": cost + (f"; {pays}" if pays else "")}
     latency = f"; {record['latency']} a call" if record["latency"] != MISSING else ""
