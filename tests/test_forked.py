@@ -132,3 +132,43 @@ def test_a_forks_collection_walks_only_what_the_fork_made_not_the_templates_heap
                           check=True, cwd=Path(__file__).resolve().parents[1])
     apart, frozen = map(int, done.stdout.split())
     assert apart > 1000 and frozen < apart / 10, (apart, frozen)
+
+
+COMPILES_AFTER_A_COMPUTE_THREAD = """
+import torch
+from bench_utils.measure.forked import Compute
+
+def double_gelu(x):
+    return torch.nn.functional.gelu(x @ x.T) * 2
+
+x = torch.randn(8, 8)
+Compute().run(lambda: torch.compile(double_gelu)(x))  # the template's compile, in a thread that ends
+torch._dynamo.reset()
+torch.compile(double_gelu)(x)  # a warm compile on the main thread, as a fork's is
+print("compiled twice")
+"""
+
+
+def test_a_compile_after_a_compute_threads_compile_does_not_crash(monkeypatch):
+    # torch 2.11 in a CUDA build without a GPU: tracing's fake CUDA guard belonged to the thread that made
+    # it, and a compile after that thread ended segfaulted (every fork's warm compile, 2026-12-02);
+    # forked.own_fake_cuda_guard gives it to the main thread. torch 2.14 does not crash either way: the
+    # second half checks that Compute hands it over, on the main thread, before anything runs
+    import subprocess
+    import sys
+    import threading
+
+    import torch
+
+    from bench_utils.measure.forked import Compute
+
+    done = subprocess.run([sys.executable, "-c", COMPILES_AFTER_A_COMPUTE_THREAD], capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "1"})
+    assert done.returncode == 0 and "compiled twice" in done.stdout, (done.returncode, done.stderr[-2000:])
+    calls = []
+    monkeypatch.setattr(torch._C, "_ensureCUDADeviceGuardSet", lambda: calls.append(threading.current_thread()),
+                        raising=False)
+    compute = Compute()
+    assert calls == [threading.main_thread()]
+    assert compute.run(lambda: len(calls)) == 1

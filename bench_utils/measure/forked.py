@@ -54,7 +54,11 @@ def forks(device: str) -> bool:
 class Compute:
     """Runs the template's computing in threads of their own, each ended before the call returns: torch's
     parallel regions start their OpenMP team from it, never from the main thread that forks, and the
-    team's threads end with it (the module's docstring says why both matter)."""
+    team's threads end with it (the module's docstring says why both matter). Made on the main thread,
+    which it gives the fake CUDA device guard first (`own_fake_cuda_guard`)."""
+
+    def __init__(self):
+        own_fake_cuda_guard()
 
     def run(self, fn, *args):
         """fn(*args) in a new thread, joined; its result, or its exception raised here."""
@@ -74,6 +78,23 @@ class Compute:
         if "error" in outcome:
             raise outcome["error"]
         return outcome.get("result")
+
+
+def own_fake_cuda_guard() -> None:
+    """Have this thread (the main one, which lives as long as the process) own the no-op CUDA device
+    guard that tracing puts in torch's process-wide registry where a CUDA build sees no GPU. torch 2.11's
+    FakeTensorMode, which every compile's tracing enters, makes that guard the first time, owned by the
+    entering thread (c10/core/impl/DeviceGuardImplInterface.cpp: a thread_local unique_ptr, the registry
+    keeping a plain pointer to it): a compute thread's, freed when it ends, and the next compile in any
+    thread (a fork's warm compile) segfaults at the registry's dangling pointer (seen: torch
+    2.11.0+cu130 on a CPU machine, 2026-12-02; torch 2.14 is not affected). Made here first, later
+    threads find a guard with devices and leave it. It does nothing where the GPU is real or torch has
+    no CUDA."""
+    import torch
+
+    ensure = getattr(torch._C, "_ensureCUDADeviceGuardSet", None)  # private: absent, nothing to own
+    if ensure is not None:
+        ensure()
 
 
 THREADS_END_S = 2.0  # how long the OpenMP team of an ended compute thread may take to end, seconds
