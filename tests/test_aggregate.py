@@ -9,7 +9,7 @@ import pytest
 from bench_utils.report.notes import compile_note_words
 from bench_utils.results.aggregate import COMBINE, bf16_compiles, cells, kernels_outside_graphs, to_dataframe
 from bench_utils.results.record import COLUMNS, COMBINES, RECORD
-from conftest import COMPILED_FIXTURE, make_row
+from conftest import COMPILED_FIXTURE, FIXTURE_ENV, make_row
 
 GPU_ENV = {"device": "cuda", "device_name": "NVIDIA T4", "torch": "2.fixture", "transformers": "5.fixture",
            "compute_capability": "7.5"}
@@ -195,3 +195,26 @@ def test_a_row_whose_eager_blocks_do_not_match_its_own_is_refused():
                              ([9], "eager_block_lengths: 1 blocks beside 2")):
         values = vars(row) | {"eager_block_lengths": lengths}
         assert row_problem(values, field_types(BenchResult)) == problem
+
+
+def test_two_files_under_one_label_are_two_runs_named_apart(tmp_path):
+    # `report --compare` of one profile under two torch versions: a page names runs by label, so the
+    # label gains what tells the files apart (the torch, else the folder, else the file's place)
+    from bench_utils.results.aggregate import load_dataframe
+
+    def write(folder: str, torch: str, name: str = "results.jsonl"):
+        path = tmp_path / folder / name
+        path.parent.mkdir(exist_ok=True)
+        env = {**FIXTURE_ENV, "torch": torch}
+        rows = [make_row(env=env), make_row(configuration="default", ms=1.0, env=env),
+                make_row(configuration="reduce-overhead", status="skipped", ms=None,  # measured nothing: no torch
+                         env={"device": "cpu"})]
+        path.write_text("".join(row.to_json() + "\n" for row in rows))
+        return path
+
+    old, new = write("old", "2.11.0"), write("new", "2.14.1")
+    assert sorted(set(load_dataframe(old, new)["label"])) == ["CPU, torch 2.11.0", "CPU, torch 2.14.1"]
+    assert sorted(set(load_dataframe(old, write("again", "2.11.0"))["label"])) == ["CPU (again)", "CPU (old)"]
+    assert sorted(set(load_dataframe(old, write("old", "2.11.0", "copy.jsonl"))["label"])) == [
+        "CPU (file 1)", "CPU (file 2)"]
+    assert set(load_dataframe(old)["label"]) == {"CPU"}  # one file: its own label

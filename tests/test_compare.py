@@ -3,7 +3,7 @@ import io
 import pytest
 from conftest import fixture_samples, make_row
 
-from bench_utils.report.run_comparison import comparison_chart, unmatched_table
+from bench_utils.report.run_comparison import comparison_chart, comparison_table, runs_text, unmatched_table
 from bench_utils.results.compare import compare_runs
 from bench_utils.results.aggregate import to_dataframe
 
@@ -83,8 +83,8 @@ def test_unmatched_cells_are_listed_with_a_reason():
     assert result.unmatched[["model", "batch_size", "configuration", "reason"]].values.tolist() == [
         ["resnet", 1, "default", "not_ok"], ["vit", 1, "reduce-overhead", "only_after"],
         ["vit", 4, "default", "only_before"]]  # codes: the words are the page's
-    assert unmatched_table(result)["reason"].tolist() == ["status before=ok, after=oom", "only in after",
-                                                          "only in before"]
+    assert unmatched_table(result)["Why not compared"].tolist() == ["before: measured; after: OOM", "only in after",
+                                                                    "only in before"]
 
 
 def test_bad_arguments_are_rejected():
@@ -110,7 +110,7 @@ def test_chart_has_one_bar_per_cell_and_highlights_significant_ones():
     bars = fig.axes[0].patches
     assert [round(b.get_width(), 6) for b in bars] == [-20.0, 0.0, 20.0]  # sorted by change
     assert [b.get_facecolor() for b in bars] == [to_rgba(c) for c in ("tab:green", "lightgray", "tab:red")]
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "vit bs=1 default (full)"
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "ViT-B/16, batch 1, default"
     assert fig.axes[0].get_title() == "before → after (same torch and variant)"
     fig.savefig(io.BytesIO(), format="png")
 
@@ -139,3 +139,19 @@ def test_rerun_agreement_counts_figures_inside_the_other_runs_interval():
     moved = rerun_agreement(run(10.0, 5.0), run(13.0, 5.0)).set_index("figure")
     assert not moved.loc["eager median", "run2_in_run1"] and not moved.loc["speedup", "run1_in_run2"]
     assert moved.loc["speedup", "run2"] == pytest.approx(2.6)
+
+
+def test_the_compared_cells_read_in_words_and_rounded_figures():
+    # a page shows words and rounded numbers, never a DataFrame's column names (change_ci95_low_pct)
+    before, after = frames([row(10.0), row(10.0, model="resnet")], [row(8.0, torch="2.5.1"), row(10.0, model="resnet",
+                                                                                               torch="2.5.1")])
+    result = compare_runs(before, after)
+    shown = comparison_table(result)
+    assert not any("_" in column for column in shown.columns)
+    vit = shown[shown["Model"] == "ViT-B/16"].iloc[0]
+    assert (vit["Before, median (ms)"], vit["After, median (ms)"], vit["Change (negative: faster)"]) == (
+        "10.0", "8.00", "−20.0%")
+    assert vit["95% interval of the change"].startswith("−") and vit["Significant?"] == "yes"
+    assert shown[shown["Model"] == "ResNet-50"].iloc[0]["Change (negative: faster)"] == "0%"
+    assert runs_text(result, "/a/old/results.jsonl", "/b/new/results.jsonl") == (
+        "Before: old/results.jsonl (torch 2.4.0); after: new/results.jsonl (torch 2.5.1).")

@@ -1,5 +1,7 @@
 """Charts across runs: speedup per hardware label, and ours beside the guide's published speedups."""
 
+import dataclasses
+
 import matplotlib
 
 matplotlib.use("Agg")  # tests only: no display
@@ -60,3 +62,18 @@ def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours: CPU, default", "guide: A100",
                                                                    "guide: V100", "guide: T4"]
     assert any("no successful" in text for text in figure_texts(summary_charts.reference_chart(beside.iloc[0:0])))
+
+
+def test_reference_chart_makes_room_for_long_run_names(recwarn):
+    # two runs of one profile are named apart ("CPU, torch 2.11.0+cu130": aggregate.labels_apart); the
+    # legend's names once squeezed the panel to nothing (matplotlib: "axes sizes collapsed to zero")
+    import io
+
+    from bench_utils.results.reference import compare_with_reference
+
+    rows = [dataclasses.replace(r, label=f"CPU full-size, torch {torch}")
+            for torch in ("2.11.0+cu130", "2.14.1+cu130") for r in speedup_rows("vit", 1, 10.0, 8.0)]
+    fig = summary_charts.reference_chart(compare_with_reference(to_dataframe(rows)))
+    fig.savefig(io.BytesIO(), format="png")
+    assert not [w for w in recwarn if "collapsed" in str(w.message)]
+    assert fig.axes[0].get_position().width > 0.3

@@ -3,10 +3,14 @@ cell's change and the cells not compared, in words. No torch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..results.compare import KEY, NOT_OK, ONLY_AFTER, ONLY_BEFORE, RunComparison
+from ..results.compare import NOT_OK, ONLY_AFTER, ONLY_BEFORE, RunComparison
+from .display import MISSING, model_text, number
+from .grouped_bars import status_notes
 
 
 def variant_words(fullgraph: bool) -> str:
@@ -23,15 +27,50 @@ def comparison_chart(comparison: RunComparison) -> Figure:
     errors = [(cells["change_pct"] - cells["change_ci95_low_pct"]).clip(lower=0).fillna(0),
               (cells["change_ci95_high_pct"] - cells["change_pct"]).clip(lower=0).fillna(0)]
     ax.barh(range(len(cells)), cells["change_pct"], xerr=errors, color=colors, ecolor="black", capsize=2)
-    ax.set_yticks(range(len(cells)), [_cell_label(row) for row in cells.to_dict("records")])
+    ax.set_yticks(range(len(cells)), [f"{model}, batch {batch}, {name}" for model, batch, name in
+                                      zip(_models(cells), cells["batch_size"], cells["configuration"])])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel(f"change in {comparison.stat} latency, % (negative = faster; whiskers: 95% CI)")
     ax.set_title(_title(cells))
     return fig
 
 
-def _cell_label(row: dict) -> str:
-    return f"{row['model']} bs={row['batch_size']} {row['configuration']} ({row['size']})"
+def _models(frame) -> list[str]:
+    """Each row's model by its display name, with its size where the rows hold more than one size."""
+    sizes = set(frame["size"])
+    return [model_text(m) + (f" ({size})" if len(sizes) > 1 else "") for m, size in zip(frame["model"], frame["size"])]
+
+
+def _change(value: float) -> str:
+    """A change in per cent as read on a page: "−14.6%", "+4.7%"."""
+    text = number(value)
+    return text if text == MISSING else f"{'' if text.startswith('−') or value == 0 else '+'}{text}%"
+
+
+def runs_text(comparison: RunComparison, before, after) -> str:
+    """Which files were compared, each by its folder and name and the torch its compared cells ran."""
+    def run(path, column: str) -> str:
+        torches = ", ".join(sorted({v for v in comparison.cells[column] if v}))
+        return f"{Path(path).parent.name}/{Path(path).name}" + (f" (torch {torches})" if torches else "")
+
+    return f"Before: {run(before, 'before_torch')}; after: {run(after, 'after_torch')}."
+
+
+def comparison_table(comparison: RunComparison) -> pd.DataFrame:
+    """The cells compared, one row each in words and rounded figures: before and after latency, the
+    change with its 95% interval, and whether that interval excludes no change."""
+    cells = comparison.cells
+    return pd.DataFrame({
+        "Model": _models(cells),
+        "Batch (images)": [number(b, integer=True) for b in cells["batch_size"]],
+        "Configuration": list(cells["configuration"]),
+        f"Before, {comparison.stat} (ms)": [number(v) for v in cells["before_ms"]],
+        f"After, {comparison.stat} (ms)": [number(v) for v in cells["after_ms"]],
+        "Change (negative: faster)": [_change(v) for v in cells["change_pct"]],
+        "95% interval of the change": [f"{_change(low)} to {_change(high)}" for low, high in
+                                       zip(cells["change_ci95_low_pct"], cells["change_ci95_high_pct"])],
+        "Significant?": ["yes" if s else "no" for s in cells["significant"]],
+    })
 
 
 def _title(cells) -> str:
@@ -46,10 +85,19 @@ def _title(cells) -> str:
     return "; ".join(parts) or "before → after (same torch and variant)"
 
 
+def _status(status: str) -> str:
+    """A cell's status as the run's own page says it ("measured", "SKIPPED", "OOM")."""
+    return status_notes([status])[0] or "measured"
+
+
 def unmatched_table(comparison: RunComparison) -> pd.DataFrame:
-    """The cells not compared, each with why in words ("only in before", "status before=ok, after=oom")."""
+    """The cells not compared, each with why in words ("only in before", "before: measured; after: OOM")."""
     unmatched = comparison.unmatched
     reasons = {ONLY_BEFORE: lambda row: "only in before", ONLY_AFTER: lambda row: "only in after",
-               NOT_OK: lambda row: f"status before={row['before_status']}, after={row['after_status']}"}
-    words = [reasons[row["reason"]](row) for row in unmatched.to_dict("records")]
-    return unmatched[KEY].assign(reason=words)
+               NOT_OK: lambda row: f"before: {_status(row['before_status'])}; after: {_status(row['after_status'])}"}
+    return pd.DataFrame({
+        "Model": _models(unmatched),
+        "Batch (images)": [number(b, integer=True) for b in unmatched["batch_size"]],
+        "Configuration": list(unmatched["configuration"]),
+        "Why not compared": [reasons[row["reason"]](row) for row in unmatched.to_dict("records")],
+    })

@@ -60,7 +60,11 @@ def reference_chart(beside) -> Figure:
     gpus = [gpu for gpu in GPUS if gpu in set(beside["gpu"].dropna())]
     colors = sns.color_palette("colorblind", len(runs) + len(gpus))
     batches = sorted(set(beside["batch_size"]))
-    fig, axes = figure(5 * len(batches), 1.2 + BAR_SLOT_IN * len(models) * (len(runs) + len(gpus)), 1, len(batches))
+    # the legend sits right of the last panel: room for its longest name (about 0.07 in a character at
+    # 8 pt), or its names squeeze the panels to nothing (two runs of one profile: "ours: CPU, torch ...")
+    longest = max(len(f"ours: {label}, {mode}") for label, mode in runs)
+    fig, axes = figure(5 * len(batches) + 0.07 * longest, 1.2 + BAR_SLOT_IN * len(models) * (len(runs) + len(gpus)),
+                       1, len(batches))
     for ax, batch in zip(axes.flat, batches):
         at = beside[beside["batch_size"] == batch]
         series = [Bars(f"ours: {label}, {mode}", _per_model(at[(at["label"] == label) & (at["mode"] == mode)],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from pathlib import Path
 
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import CUDAGRAPH_MODES
@@ -353,7 +354,37 @@ def to_dataframe(rows, with_samples: bool = False):
 
 
 def load_dataframe(*paths, with_samples: bool = False):
-    """Rows of one or more results files as a single DataFrame."""
-    rows = [row for path in paths for row in read_results(path).rows]
-    return to_dataframe(rows, with_samples=with_samples)
+    """Rows of one or more results files as a single DataFrame, each file a run of its own
+    (`labels_apart`)."""
+    files = labels_apart([(Path(path), read_results(path).rows) for path in paths])
+    return to_dataframe([row for _, rows in files for row in rows], with_samples=with_samples)
+
+
+def labels_apart(files: list) -> list:
+    """(path, rows) per results file, the rows relabelled where files share a label, so a page that
+    names runs by label keeps them apart: a file holds one run (rows.read_rows), yet two runs of one
+    profile (`report --compare` of two torch versions) carry the profile's label. The label gains what
+    tells them apart: the torch version, else the folder, else the file's place ("CPU, torch 2.11.0")."""
+    by_label: dict[str, list[int]] = {}
+    for index, (_, rows) in enumerate(files):
+        for label in dict.fromkeys(row.label for row in rows):
+            by_label.setdefault(label, []).append(index)
+    renamed = [dict() for _ in files]  # per file: label -> its label on the page
+    for label, indices in by_label.items():
+        if len(indices) < 2:
+            continue
+        # a skipped row measured nothing and names no torch
+        torches = ["/".join(sorted({row.env["torch"] for row in files[i][1]
+                                    if row.label == label and row.env.get("torch")})) for i in indices]
+        folders = [files[i][0].resolve().parent.name for i in indices]
+        by_torch = all(torches) and len(set(torches)) == len(indices)
+        for place, (i, torch, folder) in enumerate(zip(indices, torches, folders), start=1):
+            if by_torch:
+                renamed[i][label] = f"{label}, torch {torch}"
+            elif len(set(folders)) == len(indices):
+                renamed[i][label] = f"{label} ({folder})"
+            else:
+                renamed[i][label] = f"{label} (file {place})"
+    return [(path, [dataclasses.replace(row, label=renamed[i][row.label]) if row.label in renamed[i] else row
+                    for row in rows]) for i, (path, rows) in enumerate(files)]
 
