@@ -116,3 +116,12 @@ def test_a_trace_file_is_a_link_and_every_other_cell_is_escaped():
                         "resnet-bs1-default-r1.pt.trace.json</a>")
     assert readable(frame).iloc[0].tolist()[2] == "resnet-bs1-default-r1.pt.trace.json"  # plain where no HTML
     assert readable(frame.assign(trace=[""]), as_html=True).iloc[0].tolist()[2] == "—"
+
+
+def test_a_signed_percent_reads_plus_or_minus_and_none_as_plus_minus_zero():
+    from bench_utils.report.display import signed_percent
+
+    assert [signed_percent(v) for v in (-14.63, 4.224, 0.0, -0.0, float("nan"))] == [
+        "−14.6%", "+4.22%", "±0%", "±0%", "—"]
+    assert [signed_percent(v, integer=True) for v in (-0.4, 0.4, 1234.4, -89.4)] == [
+        "±0%", "±0%", "+1,234%", "−89%"]

@@ -75,6 +75,17 @@ def number(value, integer: bool = False) -> str:
     return f"{rounded:,.{max(decimals, 0)}f}".replace("-", "−")
 
 
+def signed_percent(value, integer: bool = False) -> str:
+    """A change in per cent as a page writes it, by `number`: "−14.6%", "+4.22%", "±0%" where it rounds
+    to none (never "−0%" or "+0%"), "—" when missing."""
+    text = number(value, integer=integer)
+    if text == MISSING:
+        return text
+    if not text.strip("−0.,"):
+        return "±0%"
+    return f"{'' if text.startswith('−') else '+'}{text}%"
+
+
 def rounded(value, figures: int = 2) -> str:
     """A figure from one sample (a cold compile, a pay-back count) to the figures it supports: 33.3 s
     and 24.4 s from two runs differ by a third, so "33" and "24", and 193 calls "190"."""

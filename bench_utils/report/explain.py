@@ -14,7 +14,7 @@ import math
 
 from ..config.registry import display_name
 from ..results.record import FUSED_KERNELS
-from .display import number
+from .display import number, signed_percent
 from .tables import sort_cells
 
 
@@ -27,8 +27,7 @@ def _change(before: float, after: float) -> str:
     "±0%" where it rounds to none (never "−0%")."""
     if not _present(before) or not _present(after) or not before:
         return "n/a"
-    change = round((after - before) / before * 100)
-    return "±0%" if change == 0 else f"{change:+d}%".replace("-", "−")
+    return signed_percent((after - before) / before * 100, integer=True)
 
 
 def explanation(row) -> str:

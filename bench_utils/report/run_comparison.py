@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..results.compare import NOT_OK, ONLY_AFTER, ONLY_BEFORE, RunComparison
-from .display import MISSING, model_text, number
+from .display import model_text, number, signed_percent
 from .grouped_bars import status_notes
 
 
@@ -41,12 +41,6 @@ def _models(frame) -> list[str]:
     return [model_text(m) + (f" ({size})" if len(sizes) > 1 else "") for m, size in zip(frame["model"], frame["size"])]
 
 
-def _change(value: float) -> str:
-    """A change in per cent as read on a page: "−14.6%", "+4.7%"."""
-    text = number(value)
-    return text if text == MISSING else f"{'' if text.startswith('−') or value == 0 else '+'}{text}%"
-
-
 def runs_text(comparison: RunComparison, before, after) -> str:
     """Which files were compared, each by its folder and name and the torch its compared cells ran."""
     def run(path, column: str) -> str:
@@ -66,8 +60,8 @@ def comparison_table(comparison: RunComparison) -> pd.DataFrame:
         "Configuration": list(cells["configuration"]),
         f"Before, {comparison.stat} (ms)": [number(v) for v in cells["before_ms"]],
         f"After, {comparison.stat} (ms)": [number(v) for v in cells["after_ms"]],
-        "Change (negative: faster)": [_change(v) for v in cells["change_pct"]],
-        "95% interval of the change": [f"{_change(low)} to {_change(high)}" for low, high in
+        "Change (negative: faster)": [signed_percent(v) for v in cells["change_pct"]],
+        "95% interval of the change": [f"{signed_percent(low)} to {signed_percent(high)}" for low, high in
                                        zip(cells["change_ci95_low_pct"], cells["change_ci95_high_pct"])],
         "Significant?": ["yes" if s else "no" for s in cells["significant"]],
     })

@@ -80,7 +80,6 @@ def compile_cost_words(row) -> str:
     return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
 
 
-
 def payback_words(row, over=None) -> tuple[str, float, float]:
     """("pays back after 190 calls (27 with a warm cache), saving 70 ms a call over eager", cold calls,
     warm calls). The time a call saves is read from the shown speedups, which share one eager time:
