@@ -111,7 +111,7 @@ def test_chart_has_one_bar_per_cell_and_highlights_significant_ones():
     assert [round(b.get_width(), 6) for b in bars] == [-20.0, 0.0, 20.0]  # sorted by change
     assert [b.get_facecolor() for b in bars] == [to_rgba(c) for c in ("tab:green", "lightgray", "tab:red")]
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "ViT-B/16, batch 1, default"
-    assert fig.axes[0].get_title() == "before → after (same torch and variant)"
+    assert fig.axes[0].get_title() == "before → after (same hardware, torch and variant)"
     fig.savefig(io.BytesIO(), format="png")
 
 
@@ -155,4 +155,15 @@ def test_the_compared_cells_read_in_words_and_rounded_figures():
     # none reads "±0%", as on every page
     assert shown[shown["Model"] == "ResNet-50"].iloc[0]["Change (negative: faster)"] == "±0%"
     assert runs_text(result, "/a/old/results.jsonl", "/b/new/results.jsonl") == (
-        "Before: old/results.jsonl (torch 2.4.0); after: new/results.jsonl (torch 2.5.1).")
+        "Before: old/results.jsonl (NVIDIA H100; torch 2.4.0); after: new/results.jsonl (NVIDIA H100; torch 2.5.1).")
+
+
+def test_runs_on_different_hardware_say_so():
+    # an H100 run against an A100 run of the same torch: the change is the machine's, and the page says it
+    on_a100 = make_row(model="vit", batch_size=1, configuration="default", ms=14.0, status="ok", repeat=0, label="A100",
+                       n=50, spread=0.01, size="full", device="cuda", env={"device_name": "NVIDIA A100", "torch": "2.4.0"})
+    result = compare_runs(*frames([row(10.0)], [on_a100]))
+    assert runs_text(result, "h100/results.jsonl", "a100/results.jsonl") == (
+        "Before: h100/results.jsonl (NVIDIA H100; torch 2.4.0); after: a100/results.jsonl (NVIDIA A100; torch 2.4.0)."
+        " They ran on different hardware: a change is the machine's as much as the software's.")
+    assert comparison_chart(result).axes[0].get_title() == "NVIDIA H100 → NVIDIA A100"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bench_utils.report.display import (MISSING, NEVER, hidden_columns, label, model_text, number, page_columns,
-                                        readable, table_options, write_csv)
+                                        readable, status_text, table_options, write_csv)
 
 
 @pytest.mark.parametrize("value, text", [
@@ -101,7 +101,7 @@ def test_a_shown_table_reads_in_words_with_its_key_columns_first_in_view(monkeyp
                           "status": ["oom"], "error": ["CUDA out of memory"], "hostname": ["h"]})
     show_table(frame, "failures", "Failed cells")
     assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Configuration", "Status", "Error", "Host"]
-    assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "oom", "CUDA out of memory", "h"]
+    assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "OOM", "CUDA out of memory", "h"]
     assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]}]  # the host, one click away
 
 
@@ -125,3 +125,15 @@ def test_a_signed_percent_reads_plus_or_minus_and_none_as_plus_minus_zero():
         "−14.6%", "+4.22%", "±0%", "±0%", "—"]
     assert [signed_percent(v, integer=True) for v in (-0.4, 0.4, 1234.4, -89.4)] == [
         "±0%", "±0%", "+1,234%", "−89%"]
+
+
+def test_a_status_reads_in_the_same_words_in_a_table_and_on_a_chart():
+    from bench_utils.report.grouped_bars import NOT_HERE, status_notes
+
+    statuses = ["ok", "unsupported", "skipped", "oom", "timeout"]
+    shown = readable(pd.DataFrame({"status": statuses}))["Status"].tolist()
+    assert shown == ["ok", "not supported here", "skipped", "OOM", "TIMEOUT"]
+    # a chart's note is the table's words in capitals, and none for a cell that ran
+    assert status_notes(statuses) == ["", NOT_HERE, "SKIPPED", "OOM", "TIMEOUT"]
+    assert NOT_HERE == "NOT SUPPORTED HERE"
+    assert status_text(None) == MISSING

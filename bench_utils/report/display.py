@@ -137,8 +137,23 @@ def times(value: float) -> str:
     return f"{number(value)}×"
 
 
+# A cell's status (results/rows.STATUSES) in words, the one rule for tables, sentences and chart notes;
+# a failure reads in capitals ("OOM"), as the guide marks its cells
+STATUS_WORDS = {"ok": "ok", "unsupported": "not supported here", "skipped": "skipped"}
+
+
+def status_text(status) -> str:
+    """"ok", "not supported here", "skipped", or a failure in capitals ("OOM", "TIMEOUT"); "—" for none."""
+    if not isinstance(status, str) or not status:
+        return MISSING
+    return STATUS_WORDS.get(status, status.upper())
+
+
 def cell_text(value, column: str = "") -> str:
-    """One table cell as text: lists joined, numbers by `number`, empty text as "—"."""
+    """One table cell as text: a status in words (status_text), lists joined, numbers by `number`,
+    empty text as "—"."""
+    if column == "status":
+        return status_text(value)
     if isinstance(value, (list, tuple)):
         return "; ".join(map(str, value)) or MISSING
     if isinstance(value, str):

@@ -11,10 +11,12 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from .display import status_text
+
 NO_DATA = "no successful cells"
 FAILED_COLOR = "#b42318"  # status text drawn where a failed cell has no bar
 NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here, or a note, is not a failure
-NOT_HERE = "NOT SUPPORTED HERE"
+NOT_HERE = status_text("unsupported").upper()
 BAR_SLOT_IN = 0.22  # figure height per bar, inches
 FAINT_ALPHA = 0.45  # bars whose speedup CI includes 1
 
@@ -94,7 +96,6 @@ def speedup_bars(cells, name: str, color) -> Bars:
 
 
 def status_notes(statuses) -> list[str]:
-    """The status in capitals ("OOM") for failed cells, NOT_HERE for unsupported ones; "" for ok cells
-    and cells never measured."""
-    return [NOT_HERE if s == "unsupported" else s.upper() if isinstance(s, str) and s != "ok" else ""
-            for s in statuses]
+    """A bar's note: the status's words in capitals ("OOM", NOT_HERE, "SKIPPED"); "" for ok cells and
+    cells never measured."""
+    return [status_text(s).upper() if isinstance(s, str) and s and s != "ok" else "" for s in statuses]

@@ -9,8 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..results.compare import NOT_OK, ONLY_AFTER, ONLY_BEFORE, RunComparison
-from .display import model_text, number, signed_percent
-from .grouped_bars import status_notes
+from .display import model_text, number, signed_percent, status_text
 
 
 def variant_words(fullgraph: bool) -> str:
@@ -42,12 +41,21 @@ def _models(frame) -> list[str]:
 
 
 def runs_text(comparison: RunComparison, before, after) -> str:
-    """Which files were compared, each by its folder and name and the torch its compared cells ran."""
-    def run(path, column: str) -> str:
-        torches = ", ".join(sorted({v for v in comparison.cells[column] if v}))
-        return f"{Path(path).parent.name}/{Path(path).name}" + (f" (torch {torches})" if torches else "")
+    """Which files were compared, each by its folder and name, the hardware and torch its compared cells
+    ran on; and, when the hardware differs, that a change is then the machine's as much as torch's."""
+    def known(column: str) -> set:
+        return {v for v in comparison.cells[column] if isinstance(v, str) and v}
 
-    return f"Before: {run(before, 'before_torch')}; after: {run(after, 'after_torch')}."
+    def run(path, side: str) -> str:
+        facts = [", ".join(sorted(known(f"{side}_hardware"))),
+                 ", ".join(f"torch {v}" for v in sorted(known(f"{side}_torch")))]
+        facts = "; ".join(fact for fact in facts if fact)
+        return f"{Path(path).parent.name}/{Path(path).name}" + (f" ({facts})" if facts else "")
+
+    text = f"Before: {run(before, 'before')}; after: {run(after, 'after')}."
+    if known("before_hardware") and known("after_hardware") and known("before_hardware") != known("after_hardware"):
+        text += " They ran on different hardware: a change is the machine's as much as the software's."
+    return text
 
 
 def comparison_table(comparison: RunComparison) -> pd.DataFrame:
@@ -68,20 +76,20 @@ def comparison_table(comparison: RunComparison) -> pd.DataFrame:
 
 
 def _title(cells) -> str:
-    """What changed between the runs: the torch version, the variant, or both."""
+    """What changed between the runs: the hardware, the torch version, the variant, or several."""
     parts = []
-    for before_column, after_column, words in (("before_torch", "after_torch", lambda v: f"torch {v}"),
-                                               ("before_fullgraph", "after_fullgraph", variant_words)):
-        before = ", ".join(sorted({words(v) for v in cells[before_column] if v != ""}))
-        after = ", ".join(sorted({words(v) for v in cells[after_column] if v != ""}))
+    for side, words in (("hardware", str), ("torch", lambda v: f"torch {v}"), ("fullgraph", variant_words)):
+        before, after = (", ".join(sorted({words(v) for v in cells[f"{when}_{side}"]
+                                           if isinstance(v, bool) or (isinstance(v, str) and v)}))
+                         for when in ("before", "after"))
         if before != after:
             parts.append(f"{before or '?'} → {after or '?'}")
-    return "; ".join(parts) or "before → after (same torch and variant)"
+    return "; ".join(parts) or "before → after (same hardware, torch and variant)"
 
 
 def _status(status: str) -> str:
-    """A cell's status as the run's own page says it ("measured", "SKIPPED", "OOM")."""
-    return status_notes([status])[0] or "measured"
+    """A cell's status as the run's own tables say it ("measured", "not supported here", "OOM")."""
+    return "measured" if status == "ok" else status_text(status)
 
 
 def unmatched_table(comparison: RunComparison) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
 from ..results.record import RECORD
 from ..results.rows import NOT_FAILED
-from .display import MISSING, number
+from .display import MISSING, number, status_text
 from .notes import beside_starts_words, compile_note_words, disturbance_words
 
 STATS = ("mean", "median")
@@ -152,7 +152,7 @@ def run_here(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     reasons = df[df["configuration"].isin(never)].groupby("configuration")["error"].first()
     by_reason: dict[str, list[str]] = {}
     for name in never:
-        by_reason.setdefault(str(reasons.get(name) or "not supported here"), []).append(name)
+        by_reason.setdefault(str(reasons.get(name) or status_text("unsupported")), []).append(name)
     said = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
     return df[~df["configuration"].isin(never)], f"Not run on this machine: {said}."
 
@@ -397,7 +397,7 @@ def failures_table(df) -> pd.DataFrame:
     check_frame(df)
     failed = df[~df["status"].isin(NOT_FAILED)]
     table = _cell_frame(failed)
-    table["status"] = failed["status"].str.upper()
+    table["status"] = [status_text(status) for status in failed["status"]]
     table["error"] = failed["error"] if "error" in failed else ""
     return sort_cells(table)
 

@@ -25,7 +25,8 @@ from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide, rounds_to_decide
 from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
 from ..results.sweep_time import rerun_budget_min
-from .display import MISSING, model_text, number, plus_minus, rounded, span, times, times_beside
+from .display import (MISSING, model_text, number, plus_minus, rounded, span, status_text, times,
+                      times_beside)
 from .explain import why_sentence
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
@@ -401,8 +402,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
               "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
-        failed = sorted({"not supported here" if status == "unsupported" else status.upper()
-                         for status in rows.loc[rows["status"] != "ok", "status"]})
+        failed = sorted({status_text(status) for status in rows.loc[rows["status"] != "ok", "status"]})
         text = ("No configuration kept eager's answer" if decision.outcome == codes.INACCURATE else
                 f"No answer: the configurations were {', '.join(failed)}" if failed else "No answer: not measured")
         return record | {"answer": text, "cost": MISSING, "latency": MISSING, "summary": f"{name}: {text}"}

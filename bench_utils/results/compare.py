@@ -21,7 +21,8 @@ KEY = ["model", "size", "batch_size", "configuration"]
 STATS = ("median", "mean")
 COMPARISON_COLUMNS = KEY + ["before_ms", "after_ms", "change_pct", "change_ci95_low_pct", "change_ci95_high_pct",
                       "significant", "ratio", "ratio_ci95_low", "ratio_ci95_high", "n_before", "n_after",
-                      "before_torch", "after_torch", "before_fullgraph", "after_fullgraph"]
+                      "before_torch", "after_torch", "before_fullgraph", "after_fullgraph",
+                      "before_hardware", "after_hardware"]
 # why a cell is not compared: in one run only, or not ok in one (its statuses beside)
 ONLY_BEFORE, ONLY_AFTER, NOT_OK = "only_before", "only_after", "not_ok"
 UNMATCHED_COLUMNS = KEY + ["reason", "before_status", "after_status"]
@@ -88,6 +89,7 @@ def _cell(key: tuple, before: dict, after: dict, stat: str) -> dict:
         "n_after": sum(map(len, after["samples_s"])),
         "before_torch": before.get("torch", ""), "after_torch": after.get("torch", ""),
         "before_fullgraph": bool(before.get("fullgraph")), "after_fullgraph": bool(after.get("fullgraph")),
+        "before_hardware": before.get("hardware", ""), "after_hardware": after.get("hardware", ""),
     }
 
 
