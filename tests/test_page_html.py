@@ -42,6 +42,12 @@ def test_table_escapes_cells_index_and_column_names():
     assert "<img" not in rendered and rendered.count("&lt;img") == 3
 
 
+def test_a_model_name_in_a_table_does_not_wrap_at_its_hyphen():
+    rendered = page_html.table(pd.DataFrame({"Model": ["ResNet-50"], "Why not compared": ["only in before"]})).to_html()
+    rules = rendered[:rendered.index("</style>")]
+    assert "white-space: nowrap" in rules and "_col0" in rules and "_col1" not in rules  # the Model column only
+
+
 def test_write_page_replaces_a_symlink_where_it_wrote_a_page_and_leaves_its_target(tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("precious")

@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")  # tests only: no display
 
 import pytest  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from bench_utils.report import summary_charts  # noqa: E402
 from bench_utils.results.aggregate import to_dataframe  # noqa: E402
@@ -30,6 +31,16 @@ def test_cross_label_chart_splits_a_label_measured_with_two_torch_versions():
     ax = summary_charts.cross_label_chart(to_dataframe(rows)).axes[0]
     assert [p.get_width() for p in ax.patches] == pytest.approx([1.25, 2.0])  # each against its own eager
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A100 · torch 2.1", "A100 · torch 2.5"]
+    assert ax.get_legend().get_title().get_text() == "run"  # a word, not the DataFrame's column ("label")
+
+
+def test_a_cross_label_panel_keeps_its_room_beside_long_model_names_and_the_legend():
+    rows = [row for label in ("CPU full-size, torch 2.11.0+cu130", "H200 race")
+            for row in speedup_rows("deeplabv3-mobilenet", 1, 10.0, 8.0, label=label)]
+    fig = summary_charts.cross_label_chart(to_dataframe(rows))
+    FigureCanvasAgg(fig).draw()  # constrained layout places the panels when drawn
+    panel_in = fig.axes[0].get_position().width * fig.get_figwidth()
+    assert panel_in > 3.5  # at 5 in a figure, the names and the legend left the bars about 1.7 in
 
 
 def test_a_configuration_not_supported_on_one_run_is_grey_words_not_a_red_failure():

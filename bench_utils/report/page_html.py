@@ -38,8 +38,12 @@ def Markdown(text: str):  # noqa: N802 (IPython's name: the notebooks import thi
 
 def table(frame):
     """A DataFrame as a pandas Styler that escapes its cells, index and column names (a Styler escapes
-    nothing by default) and does not truncate long cells."""
-    return frame.style.format(escape="html").format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    nothing by default) and does not truncate long cells; a model's name (the "Model" column) never
+    wraps at its hyphen ("ResNet-" over "50")."""
+    styler = frame.style.format(escape="html").format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    if "Model" in frame.columns:
+        styler = styler.set_properties(subset=["Model"], **{"white-space": "nowrap"})
+    return styler
 
 
 def _relative_strings(value, folder: Path, also: dict | None):

@@ -25,7 +25,10 @@ def cross_label_chart(df) -> Figure:
     models = tables.ordered_models(ok["model"])
     colors = dict(zip(labels, sns.color_palette("colorblind", len(labels))))
     height = 1.2 + BAR_SLOT_IN * len(models) * len(labels)
-    fig, axes = figure(5 * len(batches), height * len(modes), len(modes), len(batches))
+    # the model names (about 1.7 in) and the legend right of the last panel (about 0.07 in a character
+    # at 8 pt) take their room beside the panels, not out of them
+    fig, axes = figure(6.5 * len(batches) + 0.07 * max(map(len, labels)), height * len(modes), len(modes),
+                       len(batches))
     for row, mode in enumerate(modes):
         for col, batch in enumerate(batches):
             cell = table[(table["configuration"] == mode) & (table["batch_size"] == batch)]  # failed ones too
@@ -35,7 +38,7 @@ def cross_label_chart(df) -> Figure:
             grouped_barh(ax, [display_name(m) for m in models], series)
             ax.axvline(1, color="0.2", linewidth=0.8)
             ax.set(title=f"{mode}, batch size {batch}", xlabel="speedup over eager (×, 95% CI)")
-    legend(axes[0, -1], series, "label", fontsize=8)
+    legend(axes[0, -1], series, "run", fontsize=8)
     return fig
 
 
