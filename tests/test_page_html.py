@@ -48,6 +48,12 @@ def test_a_model_name_in_a_table_does_not_wrap_at_its_hyphen():
     assert "white-space: nowrap" in rules and "_col0" in rules and "_col1" not in rules  # the Model column only
 
 
+def test_a_run_label_in_a_table_does_not_wrap_either():
+    frame = pd.DataFrame({"Run": ["CPU full-size"], "Batch (images)": [1], "Model": ["ResNet-50"]})
+    rules = (rendered := page_html.table(frame).to_html())[:rendered.index("</style>")]
+    assert "_col0" in rules and "_col2" in rules and "_col1" not in rules  # Run and Model, not the figures
+
+
 def test_write_page_replaces_a_symlink_where_it_wrote_a_page_and_leaves_its_target(tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("precious")

@@ -44,6 +44,15 @@ def test_latency_table_shows_numbers_status_words_and_missing_marks(df):
     assert table.index.name is None  # the guide table makes it a column: no second header row
 
 
+def test_latency_table_marks_a_cell_not_timed_in_the_charts_words():
+    """A status is marked in capitals as the guide marks OOM, in the words a chart's bar note uses:
+    "NOT SUPPORTED HERE" and "SKIPPED", never the status code "UNSUPPORTED"."""
+    table = latency_table(to_dataframe([
+        row("vit", 1, "eager", 10.0), row("vit", 1, "default", status="unsupported", error="no Triton"),
+        row("vit", 1, "reduce-overhead", status="skipped", error="left out by the budget")]), 1)
+    assert table.loc[VIT].tolist() == ["10.0", "NOT SUPPORTED HERE", "SKIPPED"]
+
+
 def test_one_eager_number_per_cell(df):
     """A compiled cell's eager figure is its eager cell's, in every column that shows one."""
     for _, compiled in df[(df["configuration"] != "eager") & (df["status"] == "ok")].iterrows():

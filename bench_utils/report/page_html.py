@@ -36,13 +36,19 @@ def Markdown(text: str):  # noqa: N802 (IPython's name: the notebooks import thi
     return IPythonMarkdown(re.sub(r"([\[\]:])", r"\\\1", html.escape(str(text), quote=False)))
 
 
+# columns of names a reader scans down, kept on one line: a model's ("ResNet-" over "50") and a run's
+# label ("CPU" over "full-" over "size" in a narrow first column)
+NOWRAP_COLUMNS = ("Run", "Model")
+
+
 def table(frame):
     """A DataFrame as a pandas Styler that escapes its cells, index and column names (a Styler escapes
-    nothing by default) and does not truncate long cells; a model's name (the "Model" column) never
-    wraps at its hyphen ("ResNet-" over "50")."""
+    nothing by default) and does not truncate long cells; a model's or run's name (NOWRAP_COLUMNS)
+    never wraps."""
     styler = frame.style.format(escape="html").format_index(escape="html", axis=0).format_index(escape="html", axis=1)
-    if "Model" in frame.columns:
-        styler = styler.set_properties(subset=["Model"], **{"white-space": "nowrap"})
+    names = [column for column in NOWRAP_COLUMNS if column in frame.columns]
+    if names:
+        styler = styler.set_properties(subset=names, **{"white-space": "nowrap"})
     return styler
 
 

@@ -187,7 +187,9 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     if (model, mode) not in at_batch.index:
         return MISSING
     cell = at_batch.loc[(model, mode)]
-    return number(cell["latency_ms"]) if cell["status"] == "ok" else str(cell["status"]).upper()
+    # a cell not timed is marked as the guide marks its OOM cells, in capitals, in the charts' words
+    # ("NOT SUPPORTED HERE", not the status code "UNSUPPORTED"; grouped_bars.status_notes)
+    return number(cell["latency_ms"]) if cell["status"] == "ok" else status_text(cell["status"]).upper()
 
 
 RACE_FIGURES = ("race_speedup", "race_ci95_low", "race_ci95_high")
