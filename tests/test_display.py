@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from bench_utils.report.display import (MISSING, NEVER, hidden_columns, label, model_text, number, page_columns,
-                                        readable, status_text, table_options, write_csv)
+from bench_utils.report.display import (MISSING, NEVER, cell_text, hidden_columns, label, model_text, number,
+                                        page_columns, percent, readable, status_text, table_options, write_csv)
 
 
 @pytest.mark.parametrize("value, text", [
@@ -16,6 +16,16 @@ from bench_utils.report.display import (MISSING, NEVER, hidden_columns, label, m
     (True, "yes"), (False, "no")])
 def test_numbers_keep_three_significant_figures(value, text):
     assert number(value) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (43.74, "43.7"), (-0.0865, "−0.1"), (0.736, "0.7"), (-0.04, "0.0"), (0.0, "0.0"), (1234.56, "1,234.6"),
+    (math.nan, MISSING), (None, MISSING)])
+def test_per_cent_columns_keep_one_decimal_in_every_row(value, text):
+    """An improvement of 43.7% beside one of −0.1%, not −0.0865 (3 significant figures); no "−0.0"."""
+    assert percent(value) == text
+    assert cell_text(value, "improvement_pct") == text
+    assert cell_text(value, "race_speedup") == number(value)  # a column in × keeps its 3 figures
 
 
 def test_counts_are_integers():

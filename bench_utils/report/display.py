@@ -46,6 +46,11 @@ HELD_MEMORY_COLUMNS = {"eager_held_mem_mb", "compiled_peak_mem_mb"}
 # columns holding counts: shown as integers whatever their dtype
 COUNT_COLUMNS = {"batch_size", "repeats", "repeats_ok", "fx_cache_hits", "graph_breaks", "recompiles",
                  "breakeven_calls", "breakeven_warm_calls"}
+# columns in per cent (the record's unit "%"): one decimal, every row alike, where 3 significant figures
+# would write an improvement of 43.7 beside one of −0.0865 (a tenth of a per cent is already finer than
+# any run here resolves)
+PERCENT_COLUMNS = {column.name for column in RECORD if column.unit == "%"}
+PERCENT_DECIMALS = 1
 
 
 def number(value, integer: bool = False) -> str:
@@ -73,6 +78,16 @@ def number(value, integer: bool = False) -> str:
         decimals -= 1
         rounded = round(value, decimals)
     return f"{rounded:,.{max(decimals, 0)}f}".replace("-", "−")
+
+
+def percent(value) -> str:
+    """A per-cent column's value: PERCENT_DECIMALS decimals ("43.7", "−4.1", "0.0", never "−0.0"), "—"
+    when missing."""
+    text = number(value)
+    if text == MISSING or isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isinf(value):
+        return text
+    shown = f"{round(float(value), PERCENT_DECIMALS):,.{PERCENT_DECIMALS}f}"
+    return shown.removeprefix("-") if not shown.strip("-0.,") else shown.replace("-", "−")
 
 
 def signed_percent(value, integer: bool = False) -> str:
@@ -158,6 +173,8 @@ def cell_text(value, column: str = "") -> str:
         return "; ".join(map(str, value)) or MISSING
     if isinstance(value, str):
         return value or MISSING
+    if column in PERCENT_COLUMNS:
+        return percent(value)
     return number(value, integer=column in COUNT_COLUMNS)
 
 
@@ -240,7 +257,8 @@ KEY_COLUMNS = {
     "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "race_speedup",
              "race_ci95_low", "race_ci95_high", "eager_images_per_s", "images_per_s",
              "eager_held_mem_mb", "compiled_peak_mem_mb"],
-    "improvement_all": ["label", "task_model", "batch_size", "configuration", "improvement_pct", "race_speedup",
+    # the status beside the figures: a row of "—" says why (skipped by the budget, OOM, not supported here)
+    "improvement_all": ["label", "task_model", "batch_size", "configuration", "status", "improvement_pct", "race_speedup",
                         "race_ci95_low", "race_ci95_high", "race_significant"],
     "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "race_speedup",
                 "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
