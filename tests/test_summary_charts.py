@@ -62,6 +62,24 @@ def test_a_configuration_not_supported_on_one_run_is_grey_words_not_a_red_failur
     assert colours == {NOT_HERE: NOT_HERE_COLOR, "OOM": FAILED_COLOR}
 
 
+def test_a_cell_the_budget_left_out_is_grey_words_too():
+    """SKIPPED (the fit left the configuration out of the race) is no failure: grey, as NOT_HERE."""
+    from conftest import make_row
+    from bench_utils.report.grouped_bars import FAILED_COLOR, NOT_HERE_COLOR
+
+    rows = speedup_rows("vit", 1, 10.0, 5.0, configuration="default", label="A100")
+    rows += [make_row("vit", 1, "eager", 20.0, label="CPU"),
+             make_row("vit", 1, "default", status="skipped", label="CPU", error="left out by the budget"),
+             make_row("resnet", 1, "eager", 20.0, label="CPU"),
+             make_row("resnet", 1, "default", status="timeout", label="CPU", error="timeout: fixture")]
+    rows += speedup_rows("resnet", 1, 10.0, 5.0, configuration="default", label="A100")
+    rows += speedup_rows("vit", 1, 20.0, 10.0, configuration="default+freezing", label="CPU")  # a CPU series
+    ax = next(ax for ax in summary_charts.cross_label_chart(to_dataframe(rows)).axes
+              if ax.get_title() == "default, batch size 1")
+    assert {text.get_text(): text.get_color() for text in ax.texts} == {"SKIPPED": NOT_HERE_COLOR,
+                                                                          "TIMEOUT": FAILED_COLOR}
+
+
 def test_reference_chart_puts_our_speedup_beside_each_guide_gpu():
     from bench_utils.results.reference import compare_with_reference
 

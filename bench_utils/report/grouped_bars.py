@@ -11,12 +11,16 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..results.rows import NOT_FAILED
 from .display import status_text
 
 NO_DATA = "no successful cells"
 FAILED_COLOR = "#b42318"  # status text drawn where a failed cell has no bar
 NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here, or a note, is not a failure
 NOT_HERE = status_text("unsupported").upper()
+# the status words of cells not timed that are no failure ("NOT SUPPORTED HERE", "SKIPPED": the budget left
+# it out): drawn grey, as a failure's ("OOM") is drawn red
+NOT_FAILED_NOTES = frozenset(status_text(status).upper() for status in NOT_FAILED if status != "ok")
 BAR_SLOT_IN = 0.22  # figure height per bar, inches
 FAINT_ALPHA = 0.45  # bars whose speedup CI includes 1
 
@@ -72,8 +76,8 @@ def grouped_barh(ax, categories: list[str], series: list[Bars], origin: float = 
                 # x in axes fraction: stays visible on log axes and beside negative bars
                 ax.text(0.01, y, note, va="center", ha="left", fontsize=8,
                         # red for a failure's status word only ("OOM"); grey for what is no failure
-                        # (not supported here, no cold compile, no pay-back)
-                        color=FAILED_COLOR if note.isupper() and note != NOT_HERE else NOT_HERE_COLOR,
+                        # (not supported here, skipped, no cold compile, no pay-back)
+                        color=FAILED_COLOR if note.isupper() and note not in NOT_FAILED_NOTES else NOT_HERE_COLOR,
                         transform=ax.get_yaxis_transform())
     ax.set_yticks(base, categories)
     ax.set_ylim(len(categories) - 0.5, -0.5)  # first model on top, as in the guide's tables
