@@ -80,7 +80,8 @@ def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():
     frame = pd.DataFrame(columns=["label", "task_model", "batch_size", "configuration", "status", "hostname",
                                   "duration_s", "hardware"])
     options = table_options(frame, "placement", "Where")
-    assert options["columnDefs"] == [{"visible": False, "targets": [0, 7]}]  # label, hardware
+    assert options["columnDefs"] == [{"visible": False, "targets": [0, 7]},  # label, hardware
+                                     {"className": "dt-nowrap", "targets": [0, 1]}]  # the run's and model's names
     assert options["buttons"] == [{"extend": "colvis", "text": "Columns (2 more)"}]
     assert options["caption"] == "Where" and options["showIndex"] is False
 
@@ -88,7 +89,14 @@ def test_key_columns_stay_visible_and_the_rest_hide_behind_a_button():
 def test_a_table_of_key_columns_only_has_no_button():
     frame = pd.DataFrame(columns=["task_model", "batch_size", "configuration", "status", "error"])
     options = table_options(frame, "failures", "Failed", column_filters="header")
-    assert "buttons" not in options and "columnDefs" not in options and options["column_filters"] == "header"
+    assert "buttons" not in options and options["column_filters"] == "header"
+    assert options["columnDefs"] == [{"className": "dt-nowrap", "targets": [0]}]  # nothing hidden
+
+
+def test_the_guides_tables_show_every_configuration_with_the_models_name_on_one_line():
+    frame = pd.DataFrame(columns=["Model", "eager: mean / median (ms)", "default: mean / median (ms)"])
+    options = table_options(frame, "guide", "Batch size 1")
+    assert "buttons" not in options and options["columnDefs"] == [{"className": "dt-nowrap", "targets": [0]}]
 
 
 def test_a_table_naming_none_of_its_keys_shows_everything():
@@ -112,7 +120,8 @@ def test_a_shown_table_reads_in_words_with_its_key_columns_first_in_view(monkeyp
     show_table(frame, "failures", "Failed cells")
     assert list(shown["frame"].columns) == ["Model", "Batch (images)", "Configuration", "Status", "Error", "Host"]
     assert shown["frame"].iloc[0].tolist() == ["ViT-B/16", "4", "default", "OOM", "CUDA out of memory", "h"]
-    assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]}]  # the host, one click away
+    assert shown["options"]["columnDefs"] == [{"visible": False, "targets": [5]},  # the host, one click away
+                                              {"className": "dt-nowrap", "targets": [0]}]  # the model's name
 
 
 def test_a_trace_file_is_a_link_and_every_other_cell_is_escaped():

@@ -252,6 +252,11 @@ def defused(value):
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
+# the labels of the columns of names a reader scans down, kept on one line in every table (page_html.table
+# for a styled one, table_options for an interactive one): a model's ("ResNet-" over "50") and a run's
+# ("CPU" over "full-" over "size" in a narrow first column)
+ONE_LINE_LABELS = ("Run", "Model")
+
 # table -> the columns shown at first; the others are one click away
 KEY_COLUMNS = {
     "main": ["task_model", "batch_size", "configuration", "eager_ms_median", "compiled_ms_median", "race_speedup",
@@ -265,6 +270,8 @@ KEY_COLUMNS = {
     "why": ["model", "batch_size", "configuration", "race_speedup", "why"],
     "placement": ["task_model", "batch_size", "configuration", "status", "hostname", "duration_s"],
     "failures": ["task_model", "batch_size", "configuration", "status", "error"],
+    "missing": ["task_model", "batch_size", "configuration"],
+    "guide": [],  # the guide's tables: a column per configuration, every one shown (hidden_columns)
 }
 
 
@@ -277,14 +284,20 @@ def hidden_columns(columns, keys) -> list[int]:
 
 def table_options(frame, table: str, caption: str, **options) -> dict:
     """itables.show options: the caption, the table's key columns visible and a Columns button when some
-    are hidden; long text cells wrap (no "nowrap" class) so the shown columns fit the page."""
+    are hidden; long text cells wrap (no "nowrap" class on the table) so the shown columns fit the page,
+    but a model's or run's name (ONE_LINE_LABELS) does not."""
     if table not in KEY_COLUMNS:
         raise ValueError(f"table: {table!r} is not allowed; allowed: {', '.join(KEY_COLUMNS)}")
     hidden = hidden_columns(frame.columns, KEY_COLUMNS[table])
+    one_line = [i for i, column in enumerate(frame.columns) if label(column) in ONE_LINE_LABELS]
     chosen = {"caption": caption, "classes": "display compact", "autoWidth": False, "showIndex": False}
+    definitions = [{"visible": False, "targets": hidden}] if hidden else []
+    if one_line:  # DataTables' own class for a column that does not wrap
+        definitions.append({"className": "dt-nowrap", "targets": one_line})
+    if definitions:
+        chosen["columnDefs"] = definitions
     if hidden:
-        chosen |= {"columnDefs": [{"visible": False, "targets": hidden}],
-                   "buttons": [{"extend": "colvis", "text": f"Columns ({len(hidden)} more)"}]}
+        chosen["buttons"] = [{"extend": "colvis", "text": f"Columns ({len(hidden)} more)"}]
     return chosen | options
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..files import write_file
 from ..paths import relative_text
+from .display import ONE_LINE_LABELS
 
 PAPERMILL_PATH_KEYS = ("input_path", "output_path")  # papermill's metadata: the machine's absolute paths
 
@@ -36,17 +37,12 @@ def Markdown(text: str):  # noqa: N802 (IPython's name: the notebooks import thi
     return IPythonMarkdown(re.sub(r"([\[\]:])", r"\\\1", html.escape(str(text), quote=False)))
 
 
-# columns of names a reader scans down, kept on one line: a model's ("ResNet-" over "50") and a run's
-# label ("CPU" over "full-" over "size" in a narrow first column)
-NOWRAP_COLUMNS = ("Run", "Model")
-
-
 def table(frame):
     """A DataFrame as a pandas Styler that escapes its cells, index and column names (a Styler escapes
-    nothing by default) and does not truncate long cells; a model's or run's name (NOWRAP_COLUMNS)
+    nothing by default) and does not truncate long cells; a model's or run's name (display.ONE_LINE_LABELS)
     never wraps."""
     styler = frame.style.format(escape="html").format_index(escape="html", axis=0).format_index(escape="html", axis=1)
-    names = [column for column in NOWRAP_COLUMNS if column in frame.columns]
+    names = [column for column in ONE_LINE_LABELS if column in frame.columns]
     if names:
         styler = styler.set_properties(subset=names, **{"white-space": "nowrap"})
     return styler
