@@ -57,6 +57,7 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
         ("CPU", "cpu/report.html", ""), ("Old", "old/report.html", "")]
     page = index_page.write_index(lines, out / "index.html", "summary.html").read_text()
     assert "failed: ResultsLockedError: results.jsonl is locked" in page and str(tmp_path) not in page
+    assert '<a class="run" href="cpu/report.html">CPU</a>' in page and "a.run{white-space:nowrap}" in page
 
 
 def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp_path):

@@ -33,7 +33,7 @@ padding:0 1rem;color:#1f2328}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.45rem .6rem;
 text-align:left}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .failed{color:#b42318;font-weight:600}.ok{color:#1a7f37;font-weight:600}.random{color:#9a6700;font-weight:600}
-small{color:#57606a}
+small{color:#57606a}a.run{white-space:nowrap}
 """
 
 
@@ -95,7 +95,8 @@ def _row_html(line: ProfileLine) -> str:
     weights = escape(head.weights)
     if "random" in head.weights:
         weights = f'<span class="random">{weights}</span>'
-    return (f'<tr><td><a href="{escape(line.page)}">{escape(line.label)}</a><br>'
+    # the run's name on one line, as in every table of the pages (display.ONE_LINE_LABELS)
+    return (f'<tr><td><a class="run" href="{escape(line.page)}">{escape(line.label)}</a><br>'
             f"<small>{escape(line.params)}</small></td>"
             f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
             f"{escape(head.date)}</small><br>{weights}</td>"
