@@ -81,12 +81,11 @@ def number(value, integer: bool = False) -> str:
 
 
 def percent(value) -> str:
-    """A per-cent column's value: PERCENT_DECIMALS decimals ("43.7", "−4.1", "0.0", never "−0.0"), "—"
-    when missing."""
-    text = number(value)
-    if text == MISSING or isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isinf(value):
-        return text
-    shown = f"{round(float(value), PERCENT_DECIMALS):,.{PERCENT_DECIMALS}f}"
+    """A per-cent column's value: PERCENT_DECIMALS decimals ("43.7", "−4.1", "0.0", never "−0.0"); what
+    is no finite number reads as `number` writes it ("—", "never")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return number(value)
+    shown = f"{float(value):,.{PERCENT_DECIMALS}f}"
     return shown.removeprefix("-") if not shown.strip("-0.,") else shown.replace("-", "−")
 
 
@@ -162,6 +161,12 @@ def status_text(status) -> str:
     if not isinstance(status, str) or not status:
         return MISSING
     return STATUS_WORDS.get(status, status.upper())
+
+
+def status_mark(status) -> str:
+    """A cell not timed as a chart's bar note and the guide-style tables mark it, status_text in capitals
+    ("OOM", "NOT SUPPORTED HERE", "SKIPPED"), as the guide marks its OOM cells."""
+    return status_text(status).upper()
 
 
 def cell_text(value, column: str = "") -> str:
@@ -263,8 +268,8 @@ KEY_COLUMNS = {
              "race_ci95_low", "race_ci95_high", "eager_images_per_s", "images_per_s",
              "eager_held_mem_mb", "compiled_peak_mem_mb"],
     # the status beside the figures: a row of "—" says why (skipped by the budget, OOM, not supported here)
-    "improvement_all": ["label", "task_model", "batch_size", "configuration", "status", "improvement_pct", "race_speedup",
-                        "race_ci95_low", "race_ci95_high", "race_significant"],
+    "improvement_all": ["label", "task_model", "batch_size", "configuration", "status", "improvement_pct",
+                        "race_speedup", "race_ci95_low", "race_ci95_high", "race_significant"],
     "compile": ["task_model", "batch_size", "configuration", "status", "compile_s", "compile_warm_s", "race_speedup",
                 "graph_breaks", "recompiles", "accuracy_ok", "task_agreement"],
     "why": ["model", "batch_size", "configuration", "race_speedup", "why"],

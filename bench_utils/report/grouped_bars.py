@@ -12,15 +12,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ..results.rows import NOT_FAILED
-from .display import status_text
+from .display import status_mark
 
 NO_DATA = "no successful cells"
 FAILED_COLOR = "#b42318"  # status text drawn where a failed cell has no bar
 NOT_HERE_COLOR = "#57606a"  # grey: a configuration that does not apply here, or a note, is not a failure
-NOT_HERE = status_text("unsupported").upper()
+NOT_HERE = status_mark("unsupported")
 # the status words of cells not timed that are no failure ("NOT SUPPORTED HERE", "SKIPPED": the budget left
 # it out): drawn grey, as a failure's ("OOM") is drawn red
-NOT_FAILED_NOTES = frozenset(status_text(status).upper() for status in NOT_FAILED if status != "ok")
+NOT_FAILED_NOTES = frozenset(status_mark(status) for status in NOT_FAILED if status != "ok")
 BAR_SLOT_IN = 0.22  # figure height per bar, inches
 FAINT_ALPHA = 0.45  # bars whose speedup CI includes 1
 
@@ -100,6 +100,6 @@ def speedup_bars(cells, name: str, color) -> Bars:
 
 
 def status_notes(statuses) -> list[str]:
-    """A bar's note: the status's words in capitals ("OOM", NOT_HERE, "SKIPPED"); "" for ok cells and
+    """A bar's note: the status's mark (display.status_mark: "OOM", NOT_HERE, "SKIPPED"); "" for ok cells and
     cells never measured."""
-    return [status_text(s).upper() if isinstance(s, str) and s and s != "ok" else "" for s in statuses]
+    return [status_mark(s) if isinstance(s, str) and s and s != "ok" else "" for s in statuses]

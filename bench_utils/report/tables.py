@@ -17,7 +17,7 @@ from ..config.modes import MODES
 from ..config.registry import MODEL_NAMES, display_name
 from ..results.record import RECORD
 from ..results.rows import NOT_FAILED
-from .display import MISSING, number, status_text
+from .display import MISSING, number, status_mark, status_text
 from .notes import beside_starts_words, compile_note_words, disturbance_words
 
 STATS = ("mean", "median")
@@ -187,9 +187,7 @@ def _table_cell(at_batch: pd.DataFrame, model: str, mode: str):
     if (model, mode) not in at_batch.index:
         return MISSING
     cell = at_batch.loc[(model, mode)]
-    # a cell not timed is marked as the guide marks its OOM cells, in capitals, in the charts' words
-    # ("NOT SUPPORTED HERE", not the status code "UNSUPPORTED"; grouped_bars.status_notes)
-    return number(cell["latency_ms"]) if cell["status"] == "ok" else status_text(cell["status"]).upper()
+    return number(cell["latency_ms"]) if cell["status"] == "ok" else status_mark(cell["status"])
 
 
 RACE_FIGURES = ("race_speedup", "race_ci95_low", "race_ci95_high")
