@@ -56,6 +56,8 @@ def _cmd_run(args) -> int:
     from .sweep.jobs import SettingsMismatchError
     from .sweep.loop import default_results_path, run_sweep, run_sweeps_on_ray
 
+    if args.cpus_per_cell is not None and not args.ray:  # a local worker's threads are the profile's own
+        raise ConfigError("--cpus-per-cell applies to a Ray run only (--ray ADDRESS)")
     configs = _configs(args)
     check_distinct_folders(configs, args.params)
     if not args.results:  # a profile folder that is a link out of the reports folder is refused, as by report
@@ -67,7 +69,8 @@ def _cmd_run(args) -> int:
     try:
         if args.ray:  # every profile at once, each through the same loop (launchers: sweep/launchers/ray.py)
             summaries = run_sweeps_on_ray(configs, args.ray, [args.results] * len(configs), args.retry_failed,
-                                          progress=not args.quiet, cpus_per_cell=args.cpus_per_cell)
+                                          progress=not args.quiet,
+                                          cpus_per_cell=1 if args.cpus_per_cell is None else args.cpus_per_cell)
         else:
             summaries = [run_sweep(cfg, args.results, retry_failed=args.retry_failed, progress=not args.quiet)
                          for cfg in configs]
@@ -173,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar or per-cell lines")
     run.add_argument("--ray", metavar="ADDRESS", help="run the cells as Ray tasks, all profiles at once: auto "
                      "(the cluster `ray start` joined), ray://HOST:PORT, HOST:PORT, or local:N (N CPUs here)")
-    run.add_argument("--cpus-per-cell", type=int, default=1, help="with --ray: CPUs (and torch threads) per cell")
+    run.add_argument("--cpus-per-cell", type=int, help="with --ray: CPUs (and torch threads) per cell (default 1)")
     run.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profile's budget_min instead: extra "
                      "rounds for precision until this many minutes of sweep (rounds already measured count)")
     run.set_defaults(func=_cmd_run)
@@ -226,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 1
     except OSError as err:  # a results or reports path that cannot be written: one line, not a traceback
-        where = err.filename or "?"
-        print(terminal_text(f"error: {where}: {err.strerror or err}"), file=sys.stderr)
+        where = f"{err.filename}: " if err.filename else ""  # else the message names the path itself
+        print(terminal_text(f"error: {where}{err.strerror or err}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         measuring = args.func in (_cmd_run, _cmd_report, _cmd_selfcheck)  # plan and models measure nothing

@@ -5,6 +5,7 @@ printed on a terminal with its control characters shown, never run. No torch."""
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 
 
@@ -14,9 +15,28 @@ def one_line_warning(message, category, filename, lineno, line=None) -> str:
     return f"warning{kind}: {message}\n"
 
 
+_SHOWN: set[str] = set()  # the warning lines this process has printed (show_once)
+
+
+def show_once(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning's signature: the one-line warning, unless this process printed it already (a
+    report reads its results file several times: the pre-flight, the title, the index; its skipped
+    lines were said three times). Not the "once" filter: every catch_warnings clears its registry."""
+    text = one_line_warning(message, category, filename, lineno)
+    if text in _SHOWN:
+        return
+    _SHOWN.add(text)
+    try:
+        (file or sys.stderr).write(text)
+    except (OSError, AttributeError):  # no stderr (pythonw), or a closed one: as warnings does
+        pass
+
+
 def use_one_line_warnings() -> None:
-    """From here on, this process's warnings print as one line each (the CLI, the notebooks)."""
+    """From here on, this process's warnings print as one line each, each text once (the CLI, the
+    notebooks)."""
     warnings.formatwarning = one_line_warning
+    warnings.showwarning = show_once
 
 
 def use_one_line_errors(*kinds: type) -> None:

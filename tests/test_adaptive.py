@@ -11,8 +11,8 @@ import pytest
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.sweep_time import seconds_spent
 from bench_utils.results.stats import rounds_for_halfwidth
-from bench_utils.sweep.adaptive import (contenders, next_round, race_round, round_seconds, rounds_to_target,
-                                      widest_halfwidth)
+from bench_utils.sweep.adaptive import (contenders, first_pass_left, first_pass_state, next_round, race_round,
+                                      round_seconds, rounds_to_target, widest_halfwidth)
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
@@ -299,3 +299,22 @@ def test_on_a_gpu_later_rounds_hold_the_contenders_without_eagers_worker():
     racing = contenders(cfg, rows)
     assert (rounds_to_target(rows, racing, 0.05, eager_worker=False).seconds
             < rounds_to_target(rows, racing, 0.05, eager_worker=True).seconds)
+
+
+def test_the_first_pass_left_is_the_rounds_a_stopped_sweep_lacks_not_those_it_never_runs(tmp_path):
+    cfg = BenchConfig(**CFG, size="tiny")  # vit and resnet at batch 1 and 4, 2 repeats: 8 first-pass rounds
+    assert first_pass_left(cfg, []) == 8
+    rows = group("vit", 1, NARROW) + group("vit", 4, NARROW)
+    assert first_pass_left(cfg, rows) == 4  # resnet's four rounds: a sweep stopped after vit's
+    # resnet at batch 1: its compile failed in the selection round, no contender is left, and its later
+    # round is never run (race_round): not a round left
+    rows += group("resnet", 1, (1.0,), status="error")
+    assert race_round(cfg, rows, Round("resnet", 1, 1, cfg.configurations)) is None
+    assert first_pass_left(cfg, rows) == 2
+    rows += group("resnet", 4, NARROW)
+    assert first_pass_left(cfg, rows) == 0
+    # from a file: none yet is every round left; another label's rows are another run's, no count
+    assert first_pass_state(cfg, tmp_path / "none.jsonl") == (8, 8)
+    other = tmp_path / "other.jsonl"
+    other.write_text(make_row(label="elsewhere").to_json() + "\n")
+    assert first_pass_state(cfg, other) is None

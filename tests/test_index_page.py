@@ -75,6 +75,33 @@ def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp
     assert '<span class="ok">complete</span>' in page and 'class="failed"' not in page
 
 
+def test_a_profile_whose_sweep_stopped_early_is_unfinished_not_complete(tmp_path):
+    """Every cell has a row after a sweep stopped in its first pass (Ctrl-C after three of ten rounds):
+    the index says how many rounds are still to measure, not "complete"."""
+    rows = speedup_rows("vit", 1, 4.0, 2.0)
+    line = index_page.ProfileLine("CPU", "cpu/report.html", "cpu.yaml", "", len(to_dataframe(rows)), rows,
+                                  rounds_left=7)
+    page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
+    assert "unfinished: 7 rounds still to measure (run the same command again)" in page
+    assert '<span class="ok">complete</span>' not in page
+    # profile.json carries the count from the report command to every later index
+    from bench_utils.config.bench_config import BenchConfig
+
+    folder = tmp_path / "out" / "cpu"
+    folder.mkdir(parents=True)
+    index_page.write_profile_state(folder, BenchConfig(label="CPU"), "cpu.yaml", "", rounds_left=7)
+    write_rows(folder / "results.jsonl", rows)
+    assert [line.rounds_left for line in index_page.profile_lines(tmp_path / "out")] == [7]
+
+
+def write_rows(path, rows):
+    from bench_utils.results.writer import ResultsWriter
+
+    with ResultsWriter(path) as writer:
+        for row in rows:
+            writer.append(row)
+
+
 def test_the_index_escapes_whatever_the_rows_say(tmp_path):
     from conftest import make_row
 

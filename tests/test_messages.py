@@ -14,10 +14,14 @@ def test_use_one_line_warnings_sets_the_format():
     import subprocess
     import sys
 
+    # the same text twice, from two places and across a catch_warnings (which resets the per-place
+    # registries): said once, as a report that reads its results file three times must
     code = ("import warnings; from bench_utils.messages import use_one_line_warnings; "
-            "use_one_line_warnings(); warnings.warn('a results line was skipped')")
+            "use_one_line_warnings(); warnings.warn('a results line was skipped')\n"
+            "with warnings.catch_warnings(record=True): warnings.simplefilter('always')\n"
+            "warnings.warn('a results line was skipped'); warnings.warn('another')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.stderr == "warning: a results line was skipped\n"
+    assert proc.stderr == "warning: a results line was skipped\nwarning: another\n"
 
 
 def test_text_for_a_terminal_shows_control_characters_instead_of_running_them():

@@ -146,7 +146,7 @@ def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
     proc = run_cli("plan", params, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch sizes x 3 repeats; a worker per configuration in each)")
+    assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch size x 3 repeats; a worker per configuration in each)")
     assert lines[1].startswith("  estimated ") and "at least" not in lines[1]  # the guide has both models' latencies
     assert lines[2].startswith("  where it goes: start ") and "cold compile" in lines[2] and "timing" in lines[2]
     assert [line.split()[0] for line in lines if line.startswith("    ")] == ["vit", "resnet"]
@@ -345,6 +345,10 @@ def test_past_its_budget_plan_says_what_the_fit_leaves_out_of_the_later_models()
     line = next(line for line in plan.plan_text(cfg, "h100.yaml").splitlines() if "whole budget" in line)
     assert (f"it leaves 1 of the 2 compiled configurations out of the 2 models after vit (here reduce-overhead; the first "
             f"model's race decides which), about {plan._duration(total)} in all, still past the budget") in line
+    # the headline leads with that figure, the sweep's, and gives the full race's after it
+    full = sum(e.total for e in estimates)
+    assert plan.plan_text(cfg, "h100.yaml").splitlines()[1].startswith(
+        f"  estimated about {plan._duration(total)} as the budget fits it (the fit's cut, below); {plan._duration(full)} (")
     roomy = dataclasses.replace(cfg, budget_min=total / 60 + 0.5)
     assert plan.fit_cut(roomy, estimates)[0] == ["reduce-overhead"]
     assert "still past" not in next(line for line in plan.plan_text(roomy, "x").splitlines() if "whole budget" in line)

@@ -124,6 +124,12 @@ def test_report_only_without_results_is_a_one_line_error(tmp_path):
     proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "empty", "--report-only")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "no results file at" in proc.stderr and "Traceback" not in proc.stderr
+    # results copied back from a GPU sit in their profile's folder: the line names it and what to do
+    (tmp_path / "empty" / "h200").mkdir(parents=True)
+    (tmp_path / "empty" / "h200" / "results.jsonl").write_text("")
+    proc = run_cli("report", tiny_params(tmp_path), "--out", tmp_path / "empty", "--report-only")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "results found in h200: name the parameters file they were measured with" in proc.stderr
 
 
 def test_report_only_while_a_run_writes_the_results_is_a_one_line_error(tmp_path):
@@ -175,6 +181,11 @@ def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_repor
     index = (out / "index.html").read_text()
     assert 'href="fixture-cpu/report.html"' in index and 'href="summary.html"' in index
     assert "1 failed, 1 missing" in index  # resnet bs=4 default OOM, vit bs=4 default never measured
+    # vit bs=4's two rounds never ran (a sweep stopped early): the index and the page say so
+    assert "unfinished: 2 rounds still to measure (run the same command again); 1 failed, 1 missing" in index
+    assert "The sweep stopped before its first pass ended: 2 of 8 rounds are still to measure" in (
+        out / "fixture-cpu" / "report.html").read_text()
+    assert "Fixture CPU (unfinished: 2 rounds of its first pass still to measure" in proc.stdout + proc.stderr
 
 
 def test_profile_page_shows_failed_and_missing_cells_and_hides_code(fixture_report):

@@ -51,10 +51,11 @@ def test_garbage_and_unknown_status_lines_do_not_crash_loading(tmp_path):
     good = make_row().to_json()
     bad_status = json.dumps({**json.loads(good), "status": "weird"})
     no_repeat = json.dumps({k: v for k, v in json.loads(good).items() if k != "repeat"} | {"batch_size": 4})
-    path.write_text("\n".join([good, "{not json", "[1, 2]", bad_status, "\x00\x01", no_repeat]) + "\n")
-    with pytest.warns(UserWarning):
+    stray = json.dumps({"foo": 1})  # JSON, but no row at all: a skipped line, not a file of another version
+    path.write_text("\n".join([good, "{not json", "[1, 2]", bad_status, "\x00\x01", no_repeat, stray]) + "\n")
+    with pytest.warns(UserWarning, match="skipped 6 unreadable"):
         loaded = read_results(path)
-    assert loaded.skipped_lines == [2, 3, 4, 5, 6]  # a row without its repeat is not one of ours either
+    assert loaded.skipped_lines == [2, 3, 4, 5, 6, 7]  # a row without its repeat is not one of ours either
     assert [(r.batch_size, r.repeat) for r in loaded.rows] == [(1, 0)]
 
 

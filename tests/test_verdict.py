@@ -337,6 +337,10 @@ def test_a_figure_on_fewer_than_five_rounds_is_said_once_for_the_page_or_per_mod
     assert not any("round(s)" in (c or "") for c in verdicts(everywhere, RULES)["caveats"])  # not on every row
     mixed = to_dataframe(race_rows("vit", {"default": few}) + race_rows("resnet", {"default": CLEAR}))
     assert not any(note.startswith("Every figure") for note in page_caveats(mixed))
+    # a sweep stopped in its first pass: the cure is running it again, not a larger budget
+    stopped = page_caveats(everywhere, first_pass=(7, 10))
+    assert stopped[0].startswith("The sweep stopped before its first pass ended: 7 of 10 rounds are still to measure")
+    assert not any(note.startswith("Every figure") or "budget_min" in note for note in stopped)
     table = verdicts(mixed, RULES).set_index("model")
     assert "3 rounds only: so few can give too narrow or too wide an interval" in table.loc["vit", "caveats"]
     assert "round(s)" not in (table.loc["resnet", "caveats"] or "")

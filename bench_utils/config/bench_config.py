@@ -100,8 +100,8 @@ class BenchConfig:
                                   "no worthwhile gain)", "number", unit="times eager's speed", low=1.0, high=100.0)
     budget_min: float = parameter(8.75, "no extra round starts if it would end after this much sweep (0: no "
                                   "extra rounds)", "number", unit="minutes per profile", low=0.0, high=MAX_MINUTES)
-    max_repeats: int = parameter(12, "rounds per cell at most, extra rounds included", "count", unit="rounds",
-                                 low=1, high=MAX_REPEATS)
+    max_repeats: int = parameter(12, "rounds per cell at most, extra rounds included (the first pass's repeats "
+                                 "run whatever it says)", "count", unit="rounds", low=1, high=MAX_REPEATS)
     timeout_s: float = parameter(900.0, "wall-clock limit of one worker's round (its first: build and compile "
                                  "included)", "seconds", unit="seconds per round", low=0.0, high=MAX_SECONDS, positive=True)
     cold_compile: bool = parameter(False, "true: compile first with an empty compiler cache, then again with "

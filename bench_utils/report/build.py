@@ -43,6 +43,7 @@ class ProfileOutcome:
     results: Path
     error: str = ""  # why the notebook failed; "" when it ran through
     params: str = ""  # the parameters file as a command names it (shown_path)
+    rounds_left: int = 0  # first-pass rounds the sweep had still to run (sweep/adaptive.first_pass_state)
 
 
 CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not fit the 10-minute budget
@@ -208,7 +209,11 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
     """For --report-only: the profile's results file must exist and hold rows (a one-line error);
     rows measured with other settings than `params` names are reported as measured, with a warning."""
     if not path.is_file():  # one a run is writing now was refused before (check_no_live_run)
-        raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure)")
+        # results copied back from another machine sit in another profile's folder: name the profile
+        others = sorted(p.parent.name for p in path.parent.parent.glob("*/results.jsonl") if p != path)
+        found = (f"; results found in {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}: name the "
+                 "parameters file they were measured with (report PARAMS.yaml --report-only)" if others else "")
+        raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure{found})")
     rows = results_rows(path)
     other = sum(row.settings != cfg.settings_fingerprint() for row in rows)
     if other:
@@ -252,8 +257,11 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label,
                        users_folders(cfg))
-    write_profile_state(results.parent, cfg, params.name, error)
-    return ProfileOutcome(cfg, page, results, error, shown_path(params))
+    from ..sweep.adaptive import first_pass_state
+
+    left = (first_pass_state(cfg, results) or (0, 0))[0]
+    write_profile_state(results.parent, cfg, params.name, error, left)
+    return ProfileOutcome(cfg, page, results, error, shown_path(params), left)
 
 
 def users_folders(cfg: BenchConfig) -> dict[str, str]:
@@ -306,7 +314,9 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     for outcome in outcomes:
         if outcome.results.exists():
             text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg, outcome.params))
-            blocks.append(f"{outcome.cfg.label}:\n{text}")
+            unfinished = (f" (unfinished: {outcome.rounds_left} rounds of its first pass still to measure; run the "
+                          "same command again)" if outcome.rounds_left else "")
+            blocks.append(f"{outcome.cfg.label}{unfinished}:\n{text}")
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
 

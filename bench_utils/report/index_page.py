@@ -25,7 +25,7 @@ from .tables import cell_states, cell_states_text
 from .verdict import Rules, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
-MAX_CELLS = 1_000_000  # a profile's cells at most (models x batch sizes x modes): a larger count is no count
+MAX_CELLS = 1_000_000  # a profile's cells (models x batch sizes x modes) or rounds at most: a larger count is no count
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:2rem auto;
@@ -46,6 +46,7 @@ class ProfileLine:
     expected_cells: int
     rows: list  # BenchResult rows read from the profile's results file
     rules: Rules = Rules()  # the profile's margin and precision (profile.json)
+    rounds_left: int = 0  # first-pass rounds the sweep had still to run when the page was made (profile.json)
 
     @cached_property
     def frame(self):
@@ -88,9 +89,11 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
 def _row_html(line: ProfileLine) -> str:
     failed = cell_states(line.frame)[-1]
     missing = max(line.expected_cells - len(line.frame), 0)
+    problems = [f"unfinished: {line.rounds_left} rounds still to measure (run the same command again)"] * bool(
+        line.rounds_left) + [f"{failed} failed, {missing} missing"] * bool(failed or missing)
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
-             else '<span class="ok">complete</span>' if not failed and not missing
-             else f'<span class="failed">{failed} failed, {missing} missing</span>')
+             else f'<span class="failed">{"; ".join(problems)}</span>' if problems
+             else '<span class="ok">complete</span>')
     head = page_header(line.frame, line.label)
     weights = escape(head.weights)
     if "random" in head.weights:
@@ -116,11 +119,12 @@ def rows_or_refusal(results: Path) -> tuple[list, str]:
         return [], relative_text(str(err), results.parent)
 
 
-def write_profile_state(folder: Path, cfg, params: str, error: str) -> None:
+def write_profile_state(folder: Path, cfg, params: str, error: str, rounds_left: int = 0) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
-    every profile folder present, whichever command made it."""
+    every profile folder present, whichever command made it. `rounds_left`: first-pass rounds the
+    sweep had still to run (sweep/adaptive.first_pass_state)."""
     state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
-             "expected_cells": len(cfg.cells()), "worthwhile": cfg.worthwhile,
+             "expected_cells": len(cfg.cells()), "rounds_left": rounds_left, "worthwhile": cfg.worthwhile,
              "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min}
     write_file(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
@@ -162,12 +166,12 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
         if not (results.is_file() or (page.is_file() and written_here(page))):
             continue  # a stray report.html compile-bench did not write is no run of its
         state, (rows, refused) = _profile_state(folder), rows_or_refusal(results)
-        expected = state.get("expected_cells")
+        expected, left = state.get("expected_cells"), state.get("rounds_left")
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
-                                 _rules(state)))
+                                 _rules(state), left if type(left) is int and 0 <= left <= MAX_CELLS else 0))
     return lines
 
 

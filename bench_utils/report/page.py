@@ -28,16 +28,17 @@ def header_html(header: PageHeader) -> str:
             f'<p class="bench-facts">{facts}</p></header>')
 
 
-def verdict_html(df, studies: list[str], rules: Rules) -> str:
-    """The verdict table (pandas escapes its cells), a short legend, the page-wide caveats and `studies`'
-    verdict lines (plain text, one per study); the race behind each answer and the whole legend folded
-    below, there for whoever asks."""
+def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, int] | None = None) -> str:
+    """The verdict table (pandas escapes its cells), a short legend, the page-wide caveats (`first_pass`:
+    the first-pass rounds left and in all, verdict.page_caveats) and `studies`' verdict lines (plain
+    text, one per study); the race behind each answer and the whole legend folded below, there for
+    whoever asks."""
     table = verdict_table(df, rules)
     if table.empty:
         return "<h2>Should you compile?</h2><p>No measured cells yet: no verdict.</p>"
     body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
     notes = [f'<p class="bench-legend">{escape(short_legend(rules))}</p>']
-    notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df)]
+    notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
     race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")
     folded = ("<details><summary>The race behind each answer: the runner-up, the others, why the choice is faster"
@@ -62,10 +63,12 @@ def reproduce_line(df, params: str) -> str:
     return f"{checkout}python -m bench_utils report {params}".strip()
 
 
-def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rules(), params: str = "") -> str:
+def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rules(), params: str = "",
+                first_pass: tuple[int, int] | None = None) -> str:
     """Header, verdict, legend, caveats and links: the first screen of a run's page, as HTML (`rules`:
-    the profile's margin and precision; `params`: its parameters file, for the reproduce line)."""
-    return (header_html(page_header(df, label)) + verdict_html(df, studies, rules)
+    the profile's margin and precision; `params`: its parameters file, for the reproduce line;
+    `first_pass`: its first-pass rounds left and in all, sweep/adaptive.first_pass_state)."""
+    return (header_html(page_header(df, label)) + verdict_html(df, studies, rules, first_pass)
             + links_html(reproduce_line(df, params) if params else ""))
 
 

@@ -450,9 +450,15 @@ def short_legend(rules: Rules = Rules()) -> str:
     return SHORT_LEGEND.format(margin=times(rules.worthwhile))
 
 
-def page_caveats(df) -> list[str]:
-    """Caveats that hold for every model of the page: said once, under the verdict."""
+def page_caveats(df, first_pass: tuple[int, int] | None = None) -> list[str]:
+    """Caveats that hold for every model of the page: said once, under the verdict. `first_pass`: the
+    profile's first-pass rounds left and in all (sweep/adaptive.first_pass_state), when known."""
     notes = []
+    left, rounds = first_pass or (0, 0)
+    if left:  # first: every figure below is of an unfinished run, and the cure is not a larger budget
+        notes.append(f"The sweep stopped before its first pass ended: {left} of {rounds} rounds are still to measure, "
+                     "so some figures rest on fewer rounds than the profile asks, and cells may be missing. Run the "
+                     "same command again to finish them (the rounds measured are kept).")
     ok = df[df["status"] == "ok"]
     if not ok.empty and "random" in set(ok.get("weights", [])):
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
@@ -469,7 +475,7 @@ def page_caveats(df) -> list[str]:
                      f"memory pool ({held}) stays reserved beside the model.")
     if not compiled.empty and not compiled["between_process"].fillna(False).astype(bool).any():
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
-    if _few_rounds_everywhere(df):
+    if _few_rounds_everywhere(df) and not left:
         notes.append(f"Every figure rests on fewer than {FEW_ROUNDS} rounds: an interval over so few can be too narrow or "
                      "too wide. For more, raise budget_min and run the same command again (measured rounds are kept).")
     return notes

@@ -84,6 +84,10 @@ class Row:
         if not isinstance(values, dict):
             raise TypeError("not a JSON object")
         if values.get(FORMAT_KEY) != ROW_FORMAT:
+            if FORMAT_KEY not in values and not {"model", "label"} <= values.keys():
+                # every row any version wrote names its run and model: this line is not a row (a skipped
+                # line, like a broken one), not a file of another version (which would refuse the file)
+                raise RowSchemaError("a JSON object that is not a results row (no format, label or model)")
             raise OtherFormatError(values.get(FORMAT_KEY))
         problem = row_problem(values, field_types(cls))
         if problem:
@@ -355,7 +359,7 @@ def read_results(path: str | Path) -> LoadedRows:
     """A sweep's results file (its cells' rows, read_rows), which must exist: a study's file may not."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: results file not found")
+        raise FileNotFoundError(f"{path}: {'not a file' if path.exists() else 'results file not found'}")
     return read_rows(path, BenchResult)
 
 

@@ -17,6 +17,7 @@ import dataclasses
 import math
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..config.bench_config import MAX_REPEATS, BenchConfig
 from ..config.configurations import BASELINE, configuration
@@ -25,7 +26,8 @@ from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
 from ..results.stats import FEW_ROUNDS, halfwidth_with_round, rounds_for_halfwidth
 from ..results.sweep_time import rerun_budget_min, round_durations, seconds_spent
-from .jobs import Round, cell_groups, eager_after_selection, later_round_configurations, needs_fresh_workers
+from .jobs import (Round, cell_groups, done_keys, eager_after_selection, first_rounds, later_round_configurations,
+                   needs_fresh_workers, read_cell_rows, round_pending)
 
 # A group within the target stops only with this many rounds: a spread estimated from fewer is itself
 # too uncertain to stop on (a run stopped SegFormer-B0 on three rounds that agreed to +-1.5% by chance,
@@ -111,6 +113,27 @@ def race_round(cfg: BenchConfig, rows: list, round_: Round) -> Round | None:
     if not left:
         return None
     return dataclasses.replace(round_, configurations=later_round_configurations(cfg, left), leaders=leaders(records))
+
+
+def first_pass_left(cfg: BenchConfig, rows: list) -> int:
+    """Rounds of the first pass the rows lack and the sweep would still run (a later round of a group
+    whose selection rounds left no contender is not run: race_round). Only a sweep stopped before its
+    first pass ended (interrupted, killed) leaves any: the budget never cuts the first pass (it leaves
+    configurations out of selection rounds, as skipped rows, and extra rounds come after it)."""
+    pending = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done_keys(rows))]
+    unselected = {round_.group for round_ in pending if round_.repeat < SELECTION_ROUNDS}  # no race yet
+    return sum(1 for round_ in pending if round_.group in unselected or race_round(cfg, rows, round_) is not None)
+
+
+def first_pass_state(cfg: BenchConfig, results_path) -> tuple[int, int] | None:
+    """(first-pass rounds left, first-pass rounds) of `cfg` in a results file, for the page and the index
+    to say that a sweep stopped early (first_pass_left); None when the file holds another run's rows (the
+    count would be of another profile: the page says why the file was refused elsewhere)."""
+    try:
+        rows = read_cell_rows(cfg, Path(results_path))
+    except ValueError:  # another run's rows (SettingsMismatchError), a file refused (ConfigError)
+        return None
+    return first_pass_left(cfg, rows), len(first_rounds(cfg))
 
 
 def widest_halfwidth(records: list[dict]) -> float:

@@ -400,8 +400,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     best = sum(e.total for e in estimate(cfg, results_path, race="best")[0])
     lower = any(not e.latency_known for e in estimates)
     held = f"; {done} already measured in {results_path}" if done else ""
-    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({len(cfg.models)} models x "
-             f"{len(cfg.batch_sizes)} batch sizes x {cfg.repeats} repeats; a worker per configuration in each){held}"]
+    counts = " x ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in
+                        ((len(cfg.models), "model"), (len(cfg.batch_sizes), "batch size"), (cfg.repeats, "repeat")))
+    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({counts}; a worker per configuration in "
+             f"each){held}"]
     if not estimates:
         more = (f"; extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) while the sweep's time, the "
                 f"file's included, stays within budget_min {cfg.budget_min:g}"
@@ -415,7 +417,12 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if high > low else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
-    lines.append(f"  estimated {_duration(total)}{spread}{race}"
+    binding = cfg.target_halfwidth > 0 and cfg.budget_min > 0 and cfg.budget_min * 60 - total < 60
+    cut, cut_total = fit_cut(cfg, estimates) if binding else ([], total)
+    # the figure the sweep is built to comes first (the default CPU report: not "20 min" for a 9-minute run)
+    fitted = f"about {_duration(cut_total)} as the budget fits it (the fit's cut, below); " if cut else ""
+    race = race or (" racing every configuration" if cut else "")
+    lines.append(f"  estimated {fitted}{_duration(total)}{spread}{race}"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
                     if lower else ""))
     if on_cpu and any(configuration(name).compiled for name in cfg.configurations):
