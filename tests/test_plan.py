@@ -9,7 +9,7 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.config.modes import MODE_BY_NAME
 from bench_utils.config.registry import MODEL_NAMES
 from bench_utils.sweep import plan
-from bench_utils.sweep.compile_estimate import gpu_compile_s
+from bench_utils.sweep.compile_estimate import cpu_compile_scale, gpu_compile_s
 from conftest import REPO, make_row, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), configurations=("eager", "default"), device="cuda",
@@ -89,7 +89,8 @@ def test_on_a_cpu_and_a_gpu_every_workers_preparation_counts():
     gpu = _round(BenchConfig(**(GPU | {"rounds_per_process": 1})), repeat=1)
     alone = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.configurations), "cpu", {}, None)
     assert alone.seconds["start"] == 2 * plan.START_S["cpu"] and gpu.seconds["start"] == 2 * plan.START_S["cuda"]
-    assert alone.seconds["warm compile"] == plan.CPU_COMPILE_S["point"][1]  # eager compiles nothing
+    # eager compiles nothing; the constant is the default report's models' mean, ViT-B/16 compiles less
+    assert alone.seconds["warm compile"] == pytest.approx(plan.CPU_COMPILE_S["point"][1] * cpu_compile_scale("vit"))
 
 
 def test_a_warm_max_autotune_compile_costs_seconds_not_a_share_of_the_cold_one():

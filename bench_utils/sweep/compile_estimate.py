@@ -1,5 +1,5 @@
 """How long a model's compile takes on a GPU, for `plan`: a range per model and mode, never a point
-passed off as a measurement. No torch.
+passed off as a measurement; and how a CPU's compile grows with the model (cpu_compile_scale). No torch.
 
 Nobody here has compiled these models on a GPU. What a CPU can count, it counted
 (benchmarks/compile_counts.py -> data/compile_counts.json: per model, full size, default mode):
@@ -59,8 +59,32 @@ def gpu_compile_s(model: str, mode: str, cold: bool) -> CompileRange:
     if counts is None:
         point = base + autotune
     else:
-        size = (NODE_SHARE * counts["nodes"] / reference["nodes"]
-                + (1 - NODE_SHARE) * counts["kernels"] / reference["kernels"])
-        point = (base * size + GRAPH_S * (counts["graphs"] - 1)
+        point = (base * size_factor(model) + GRAPH_S * (counts["graphs"] - 1)
                  + autotune * counts["gemm_conv_shapes"] / reference["gemm_conv_shapes"])
     return CompileRange(point / SPREAD, point, point * SPREAD)
+
+
+def size_factor(model: str) -> float | None:
+    """A full-size model's compile work against ResNet-50's (1.0): NODE_SHARE of it by the operators
+    lowered, the rest by the distinct kernels; None for a model the counts lack."""
+    counts, reference = compile_counts().get(model), compile_counts()[REFERENCE_MODEL]
+    if counts is None:
+        return None
+    return (NODE_SHARE * counts["nodes"] / reference["nodes"]
+            + (1 - NODE_SHARE) * counts["kernels"] / reference["kernels"])
+
+
+# the models of the default CPU report, whose compiles plan.CPU_COMPILE_S's figures are (a mean over them)
+CPU_CONSTANT_MODELS = ("resnet", "vit", "segformer", "deeplabv3-mobilenet")
+
+
+def cpu_compile_scale(model: str) -> float:
+    """A full-size model's CPU compile against plan.CPU_COMPILE_S's: its size_factor over the default
+    report's models' mean (1.0 for a model the counts lack). Measured (benchmarks/README.md, "CPU compiles
+    by model size", a Zen 4 EPYC, 2026-12-03, default mode, cold, batch 1): ResNet-50 25 s, ConvNeXt-L 29,
+    BEiT 36, DETR-ResNet-50 54, Mask2Former 195 s, at size factors 1.0, 1.0, 1.3, 1.9 and 5.3: 25-37 s per
+    unit, where one constant for every model had said 35 s for Mask2Former."""
+    factor = size_factor(model)
+    if factor is None:
+        return 1.0
+    return factor / (sum(size_factor(name) for name in CPU_CONSTANT_MODELS) / len(CPU_CONSTANT_MODELS))

@@ -28,7 +28,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
-from .compile_estimate import gpu_compile_s
+from .compile_estimate import cpu_compile_scale, gpu_compile_s
 from .jobs import (Round, done_keys, first_rounds, later_round_configurations, pair_start, profiled,
                    read_cell_rows, round_pending)
 from .workers import uses_cuda
@@ -46,7 +46,8 @@ SPARE_START_S = 5.0
 # compiles, not the model's size, take the time)
 TINY_SHARE = {"cpu": 0.1, "cuda": 1.0}
 # Inductor's C++ backend compiling a full-size model of the default report on a 2-core CPU (seconds,
-# cold and warm; the mode table's constants are for GPUs), times the modifiers' compile_cost. CPUs
+# cold and warm; the mode table's constants are for GPUs), times the modifiers' compile_cost and, for
+# another model, compile_estimate.cpu_compile_scale (Mask2Former's compile is 5x theirs). CPUs
 # differ 2-4x: "point", the AVX2 EPYC of 2026-11-25, 24-41 s cold and 4-5 s warm in default mode
 # (max-autotune-no-cudagraphs with freezing no longer); "high", a Zen 3 EPYC (AVX2) of 2026-11-28, ResNet-50
 # in default mode 55 s cold (the run's first compile) and 5.5 s warm (its other cold compiles 26-62 s,
@@ -138,8 +139,8 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
     if config.packaged and (not cold or not mode.inductor_options):  # a load and a first answer (warm), or an
         return mode.cold_compile_s if cold else mode.warm_compile_s  # export outside Inductor: its constants
     share = (TINY_SHARE[device] if cfg.size == "tiny" else 1.0) * config.compile_cost
-    if device == "cpu":
-        return CPU_COMPILE_S[bound][0 if cold else 1] * share
+    if device == "cpu":  # the constants are the default report's models': a larger one compiles longer
+        return CPU_COMPILE_S[bound][0 if cold else 1] * share * (cpu_compile_scale(model) if cfg.size == "full" else 1.0)
     return getattr(gpu_compile_s(model, config.mode, cold), bound) * share
 
 
@@ -429,8 +430,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
         (cold_low, warm_low), (cold, warm), (cold_high, warm_high) = (CPU_COMPILE_S[bound] for bound in
                                                                        ("low", "point", "high"))
         lines.append(f"  compile times: the results file's where it measured them, else {cold:g} s cold and {warm:g} s "
-                     f"warm a full-size model, as a 2-core EPYC compiled (a 2-core Xeon with AMX: {cold_low:g} s "
-                     f"and {warm_low:g} s; the slowest seen, a Zen 3 EPYC: {cold_high:g} s and {warm_high:g} s)")
+                     f"warm a full-size model of the default report's size, as a 2-core EPYC compiled (a 2-core Xeon "
+                     f"with AMX: {cold_low:g} s and {warm_low:g} s; the slowest seen, a Zen 3 EPYC: {cold_high:g} s and "
+                     f"{warm_high:g} s), a larger model in proportion to what it compiles (Mask2Former "
+                     f"{cpu_compile_scale('mask2former'):.0f}x)")
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
