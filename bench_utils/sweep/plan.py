@@ -415,7 +415,7 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
     on_cpu = planned_device(cfg) == "cpu"
     ranges = "the CPUs measured, fastest to slowest compiling" if on_cpu else "GPU compile times as ranges"
-    spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if high > low else ""
+    spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if _duration(high) != _duration(low) else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
     binding = cfg.target_halfwidth > 0 and cfg.budget_min > 0 and cfg.budget_min * 60 - total < 60
