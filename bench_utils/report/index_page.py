@@ -89,8 +89,11 @@ def speedup_svg(frame, rules: Rules = Rules()) -> str:
 def _row_html(line: ProfileLine) -> str:
     failed = cell_states(line.frame)[-1]
     missing = max(line.expected_cells - len(line.frame), 0)
-    problems = [f"unfinished: {line.rounds_left} rounds still to measure (run the same command again)"] * bool(
-        line.rounds_left) + [f"{failed} failed, {missing} missing"] * bool(failed or missing)
+    problems = []
+    if line.rounds_left:
+        problems.append(f"unfinished: {line.rounds_left} rounds still to measure (run the same command again)")
+    if failed or missing:
+        problems.append(f"{failed} failed, {missing} missing")
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else f'<span class="failed">{"; ".join(problems)}</span>' if problems
              else '<span class="ok">complete</span>')

@@ -120,7 +120,8 @@ def first_pass_left(cfg: BenchConfig, rows: list) -> int:
     whose selection rounds left no contender is not run: race_round). Only a sweep stopped before its
     first pass ended (interrupted, killed) leaves any: the budget never cuts the first pass (it leaves
     configurations out of selection rounds, as skipped rows, and extra rounds come after it)."""
-    pending = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done_keys(rows))]
+    done = done_keys(rows)
+    pending = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done)]
     unselected = {round_.group for round_ in pending if round_.repeat < SELECTION_ROUNDS}  # no race yet
     return sum(1 for round_ in pending if round_.group in unselected or race_round(cfg, rows, round_) is not None)
 

@@ -418,8 +418,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if _duration(high) != _duration(low) else ""
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
-    binding = cfg.target_halfwidth > 0 and cfg.budget_min > 0 and cfg.budget_min * 60 - total < 60
-    cut, cut_total = fit_cut(cfg, estimates) if binding else ([], total)
+    budgeted = cfg.target_halfwidth > 0 and cfg.budget_min > 0  # extra rounds, within budget_min
+    extra = cfg.budget_min * 60 - total  # seconds of it the first pass leaves
+    fills_budget = budgeted and extra < 60  # the fit (fit.py) cuts, or the pass runs past the budget
+    cut, cut_total = fit_cut(cfg, estimates) if fills_budget else ([], total)
     # the figure the sweep is built to comes first (the default CPU report: not "20 min" for a 9-minute run)
     fitted = f"about {_duration(cut_total)} as the budget fits it (the fit's cut, below); " if cut else ""
     race = race or (" racing every configuration" if cut else "")
@@ -437,9 +439,8 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
-    if cfg.target_halfwidth > 0 and cfg.budget_min > 0:
-        extra = cfg.budget_min * 60 - total
-        if extra >= 60:
+    if budgeted:
+        if not fills_budget:
             lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
                          f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
         else:  # the first pass alone fills the budget: say so before it is spent, not after
