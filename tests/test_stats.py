@@ -261,3 +261,13 @@ def test_the_rounds_a_spread_needs_for_a_half_width():
     assert rounds_for_halfwidth(0.1, math.log1p(0.10), most=6) == math.inf  # not within `most`
     assert rounds_for_halfwidth(0.0, math.log1p(0.05), most=100) == 2.0  # rounds that agree: the least there is
     assert rounds_for_halfwidth(math.nan, 0.1, most=100) == math.inf  # one round: no spread to go by
+
+
+def test_a_first_round_s_halfwidth_is_t_times_the_root_mean_square_of_its_deviations():
+    from scipy.stats import t
+
+    from bench_utils.results.stats import first_round_halfwidth
+
+    assert first_round_halfwidth([0.1, -0.1, 0.1]) == pytest.approx(t.ppf(0.975, 3) * 0.1)
+    assert first_round_halfwidth([0.05, 0.05, 0.05]) == pytest.approx(t.ppf(0.975, 3) * 0.05)  # a bias counts
+    assert first_round_halfwidth([]) == 0.0

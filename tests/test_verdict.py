@@ -628,3 +628,35 @@ def test_a_first_compile_the_cache_held_is_not_called_cold_nor_priced_as_one():
     missed = verdict_of(race_rows("resnet", {"default": held | {"fx_cache_hits": 0, "fx_cache_misses": 2}}))
     assert missed.loc[("resnet", 1), "cost"].startswith("33 s cold, 4.00 s warm; pays back after ")
     assert compile_table(to_dataframe(race_rows("resnet", {"default": CLEAR}))).loc[0, "compile_notes"] == ""
+
+
+def test_a_dropped_configuration_is_as_wide_as_the_run_s_first_rounds_stand_from_their_later_ones():
+    # three models whose first round reads 8% above their two later ones, which agree; a fourth whose leader is
+    # steady: its dropped rival's one round is as uncertain as the run's first rounds, not as its leader's
+    from scipy.stats import t
+
+    lifted = (2.0 * 1.08, 2.0, 2.0)
+    rows = [row for model in ("resnet", "vit", "segformer") for row in race_rows(model, {"default": lifted})]
+    rows += race_rows("convnext", {"default+bf16-autocast": (2.0, 2.0, 2.0), "default": {"speedups": (1.05,), "spread": 0.01}})
+    df = to_dataframe(rows).set_index(["model", "configuration"])
+    dropped = df.loc[("convnext", "default")]
+    assert dropped["race_outcome"] == "dropped"
+    half = t.ppf(0.975, 4) * math.sqrt(3 * math.log(1.08) ** 2 / 4)  # four configurations with three later rounds
+    assert (dropped["race_ci95_low"], dropped["race_ci95_high"]) == pytest.approx(
+        (1.05 * math.exp(-half), 1.05 * math.exp(half)), rel=2e-3)
+    alone = to_dataframe(race_rows("convnext", {"default+bf16-autocast": (2.0, 2.0, 2.0),
+                                                "default": {"speedups": (1.05,), "spread": 0.01}}))
+    alone = alone.set_index("configuration").loc["default"]
+    assert alone["race_ci95_high"] < 1.05 * math.exp(half / 4)  # one such configuration tells nothing: its own round
+
+
+def test_the_run_s_first_round_spread_needs_three_configurations_with_later_rounds():
+    from bench_utils.results.aggregate import cells
+    from bench_utils.results.race import first_round_spread
+
+    two = cells([row for model in ("resnet", "vit") for row in race_rows(model, {"default": (2.16, 2.0, 2.0)})])
+    assert first_round_spread(two) == 0.0
+    short = cells([row for model in ("resnet", "vit", "segformer") for row in race_rows(model, {"default": (2.16, 2.0)})])
+    assert first_round_spread(short) == 0.0  # one later round: where later rounds put it is one round's word
+    three = cells([row for model in ("resnet", "vit", "segformer") for row in race_rows(model, {"default": (2.16, 2.0, 2.0)})])
+    assert first_round_spread(three) == pytest.approx(3.182 * math.log(1.08), rel=2e-3)

@@ -4,8 +4,8 @@ that picked it taken out. Numbers and codes only (report/ says them). No torch.
 Per cell group (model, batch size): round 0 selects the leader and drops the clearly slower; the
 leader's figure over all its rounds is lowered by the most the pick can have lifted it, E_k * s * sqrt(S)
 / n on the log scale; a dropped configuration keeps its selection round's figure, at least as wide as
-one of the leader's rounds moves; the runner-up is compared with the leader round by round. Why and
-how: docs/method.md, "The race".
+one of the leader's rounds moves and as the run's selection rounds stand from their later rounds; the
+runner-up is compared with the leader round by round. Why and how: docs/method.md, "The race".
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ import numpy as np
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
-from .stats import (SpeedupEstimate, expected_maximum, lowered, round_clusters, round_halfwidth,
-                    round_log_speedup, speedup_over_rounds, widened)
+from .stats import (SpeedupEstimate, expected_maximum, first_round_halfwidth, lowered, round_clusters,
+                    round_halfwidth, round_log_speedup, speedup_over_rounds, widened)
 
 SELECTION_ROUNDS = 1  # rounds 0 .. SELECTION_ROUNDS - 1 pick the leader; the later ones confirm it
+# configurations of a run timed in its selection round and in two later rounds at least, below which the run's
+# selection rounds are not told how far they stand from later ones (one such deviation times t with 1 degree
+# of freedom, 12.7, would say more about t than about the machine)
+FIRST_ROUND_CONFIGURATIONS = 3
 # codes a configuration's race outcome can have
 RECOMMENDED, RUNNER_UP, CONTENDER, DROPPED, INACCURATE, UNSUPPORTED, SKIPPED, FAILED = (
     "recommended", "runner_up", "contender", "dropped", "inaccurate", "unsupported", "skipped", "failed")
@@ -71,9 +75,10 @@ def _eligible(record: dict) -> str:
     return ""
 
 
-def race(records: list[dict]) -> Race:
+def race(records: list[dict], first_round_half: float = 0.0) -> Race:
     """The race of one cell group's configurations (their cell records, aggregate.cells; eager's
-    included or not)."""
+    included or not). `first_round_half`: how far a selection round's figure stands from later rounds'
+    over the run (log scale, first_round_spread), the least half-width a dropped configuration's figure has."""
     candidates = [r for r in records if r["configuration"] != BASELINE and r.get("round_ids") is not None]
     entries = {r["configuration"]: Entry(r, _eligible(r) or CONTENDER) for r in candidates}
     eligible = {name: entry for name, entry in entries.items() if entry.outcome == CONTENDER}
@@ -98,9 +103,10 @@ def race(records: list[dict]) -> Race:
     lead = entries[leader]
     lead.outcome = RECOMMENDED
     # a dropped configuration's figure rests on the selection round: its interval at least as wide as one
-    # round of the leader moves from round to round (re-runs held one-round intervals' figures far less often)
+    # round of the leader moves from round to round, and as the run's selection rounds stand from their
+    # later rounds (re-runs held one-round intervals' figures far less often)
     dropped = any(entry.outcome == DROPPED for entry in entries.values())  # the sweep re-races after every round
-    one_round = _one_round_halfwidth(lead.record, lead.rounds) if dropped else 0.0
+    one_round = max(_one_round_halfwidth(lead.record, lead.rounds), first_round_half) if dropped else 0.0
     for entry in entries.values():
         if entry.outcome == DROPPED and entry.estimate is not None and len(entry.rounds) == 1:
             entry.estimate = widened(entry.estimate, one_round)
@@ -229,11 +235,34 @@ def _versus(leader: dict, other: dict, rounds: list[int], curse: float,
     return lowered(estimate, curse * _round_spread(pairs) * _selection_weight(used, picked_on)) if curse else estimate
 
 
+def first_round_spread(records: list[dict]) -> float:
+    """How far one run's selection round stands from where its later rounds put a configuration (log
+    scale, stats.first_round_halfwidth): over the configurations of `records` (the run's cells) that ran
+    the selection round and two later rounds at least, FIRST_ROUND_CONFIGURATIONS of them or more; else 0.
+    Every group of a run shares its machine. On an AMX Xeon (2026-12-04, two default reports back to back)
+    the leader of SegFormer-B0 read 4.02, 4.00, 4.01 over three rounds, its dropped rivals' one-round
+    intervals were +-2%, and the second report's figures fell outside four of its five; meanwhile ViT-B/16's
+    eager in bfloat16 autocast read 8.6% and 11% above its later rounds in round 0 of both reports."""
+    deviations = []
+    for record in records:
+        if record["configuration"] == BASELINE or record.get("status") != "ok":
+            continue
+        ids = list(record.get("round_ids") or [])
+        paired = [(r, round_log_speedup(pairs)) for r, pairs in zip(ids, _round_logs(record, ids)) if pairs.size]
+        selection = [log for r, log in paired if r < SELECTION_ROUNDS]
+        later = [log for r, log in paired if r >= SELECTION_ROUNDS]
+        if selection and len(later) >= 2:
+            deviations.append(float(np.mean(selection) - np.mean(later)))
+    return first_round_halfwidth(deviations) if len(deviations) >= FIRST_ROUND_CONFIGURATIONS else 0.0
+
+
 def races(records: list[dict]) -> dict[tuple, Race]:
     """Every cell group's race: (label, settings, hardware, torch, model, size, batch size) -> Race."""
+    runs: dict[tuple, list] = {}
     groups: dict[tuple, list] = {}
     for record in records:
-        key = (record["label"], record["settings"], record["hardware"], record["torch"], record["model"],
-               record["size"], record["batch_size"])
-        groups.setdefault(key, []).append(record)
-    return {key: race(group) for key, group in groups.items()}
+        run = (record["label"], record["settings"], record["hardware"], record["torch"])
+        runs.setdefault(run, []).append(record)
+        groups.setdefault((*run, record["model"], record["size"], record["batch_size"]), []).append(record)
+    spread = {run: first_round_spread(members) for run, members in runs.items()}
+    return {key: race(group, spread[key[:4]]) for key, group in groups.items()}

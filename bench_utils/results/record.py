@@ -140,7 +140,8 @@ RECORD = (
     Column("race_speedup", "computed", "×", "the speedup over those rounds (the recommended "
            "configuration's lowered by race_selection_bias)", "Speedup (×)"),
     Column("race_ci95_low", "computed", "×", "its 95% interval, low end (a dropped configuration's at least as "
-           "wide as one of the leader's rounds moves)", "95% low (×)"),
+           "wide as one of the leader's rounds moves and as the run's first rounds stand from later ones)",
+           "95% low (×)"),
     Column("race_ci95_high", "computed", "×", "its 95% interval, high end", "95% high (×)"),
     Column("race_significant", "computed", meaning="that interval excludes 1×", label="Differs from eager?"),
     Column("race_halfwidth", "computed", "fraction", "its half-width on the log scale"),

@@ -379,6 +379,19 @@ def round_halfwidth(round_logs, clusters) -> float:
     return float(t.ppf(0.975, dof)) * float(logs.std(ddof=1))
 
 
+def first_round_halfwidth(deviations) -> float:
+    """The 95% half-width, log scale, of a selection round's figure around where more rounds put the same
+    configuration: t with k degrees of freedom times the root mean square of the k `deviations` (each a
+    configuration's selection-round log speedup less its later rounds' mean; their mean square keeps any
+    bias the selection round has, as well as its spread)."""
+    from scipy.stats import t
+
+    values = np.asarray(deviations, dtype=float)
+    if values.size < 1:
+        return 0.0
+    return float(t.ppf(0.975, values.size)) * math.sqrt(float(np.mean(values ** 2)))
+
+
 def widened(estimate: SpeedupEstimate, log_half: float) -> SpeedupEstimate:
     """`estimate` with its interval at least +- `log_half` (log scale) around its point: a one-round
     figure's, whose block pairs see only their own stretch of the machine, as wide as a round moves."""
