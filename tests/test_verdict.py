@@ -126,15 +126,19 @@ def test_the_race_recommends_the_fastest_accurate_configuration_and_names_the_re
     assert "within the margin of the choice" in row["runner_up"]
     assert row["others"].startswith("plain torch.compile (default mode) 0.9")
     # dropped with channels_last: its figure first, "and" before the other name, the reason once
-    assert re.match(r"plain torch\.compile \(default mode\) 0\.9\d+× \([0-9.–×]+\) and default\+channels-last: dropped "
-                    "after the first round", row["others"]), row["others"]
-    assert "default+bf16-autocast: changes the answer" in row["others"]  # never recommended, with the reason
-    assert "default+channels-last: dropped after the first round, slower than the choice there" in row["others"]
+    assert re.match(r"plain torch\.compile \(default mode\) 0\.9\d+× \([0-9.–×]+\) and compile \(default mode\) in "
+                    "channels_last layout: dropped after the first round", row["others"]), row["others"]
+    # never recommended, with the reason; named in words, never by code
+    assert "compile (default mode) in bfloat16 autocast: changes the answer" in row["others"]
+    assert "compile (default mode) in channels_last layout: dropped after the first round, slower than the choice " \
+        "there" in row["others"]
+    assert "+" not in row["others"]
     # out for the same reason: named together, the reason said once
-    assert "eager+bf16-autocast, eager+fp16-autocast: this CPU has no native bfloat16 (AVX2)" in row["others"]
+    assert ("eager in bfloat16 autocast, eager in float16 autocast: this CPU has no native bfloat16 (AVX2)"
+            in row["others"])
     # plain default is named once: with its figure, and why it left the race if it did
-    assert row["others"].count("default:") == 0 and row["others"].split("; ")[0].count("(default mode)") == 1
-    assert "default, " not in row["others"] and not row["others"].startswith("default")
+    assert row["others"].count("plain torch.compile") == 1 and row["others"].count("(default mode)") == 3
+    assert "(default mode):" not in row["others"] and "(default mode), " not in row["others"]
 
 
 def test_a_model_whose_configurations_are_all_not_supported_here_says_so_not_a_failure_code():

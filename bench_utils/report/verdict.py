@@ -279,7 +279,8 @@ def _forms(rows: pd.DataFrame) -> str:
 
 
 def _others(rows: pd.DataFrame, rec) -> str:
-    """Plain torch.compile's figure beside the choice, and the configurations out of the race, why."""
+    """Plain torch.compile's figure beside the choice, and the configurations out of the race, why, each named
+    as the page names a configuration (Configuration.words), never by its code."""
     parts = []
     why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
            "unsupported": None, "skipped": None, "failed": None}
@@ -300,11 +301,11 @@ def _others(rows: pd.DataFrame, rec) -> str:
     for row in rows.itertuples():
         if row.race_outcome == CONTENDER and getattr(row, "race_trailing", False) and row.configuration not in shown:
             reason = f"{_interval(row._asdict())}, timed no more once the choice was faster over the rounds both ran"
-            by_reason.setdefault(reason, []).append(row.configuration)
+            by_reason.setdefault(reason, []).append(configuration(row.configuration).words)
         elif row.race_outcome in why and row.configuration not in shown:
             reason = why[row.race_outcome] or (row.error if row.race_outcome in ("unsupported", "skipped")
                                                else row.status.upper())
-            by_reason.setdefault(reason, []).append(row.configuration)
+            by_reason.setdefault(reason, []).append(configuration(row.configuration).words)
     for reason, names in by_reason.items():  # plain default's figure first, "and" before the names beside it
         named = " and ".join(filter(None, [plain if reason == plain_reason else "", ", ".join(names)]))
         parts.append(f"{named}: {reason}")
