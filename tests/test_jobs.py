@@ -78,6 +78,12 @@ def test_rows_of_other_settings_are_refused(tmp_path):
     assert len(read_cell_rows(BenchConfig(label="test", models=("beit",), repeats=5, target_halfwidth=0.05), path)) == 1
     with pytest.raises(SettingsMismatchError, match="other settings"):
         read_cell_rows(BenchConfig(label="test", blocks=3), path)
+    # the refusal names what differs where the rows record it, else the settings only their fingerprint holds
+    with pytest.raises(SettingsMismatchError, match=r"\(iterations 8 there, 9 here\); choose another --results file"):
+        read_cell_rows(BenchConfig(label="test", iterations=9), path)
+    with pytest.raises(SettingsMismatchError, match=r"\(one of weights, max_warmup_s, blocks, settle_s, .*"
+                                                    r"keep_freed_memory differs: rows keep those in a fingerprint only\)"):
+        read_cell_rows(BenchConfig(label="test", settle_s=0.5), path)
 
 
 def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_path):

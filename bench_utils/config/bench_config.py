@@ -166,10 +166,15 @@ class BenchConfig:
 
         Resuming into a results file written with other settings would mix incomparable rows.
         """
+        keep = {k: v for k, v in self.to_dict().items() if k in self.fingerprinted()}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
+
+    def fingerprinted(self) -> list[str]:
+        """The settings settings_fingerprint hashes, in declaration order: every field but the matrix, the
+        rounds, the label and what decides or studies."""
         skip = ("models", "batch_sizes", "configurations", "repeats", "timeout_s", "tags", "label",
                 "rounds_per_process", "live_groups", *DECISION_FIELDS, *STUDY_FIELDS)
-        keep = {k: v for k, v in self.to_dict().items() if k not in skip}
-        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
+        return [f.name for f in dataclasses.fields(self) if f.name not in skip]
 
     def to_dict(self) -> dict:
         """Plain JSON/YAML values (lists, not tuples; your checkpoints as {name, checkpoint, task})."""

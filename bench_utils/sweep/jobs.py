@@ -151,11 +151,33 @@ def read_cell_rows(cfg: BenchConfig, results_path: Path) -> list:
     if labels:  # e.g. "A100" and "a100!" share the folder a100/: one label's rows are not the other's
         raise SettingsMismatchError(f"{results_path} holds rows of the label {labels[0]!r}, not {cfg.label!r}; "
                                     "choose another label or --results file")
-    if {row.settings for row in rows} - {cfg.settings_fingerprint()}:
-        raise SettingsMismatchError(
-            f"{results_path} holds rows measured with other settings (size, dtype, weights, warmup, "
-            f"iterations, blocks, image or device differ); choose another --results file")
+    others = [row for row in rows if row.settings != cfg.settings_fingerprint()]
+    if others:
+        raise SettingsMismatchError(f"{results_path} holds rows measured with other settings ({settings_differing(cfg, others)}); "
+                                    "choose another --results file, or the settings it was measured with")
     return rows
+
+
+# the settings a row records beside its fingerprint (BenchResult fields of the same name): the others are in the
+# fingerprint alone
+RECORDED_SETTINGS = ("size", "device", "fullgraph", "warmup", "iterations", "min_time_s")
+
+
+def settings_differing(cfg: BenchConfig, rows: list) -> str:
+    """Which settings of `cfg` the `rows` (of another fingerprint) were not measured with, as far as their
+    fields tell: "iterations 9 there, 8 here", or the settings a row keeps in its fingerprint only."""
+    ours = cfg.to_dict()
+    differing = []
+    for name in RECORDED_SETTINGS:
+        if name == "device" and ours[name] == "auto":  # a row holds the device auto resolved to
+            continue
+        theirs = sorted({getattr(row, name) for row in rows} - {ours[name]}, key=str)
+        if theirs:
+            differing.append(f"{name} {', '.join(map(str, theirs))} there, {ours[name]} here")
+    if differing:
+        return "; ".join(differing)
+    unrecorded = [name for name in cfg.fingerprinted() if name not in RECORDED_SETTINGS]
+    return f"one of {', '.join(unrecorded)} differs: rows keep those in a fingerprint only"
 
 
 def done_keys(rows: list, retry_failed: bool = False) -> set:
