@@ -83,7 +83,9 @@ def test_rows_of_other_settings_are_refused(tmp_path):
         read_cell_rows(BenchConfig(label="test", iterations=9), path)
     with pytest.raises(SettingsMismatchError, match=r"\(one of weights, max_warmup_s, blocks, settle_s, .*"
                                                     r"keep_freed_memory differs: rows keep those in a fingerprint only\)"):
-        read_cell_rows(BenchConfig(label="test", settle_s=0.5), path)
+        read_cell_rows(BenchConfig(label="test", device="cpu", settle_s=0.5), path)
+    with pytest.raises(SettingsMismatchError, match=r"\(one of device, weights, .*differs"):  # auto: the row's is resolved
+        read_cell_rows(BenchConfig(label="test", device="auto", settle_s=0.5), path)
 
 
 def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_path):

@@ -167,17 +167,19 @@ def settings_differing(cfg: BenchConfig, rows: list) -> str:
     """Which settings of `cfg` the `rows` (of another fingerprint) were not measured with, as far as their
     fields tell: "iterations 9 there, 8 here", or the settings a row keeps in its fingerprint only."""
     ours = cfg.to_dict()
-    differing = []
+    differing, same = [], set()
     for name in RECORDED_SETTINGS:
-        if name == "device" and ours[name] == "auto":  # a row holds the device auto resolved to
+        if name == "device" and ours[name] == "auto":  # a row holds the device auto resolved to: not comparable
             continue
         theirs = sorted({getattr(row, name) for row in rows} - {ours[name]}, key=str)
         if theirs:
             differing.append(f"{name} {', '.join(map(str, theirs))} there, {ours[name]} here")
+        else:
+            same.add(name)
     if differing:
         return "; ".join(differing)
-    unrecorded = [name for name in cfg.fingerprinted() if name not in RECORDED_SETTINGS]
-    return f"one of {', '.join(unrecorded)} differs: rows keep those in a fingerprint only"
+    unknown = [name for name in cfg.fingerprinted() if name not in same]
+    return f"one of {', '.join(unknown)} differs: rows keep those in a fingerprint only"
 
 
 def done_keys(rows: list, retry_failed: bool = False) -> set:
