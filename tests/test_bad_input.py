@@ -107,9 +107,24 @@ def test_report_only_warns_about_rows_measured_with_other_settings(tmp_path):
     cfg = load_config(tiny_params(tmp_path))
     path = tmp_path / "results.jsonl"
     with ResultsWriter(path) as writer:
-        writer.append(make_row(settings=cfg.settings_fingerprint()))
-        writer.append(make_row(batch_size=4, settings="another-one"))
-    with pytest.warns(UserWarning, match=r"1 of 2 rows were measured with other settings than params.yaml"):
+        writer.append(make_row(label=cfg.label, settings=cfg.settings_fingerprint()))
+        writer.append(make_row(label=cfg.label, batch_size=4, settings="another-one"))
+    # the settings named as far as the rows record them (the fixture's warm-up and iterations are not the profile's)
+    with pytest.warns(UserWarning, match=r"1 of 2 rows were measured with other settings than params.yaml \(warmup 2 "
+                                         r"there, \d+ here; iterations 10 there"):
+        check_results_file(path, tmp_path / "params.yaml", cfg)
+
+
+def test_report_only_refuses_rows_of_another_label(tmp_path):
+    # the page would be headed with the rows' label, the console and the index with the profile's
+    from bench_utils.report.build import check_results_file
+
+    cfg = load_config(tiny_params(tmp_path))
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append(make_row(label="Another run", settings=cfg.settings_fingerprint()))
+    with pytest.raises(ConfigError, match=rf"holds rows of the label 'Another run', not params.yaml's {cfg.label!r}: "
+                                          "name the parameters file they were measured with"):
         check_results_file(path, tmp_path / "params.yaml", cfg)
 
 

@@ -94,6 +94,27 @@ def test_a_profile_whose_sweep_stopped_early_is_unfinished_not_complete(tmp_path
     assert [line.rounds_left for line in index_page.profile_lines(tmp_path / "out")] == [7]
 
 
+def test_results_measured_after_the_page_are_flagged_not_counted_with_the_page_s_rounds_left(tmp_path):
+    """A page made after Ctrl-C (7 rounds left), then `run` finished the sweep into the same folder: the
+    index reads the results as they are now, so it neither repeats the page's stale count nor calls
+    the page current; it says to rebuild it."""
+    from bench_utils.config.bench_config import BenchConfig
+
+    folder = tmp_path / "out" / "cpu"
+    folder.mkdir(parents=True)
+    write_rows(folder / "results.jsonl", speedup_rows("vit", 1, 4.0, 2.0))
+    index_page.write_profile_state(folder, BenchConfig(label="CPU"), "cpu.yaml", "", rounds_left=7)
+    (line,) = index_page.profile_lines(tmp_path / "out")
+    assert line.rounds_left == 7 and not line.page_behind  # as the page was made
+    with open(folder / "results.jsonl", "ab") as results:  # a run appended rows since
+        results.write(b"\n")
+    (line,) = index_page.profile_lines(tmp_path / "out")
+    assert line.page_behind and line.rounds_left == 0
+    page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
+    assert "its page is older than its results: rebuild it (report PARAMS.yaml --report-only)" in page
+    assert "unfinished" not in page and '<span class="ok">complete</span>' not in page
+
+
 def write_rows(path, rows):
     from bench_utils.results.writer import ResultsWriter
 

@@ -91,6 +91,22 @@ def test_slower_and_cant_tell_say_why_and_what_settles_it():
     assert re.search("more rounds? would settle it", close["answer"]) or "to settle it within 100 rounds" in close["answer"]
 
 
+def test_where_a_profile_asks_for_no_extra_rounds_the_advice_is_more_repeats_not_a_larger_budget():
+    # target_halfwidth 0 (cpu.yaml): the sweep runs `repeats` rounds and no more, whatever budget_min says
+    rules = Rules(1.10, 0.0, 8.0, "cpu.yaml")
+    vit = verdict_of(race_rows("vit", {"default": (1.05, 1.25, 1.1, 1.3)}), rules).loc[("vit", 1)]
+    assert vit["verdict"] == decision.CANT_TELL
+    assert re.search(r"would settle it.*: this profile's target_halfwidth is 0, which asks for no rounds beyond "
+                     r"repeats, so raise its repeats by \d+ \(or set target_halfwidth\) and run python -m "
+                     r"bench_utils report cpu.yaml again", vit["answer"]), vit["answer"]
+    assert "--budget-min" not in vit["answer"]
+    few = to_dataframe(race_rows("vit", {"default": (1.5, 1.52)}))
+    (note,) = [n for n in page_caveats(few, rules=rules) if n.startswith("Every figure")]
+    assert "raise repeats (or set target_halfwidth)" in note and "budget_min" not in note
+    (note,) = [n for n in page_caveats(few) if n.startswith("Every figure")]
+    assert "raise budget_min" in note
+
+
 @pytest.mark.parametrize("low, high, target, width, disturbed, outcome", [
     (1.12, 1.3, 0.05, 0.07, False, ("compile", "")), (0.905, 1.025, 0.08, 0.06, False, ("no_gain", "")),
     (0.95, 1.074, 0.08, 0.06, False, ("no_gain", "")), (0.8, 0.95, 0.05, 0.08, False, ("slower", "")),

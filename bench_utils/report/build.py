@@ -206,20 +206,28 @@ def results_rows(path: Path, option: str = "--results") -> list:
 
 
 def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
-    """For --report-only: the profile's results file must exist and hold rows (a one-line error);
-    rows measured with other settings than `params` names are reported as measured, with a warning."""
+    """For --report-only: the profile's results file must exist and hold rows of its label (a one-line
+    error: a page headed with one label beside an index and console naming another contradicts itself);
+    rows measured with other settings than `params` names are reported as measured, with a warning that
+    names the settings."""
     if not path.is_file():  # one a run is writing now was refused before (check_no_live_run)
         # results copied back from another machine sit in another profile's folder: name the profile
         others = sorted(p.parent.name for p in path.parent.parent.glob("*/results.jsonl") if p != path)
         found = (f"; results found in {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}: name the "
                  "parameters file they were measured with (report PARAMS.yaml --report-only)" if others else "")
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure{found})")
+    from ..sweep.jobs import settings_differing
+
     rows = results_rows(path)
-    other = sum(row.settings != cfg.settings_fingerprint() for row in rows)
+    labels = sorted({row.label for row in rows} - {cfg.label})
+    if labels:
+        raise ConfigError(f"{path} holds rows of the label {labels[0]!r}, not {params.name}'s {cfg.label!r}: "
+                          "name the parameters file they were measured with")
+    other = [row for row in rows if row.settings != cfg.settings_fingerprint()]
     if other:
-        warnings.warn(f"{path}: {other} of {len(rows)} rows were measured with other settings than "
-                      f"{params.name} (size, dtype, warm-up, iterations, image or device); the page reports them "
-                      "as measured", stacklevel=2)
+        warnings.warn(f"{path}: {len(other)} of {len(rows)} rows were measured with other settings than "
+                      f"{params.name} ({settings_differing(cfg, other)}); the page reports them as measured, and "
+                      "a run would not add to them", stacklevel=2)
 
 
 def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:

@@ -47,6 +47,8 @@ class ProfileLine:
     rows: list  # BenchResult rows read from the profile's results file
     rules: Rules = Rules()  # the profile's margin and precision (profile.json)
     rounds_left: int = 0  # first-pass rounds the sweep had still to run when the page was made (profile.json)
+    # the results file changed after the page was made (a run since): the page, and rounds_left, speak of less
+    page_behind: bool = False
 
     @cached_property
     def frame(self):
@@ -90,6 +92,8 @@ def _row_html(line: ProfileLine) -> str:
     failed = cell_states(line.frame)[-1]
     missing = max(line.expected_cells - len(line.frame), 0)
     problems = []
+    if line.page_behind:
+        problems.append("its page is older than its results: rebuild it (report PARAMS.yaml --report-only)")
     if line.rounds_left:
         problems.append(f"unfinished: {line.rounds_left} rounds still to measure (run the same command again)")
     if failed or missing:
@@ -125,10 +129,12 @@ def rows_or_refusal(results: Path) -> tuple[list, str]:
 def write_profile_state(folder: Path, cfg, params: str, error: str, rounds_left: int = 0) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
     every profile folder present, whichever command made it. `rounds_left`: first-pass rounds the
-    sweep had still to run (sweep/adaptive.first_pass_state)."""
+    sweep had still to run (sweep/adaptive.first_pass_state); the results file's size now (page_behind)."""
+    results = folder / "results.jsonl"
     state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
              "expected_cells": len(cfg.cells()), "rounds_left": rounds_left, "worthwhile": cfg.worthwhile,
-             "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min}
+             "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min,
+             "results_bytes": results.stat().st_size if results.is_file() else None}
     write_file(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 
@@ -170,12 +176,26 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
             continue  # a stray report.html compile-bench did not write is no run of its
         state, (rows, refused) = _profile_state(folder), rows_or_refusal(results)
         expected, left = state.get("expected_cells"), state.get("rounds_left")
+        behind = page_behind(results, state)
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
-                                 _rules(state), left if type(left) is int and 0 <= left <= MAX_CELLS else 0))
+                                 _rules(state), left if type(left) is int and 0 <= left <= MAX_CELLS and not behind
+                                 else 0, behind))
     return lines
+
+
+def page_behind(results: Path, state: dict) -> bool:
+    """Has `results` changed since the profile's last report command (a `run` into its folder since)? Its
+    size then differs from the one profile.json recorded (a results file only grows); the index reads the
+    results as they are now, the page and its count of rounds left speak of them as they were. Sizes, not
+    times: a folder copied back from a GPU machine gets new times in any order."""
+    recorded = state.get("results_bytes")
+    try:
+        return type(recorded) is int and results.is_file() and results.stat().st_size != recorded
+    except OSError:
+        return False
 
 
 def _title(lines: list[ProfileLine]) -> str:

@@ -38,7 +38,7 @@ def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, in
         return "<h2>Should you compile?</h2><p>No measured cells yet: no verdict.</p>"
     body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
     notes = [f'<p class="bench-legend">{escape(short_legend(rules))}</p>']
-    notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass)]
+    notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass, rules)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
     race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")
     folded = ("<details><summary>The race behind each answer: the runner-up, the others, why the choice is faster"

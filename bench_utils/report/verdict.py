@@ -210,8 +210,24 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     also = (f"; with the other undecided models' rounds, about {max(1, round((seconds + others_s) / 60))} min"
             if others_s else "")
     rounds = f"{extra:.0f} more round" + ("s" if round(extra) != 1 else "")
+    if not rules.target_halfwidth:  # no extra rounds in this profile: a larger budget buys none
+        return (f"about {rounds} would settle it{minutes}{also}: {NO_EXTRA_ROUNDS}, so raise its repeats by "
+                f"{extra:.0f} (or set target_halfwidth) and run {target} again (the rounds measured are kept)")
     return (f"about {rounds} would settle it{minutes}{also}: {target} --budget-min {budget:g} (the rounds "
             "measured are kept)")
+
+
+# why a larger budget_min measures nothing more where target_halfwidth is 0 (sweep/adaptive.py: the extra
+# rounds chase that target; the first pass is `repeats`)
+NO_EXTRA_ROUNDS = "this profile's target_halfwidth is 0, which asks for no rounds beyond repeats"
+
+
+def more_rounds_how(rules: Rules) -> str:
+    """What measures more rounds of a profile: a larger budget_min, or, where it asks for no extra rounds
+    (target_halfwidth 0), a larger repeats."""
+    if not rules.target_halfwidth:
+        return f"{NO_EXTRA_ROUNDS}: raise repeats (or set target_halfwidth) and run the same command again"
+    return "raise budget_min and run the same command again"
 
 
 def _runner_up(rec, runner, rules: Rules) -> str:
@@ -451,9 +467,10 @@ def short_legend(rules: Rules = Rules()) -> str:
     return SHORT_LEGEND.format(margin=times(rules.worthwhile))
 
 
-def page_caveats(df, first_pass: tuple[int, int] | None = None) -> list[str]:
+def page_caveats(df, first_pass: tuple[int, int] | None = None, rules: Rules = Rules()) -> list[str]:
     """Caveats that hold for every model of the page: said once, under the verdict. `first_pass`: the
-    profile's first-pass rounds left and in all (sweep/adaptive.first_pass_state), when known."""
+    profile's first-pass rounds left and in all (sweep/adaptive.first_pass_state), when known; `rules`:
+    what more rounds would take (more_rounds_how)."""
     notes = []
     left, rounds = first_pass or (0, 0)
     if left:  # first: every figure below is of an unfinished run, and the cure is not a larger budget
@@ -478,7 +495,7 @@ def page_caveats(df, first_pass: tuple[int, int] | None = None) -> list[str]:
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
     if _few_rounds_everywhere(df) and not left:
         notes.append(f"Every figure rests on fewer than {FEW_ROUNDS} rounds: an interval over so few can be too narrow or "
-                     "too wide. For more, raise budget_min and run the same command again (measured rounds are kept).")
+                     f"too wide. For more, {more_rounds_how(rules)} (measured rounds are kept).")
     return notes
 
 
