@@ -41,13 +41,17 @@ def rows_by_batch(path: Path) -> dict:
     return {row.batch_size: row for row in read_results(path).rows}
 
 
-def summary_line(line: str, head: str, results, timed: bool = True) -> bool:
+def summary_line(line: str, head: str, results, timed: bool = True, not_ok: int = 0) -> bool:
     """Is `line` a sweep's summary: `head` ("2 jobs: 1 already done, 1 ok"), the share of the wall
-    time spent in timed calls (when something was timed), then " -> results"?"""
+    time spent in timed calls (when something was timed), the `not_ok` processes --retry-failed would
+    measure again (when any), then " -> results"?"""
     import re
 
     share = r"; timed calls \d+ s of \d+ s \(\d+%; \d+% without the first compiles\)" if timed else ""
-    return re.fullmatch(f"{re.escape(head)}{share} -> {re.escape(str(results))}", line.strip()) is not None
+    failed = (f"; {not_ok} measuring process(es) in the file did not end ok: --retry-failed measures them again"
+              if not_ok else "")
+    return re.fullmatch(f"{re.escape(head)}{share}{re.escape(failed)} -> {re.escape(str(results))}",
+                        line.strip()) is not None
 
 
 def one_error_line(proc) -> str:

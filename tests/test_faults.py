@@ -78,7 +78,9 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
     resumed, results = fault_sweep["resumed"], fault_sweep["results"]
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"warning: {results}: skipped 1 unreadable line(s): [5]" in resumed.stderr.splitlines()
-    assert resumed.stdout.splitlines()[-1] == f"5 jobs: 4 already done, 1 oom -> {results}"
+    # the error, the segfault, the SIGKILL and the OOM: a re-run leaves them unless asked, and the line says so
+    assert resumed.stdout.splitlines()[-1] == (f"5 jobs: 4 already done, 1 oom; 4 measuring process(es) in the file "
+                                               f"did not end ok: --retry-failed measures them again -> {results}")
     assert "vit bs=5 eager #0: OOM MemoryError: injected fault: out of memory" in resumed.stdout
     before, after = fault_sweep["after_torn"], fault_sweep["after_resume"]
     assert after.startswith(before)  # finished rows and the torn half are left as they were
@@ -91,7 +93,9 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
 def test_rerun_repeats_no_cell_failed_cells_included(fault_sweep):
     again = fault_sweep["again"]
     assert again.returncode == 0, again.stderr[-2000:]
-    assert again.stdout.splitlines()[-1] == f"5 jobs: 5 already done, nothing new -> {fault_sweep['results']}"
+    assert again.stdout.splitlines()[-1] == (f"5 jobs: 5 already done, nothing new; 4 measuring process(es) in the "
+                                             f"file did not end ok: --retry-failed measures them again -> "
+                                             f"{fault_sweep['results']}")
     assert fault_sweep["results"].read_bytes() == fault_sweep["after_resume"]
 
 
@@ -134,7 +138,7 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     proc = run_cli("run", params, "--results", results, "--quiet", env={FAULT: "vit/1/default=compile-error"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     # one round: the compiled worker fails while preparing, the eager one times its blocks alone
-    assert summary_line(proc.stdout, "1 jobs: 0 already done, 1 error, 1 ok", results), proc.stdout
+    assert summary_line(proc.stdout, "1 jobs: 0 already done, 1 error, 1 ok", results, not_ok=1), proc.stdout
     eager, row = read_results(results).rows
     assert eager.configuration == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
     assert row.configuration == "default" and row.status == "error"

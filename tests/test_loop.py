@@ -204,6 +204,9 @@ def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
                               f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
     nothing = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
     assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
+    failed = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5, not_retried=2)
+    assert failed.line() == (f"6 jobs: 6 already done, nothing new; 2 measuring process(es) in the file did not end "
+                             f"ok: --retry-failed measures them again -> {tmp_path / 'r.jsonl'}")
 
 
 def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target(tmp_path):

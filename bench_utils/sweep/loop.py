@@ -25,7 +25,7 @@ from ..config.bench_config import BenchConfig
 from ..measure.task import CELL, Job
 from ..messages import terminal_text
 from ..paths import reports_root
-from ..results.rows import BenchResult, timed_s
+from ..results.rows import NOT_FAILED, BenchResult, timed_s
 from ..results.writer import ResultsWriter
 from . import adaptive
 from ..results.race import SELECTION_ROUNDS
@@ -52,6 +52,9 @@ class SweepSummary:
     max_repeats: int = 0  # the profile's rounds per cell at most
     margin: float = 0.0  # the verdict's margin as a half-width (worthwhile - 1), where wider than the target
     to_margin: adaptive.ToTarget | None = None  # ... and what narrowing them to it would take
+    # processes whose row in the file did not end ok (timeout, crashed, ...) and that this run left as they
+    # were: a re-run skips them too unless --retry-failed
+    not_retried: int = 0
 
     def line(self) -> str:
         done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
@@ -61,7 +64,10 @@ class SweepSummary:
             share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
                      f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
         short = self._short()
-        return f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share}{short} -> {self.results_path}"
+        failed = (f"; {self.not_retried} measuring process(es) in the file did not end ok: --retry-failed measures "
+                  "them again" if self.not_retried else "")
+        return (f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> "
+                f"{self.results_path}")
 
     def _short(self) -> str:
         """The groups the sweep left wider than its precision target (the budget or max_repeats ended
@@ -269,6 +275,9 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                 bar.close()
     summary.seconds = time.perf_counter() - started - outside_s
     summary.target_halfwidth = cfg.target_halfwidth
+    # with --retry-failed every failed one was measured again now: a failure left is of this run, and a
+    # second --retry-failed would meet the same fault
+    summary.not_retried = 0 if retry_failed else sum(row.status not in NOT_FAILED for row in rows)
     racing = adaptive.contenders(cfg, rows)  # the races, once: the widths and both prices read them
     summary.halfwidths = {group: adaptive.widest_halfwidth(records) for group, records in racing.items()}
     eager_worker = eager_after_selection(cfg)  # in each later round: its price counts it

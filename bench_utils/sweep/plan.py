@@ -28,6 +28,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
+from ..results.rows import NOT_FAILED
 from .compile_estimate import cpu_compile_scale, gpu_compile_s
 from .jobs import (Round, done_keys, first_rounds, later_round_configurations, pair_start, profiled,
                    read_cell_rows, round_pending)
@@ -411,6 +412,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                 if cfg.target_halfwidth > 0 and cfg.budget_min > 0 else ": nothing left to measure")
         lines.append(f"  every round of the first pass is in {results_path}{more}; to measure afresh, give "
                      "another --results file (or move that one away)")
+        failed = sum(row.status not in NOT_FAILED for row in read_cell_rows(cfg, Path(results_path)))
+        if failed:  # a re-run skips them like the rest
+            lines.append(f"  {failed} measuring process(es) in it did not end ok: python -m bench_utils run {source} "
+                         f"--results {results_path} --retry-failed measures them again")
         return "\n".join(lines)
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
     on_cpu = planned_device(cfg) == "cpu"
