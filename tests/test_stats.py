@@ -271,3 +271,15 @@ def test_a_first_round_s_halfwidth_is_t_times_the_root_mean_square_of_its_deviat
     assert first_round_halfwidth([0.1, -0.1, 0.1]) == pytest.approx(t.ppf(0.975, 3) * 0.1)
     assert first_round_halfwidth([0.05, 0.05, 0.05]) == pytest.approx(t.ppf(0.975, 3) * 0.05)  # a bias counts
     assert first_round_halfwidth([]) == 0.0
+
+
+def test_over_several_rounds_p10_and_p90_weigh_each_round_as_the_median_does():
+    # a fast round's many calls and a slow round's few: pooled, p90 fell below the median (3 ms beside 6 ms)
+    from bench_utils.results.stats import summarize_runs
+
+    fast, slow = [0.003] * 85 + [0.0031] * 15, [0.012] * 5
+    summary = summarize_runs([fast, slow])
+    assert summary.median_ms == pytest.approx(6.0, rel=1e-3)  # the geometric mean of 3 and 12
+    assert summary.p10_ms <= summary.median_ms <= summary.p90_ms
+    assert summary.p90_ms == pytest.approx(math.sqrt(3.1 * 12.0), rel=1e-3)  # each round's own p90, geometric mean
+    assert summary.mean_ms == pytest.approx((85 * 3.0 + 15 * 3.1 + 5 * 12.0) / 105)  # the guide's mean: every call

@@ -86,8 +86,10 @@ RECORD = (
            bounds=LATENCY_MS),
     Column("latency_ms_median", "computed", "ms", "geometric mean of the processes' medians", "Median (ms)",
            bounds=LATENCY_MS),
-    Column("latency_ms_p10", "computed", "ms", "10th percentile of every timed call"),
-    Column("latency_ms_p90", "computed", "ms", "90th percentile of every timed call", "p90 (ms)"),
+    Column("latency_ms_p10", "computed", "ms", "10th percentile of the timed calls (over several rounds: the "
+           "geometric mean of each round's, as the median)"),
+    Column("latency_ms_p90", "computed", "ms", "90th percentile of the timed calls (over several rounds: the "
+           "geometric mean of each round's, as the median)", "p90 (ms)"),
     Column("images_per_s", "computed", "images/s", "throughput: batch_size images per latency_ms_median",
            "Throughput (images/s)"),
     Column("latency_ms_std", "computed", "ms", "standard deviation of every timed call"),

@@ -105,16 +105,21 @@ def process_medians_ms(samples_per_process) -> np.ndarray:
 def summarize_runs(samples_per_process) -> LatencySummary:
     """Summary of a cell measured in one or more processes (a list of raw sample lists, seconds).
 
-    mean, p10, p90 and std pool every sample (the guide's mean stays the mean of all calls); the
-    median is the geometric mean of the processes' medians, with a t-interval over processes when
-    there are two or more, else the order-statistic interval of the one process.
+    mean and std pool every sample (the guide's mean stays the mean of all calls); the median is the
+    geometric mean of the processes' medians, with a t-interval over processes when there are two or
+    more, else the order-statistic interval of the one process; p10 and p90 are the geometric means of
+    the processes' own, so each process weighs the same in all three. Pooled, a fast round's many calls
+    outvoted a slow round's few: a tiny ResNet-50's eager read a median of 12.3 ms beside a p90 of
+    3.32 ms (2026-12-04).
     """
     medians = process_medians_ms(samples_per_process)
     pooled = summarize([v for run in samples_per_process for v in run])
     if medians.size == 1:
         return pooled
     geomean = _t_interval(np.log(medians), between_process=True)  # its `speedup`: the geometric mean, ms
-    return LatencySummary(pooled.n, pooled.mean_ms, geomean.speedup, pooled.p10_ms, pooled.p90_ms, pooled.std_ms,
+    ends = np.array([[np.percentile(run, 10), np.percentile(run, 90)] for run in samples_per_process]) * 1000.0
+    p10, p90 = np.exp(np.log(ends).mean(axis=0)) if np.all(ends > 0) else (pooled.p10_ms, pooled.p90_ms)
+    return LatencySummary(pooled.n, pooled.mean_ms, geomean.speedup, float(p10), float(p90), pooled.std_ms,
                           geomean.ci95_low, geomean.ci95_high, int(medians.size),
                           float(medians.max() / medians.min() - 1.0))
 
