@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         print(terminal_text(f"error: {where}{err.strerror or err}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        measuring = args.func in (_cmd_run, _cmd_report, _cmd_selfcheck)  # plan and models measure nothing
+        # plan and models measure nothing, nor does report --report-only (it builds pages from saved rows)
+        measuring = args.func in (_cmd_run, _cmd_report, _cmd_selfcheck) and not getattr(args, "report_only", False)
         print("interrupted: finished cells are saved; run the same command again to resume" if measuring
               else "interrupted", file=sys.stderr)
         return 130

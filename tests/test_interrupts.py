@@ -216,3 +216,17 @@ def test_a_stop_during_a_cold_compile_leaves_no_temporary_folder(tmp_path, stop)
     assert code == 130 and "Traceback" not in stderr
     left = sorted(p.name for p in tmp_path.rglob("*") if p.name.startswith(("inductor-cold-", "bench-scratch-")))
     assert left == []
+
+
+def test_ctrl_c_while_report_only_builds_pages_says_interrupted_not_resume(monkeypatch, capsys):
+    # nothing is measured there: "finished cells are saved; run the same command again to resume" misled
+    import bench_utils.__main__ as cli
+
+    def stopped(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_report", stopped)
+    assert cli.main(["report", "parameters/cpu.yaml", "--report-only"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert cli.main(["report", "parameters/cpu.yaml"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted: finished cells are saved; run the same command again to resume"

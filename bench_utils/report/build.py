@@ -29,9 +29,11 @@ from .index_page import write_profile_state
 from .page_html import escape, published_notebook
 
 KERNEL_NAME = "python3"
-# the kernel's own log at ERROR: its "running over TCP without encryption" warning (a local kernel on
-# localhost) is noise on every report run
-QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+# the kernel's own log at CRITICAL: its "running over TCP without encryption" warning (a local kernel on
+# localhost) is noise on every report run, and on Ctrl-C its "Exception in message handler" traceback (a
+# reply sent on a socket already closed) read as a crash. A step's error reaches the page and the console
+# through papermill, a dead kernel through nbclient (DeadKernelError), not through this log.
+QUIET_KERNEL = ["--IPKernelApp.log_level=CRITICAL"]
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
 LONG_RUN_S = 3600.0  # a measuring run `plan` estimates above this needs --allow-long
 
