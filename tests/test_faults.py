@@ -138,7 +138,7 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     proc = run_cli("run", params, "--results", results, "--quiet", env={FAULT: "vit/1/default=compile-error"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     # one round: the compiled worker fails while preparing, the eager one times its blocks alone
-    assert summary_line(proc.stdout, "1 jobs: 0 already done, 1 error, 1 ok", results, not_ok=1), proc.stdout
+    assert summary_line(proc.stdout, "1 job: 0 already done, 1 error, 1 ok", results, not_ok=1), proc.stdout
     eager, row = read_results(results).rows
     assert eager.configuration == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
     assert row.configuration == "default" and row.status == "error"

@@ -49,7 +49,7 @@ def test_a_saved_folder_is_measured_with_its_own_weights(my_vit, tmp_path):
     ({"name": "mine", "checkpoint": "/no/such/folder"}, "models: mine: checkpoint: '/no/such/folder' is not "
                                                          "allowed; allowed: an existing folder (not found)"),
     ({"name": "vit", "checkpoint": "/tmp"}, "models: vit: name: 'vit' is a registry model"),
-    ({"name": "mine", "checkpoint": "org/model"}, "models: mine: task: None is not allowed for the hub id org/model"),
+    ({"name": "mine", "checkpoint": "org/model"}, "models: mine: task: required for the hub id org/model; allowed: "),
     ({"name": "mine", "checkpoint": "not a hub id!"}, "checkpoint: 'not a hub id!' is not allowed"),
     ({"name": "mine"}, "models: {'name': 'mine'} is not allowed; allowed: a registry name or {name: ..., checkpoint"),
 ])

@@ -168,6 +168,8 @@ def own_spec(name: str, checkpoint: str, task: str | None = None) -> ModelSpec:
     if not HUB_ID.match(checkpoint):
         raise ValueError(f"checkpoint: {checkpoint!r} is not allowed; allowed: a folder saved with "
                          "save_pretrained, or a hub id such as org/name")
+    if task is None:  # a hub id's config cannot be read here (no hub): the task must be named
+        raise ValueError(f"task: required for the hub id {checkpoint}; allowed: {', '.join(TASKS)}")
     if task not in TASKS:
         raise ValueError(f"task: {task!r} is not allowed for the hub id {checkpoint}; allowed: {', '.join(TASKS)}")
     return ModelSpec(name, checkpoint, task, "", name, takes_text=task == "zero-shot-object-detection", own=True)

@@ -66,7 +66,7 @@ class SweepSummary:
         short = self._short()
         failed = (f"; {self.not_retried} measuring process(es) in the file did not end ok: --retry-failed measures "
                   "them again" if self.not_retried else "")
-        return (f"{self.total} jobs: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> "
+        return (f"{self.total} job{'' if self.total == 1 else 's'}: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> "
                 f"{self.results_path}")
 
     def _short(self) -> str:

@@ -404,7 +404,8 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     held = f"; {done} already measured in {results_path}" if done else ""
     counts = " x ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in
                         ((len(cfg.models), "model"), (len(cfg.batch_sizes), "batch size"), (cfg.repeats, "repeat")))
-    lines = [f"{source}: {cfg.label}: {len(first_rounds(cfg))} rounds ({counts}; a worker per configuration in "
+    rounds = len(first_rounds(cfg))
+    lines = [f"{source}: {cfg.label}: {rounds} round{'' if rounds == 1 else 's'} ({counts}; a worker per configuration in "
              f"each){held}"]
     if not estimates:
         more = (f"; extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) while the sweep's time, the "
