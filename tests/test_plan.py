@@ -265,6 +265,17 @@ def test_plan_says_before_measuring_when_the_first_pass_fills_the_budget():
     assert re.search(r"--budget-min [0-9.]+ \(this estimate and 3 minutes of extra rounds\) gives it extra rounds", text)
     roomy = plan.plan_text(dataclasses.replace(cfg, budget_min=600.0), "cpu.yaml")
     assert "then extra rounds for precision (target +-5%) for up to" in roomy
+    # what is left holds an extra round when it holds a later round's price, not a fixed minute: a tiny profile's
+    # 11-s first pass under a 30-s budget had been told "no extra rounds", and its sweep then ran one
+    tiny = dataclasses.replace(cfg, size="tiny", models=("resnet",), repeats=2, iterations=4, min_time_s=0.2)
+    first_pass = sum(e.total for e in plan.estimate(tiny)[0])
+    later = min(e.total for e in plan.estimate(tiny)[0] if e.round.repeat >= 1)
+    left = 2 * later  # room for two more later rounds, and well under a minute
+    assert left < 60
+    text = plan.plan_text(dataclasses.replace(tiny, budget_min=(first_pass + left) / 60), "tiny.yaml")
+    assert "then extra rounds for precision (target +-5%) for up to" in text and "whole budget" not in text
+    text = plan.plan_text(dataclasses.replace(tiny, budget_min=(first_pass + later / 2) / 60), "tiny.yaml")
+    assert "the first pass alone takes about the whole budget" in text
 
 
 def test_plan_is_linear_in_the_batch_sizes():

@@ -426,7 +426,10 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
             if best < total else "")
     budgeted = cfg.target_halfwidth > 0 and cfg.budget_min > 0  # extra rounds, within budget_min
     extra = cfg.budget_min * 60 - total  # seconds of it the first pass leaves
-    fills_budget = budgeted and extra < 60  # the fit (fit.py) cuts, or the pass runs past the budget
+    # the fit (fit.py) cuts, or what is left holds no extra round: the sweep adds one only where its price fits
+    # (adaptive.py), and a later round's is what a tiny profile's costs (a few seconds), not a minute
+    one_more = min((e.total for e in estimates if e.round.repeat >= SELECTION_ROUNDS), default=60.0)
+    fills_budget = budgeted and extra < one_more
     cut, cut_total = fit_cut(cfg, estimates) if fills_budget else ([], total)
     # the figure the sweep is built to comes first (the default CPU report: not "20 min" for a 9-minute run)
     fitted = f"about {_duration(cut_total)} as the budget fits it (the fit's cut, below); " if cut else ""
