@@ -89,8 +89,8 @@ def test_a_profile_whose_sweep_stopped_early_is_unfinished_not_complete(tmp_path
 
     folder = tmp_path / "out" / "cpu"
     folder.mkdir(parents=True)
+    write_rows(folder / "results.jsonl", rows)  # the rows the page is made from, then its state
     index_page.write_profile_state(folder, BenchConfig(label="CPU"), "cpu.yaml", "", rounds_left=7)
-    write_rows(folder / "results.jsonl", rows)
     assert [line.rounds_left for line in index_page.profile_lines(tmp_path / "out")] == [7]
 
 
@@ -182,3 +182,21 @@ def test_a_profile_state_that_is_a_link_huge_or_absurd_is_not_believed(tmp_path)
     lines = {line.page.split("/")[0]: line for line in index_page.profile_lines(tmp_path / "out")}
     assert lines["linked"].label == "CPU" and lines["huge"].label == "CPU"  # the rows' label, not the state's
     assert lines["absurd"].expected_cells == 0 and lines["long"].label == "L" * 500
+
+
+def test_a_refused_sweep_keeps_the_size_its_page_was_made_from_and_no_file_is_size_0(tmp_path):
+    from bench_utils.config.bench_config import BenchConfig
+
+    folder = tmp_path / "out" / "cpu"
+    folder.mkdir(parents=True)
+    cfg = BenchConfig(label="CPU")
+    index_page.write_profile_state(folder, cfg, "cpu.yaml", "")  # a page made before any results
+    write_rows(folder / "results.jsonl", speedup_rows("vit", 1, 4.0, 2.0))  # then a run
+    (line,) = index_page.profile_lines(tmp_path / "out")
+    assert line.page_behind
+    index_page.write_profile_state(folder, cfg, "cpu.yaml", "SettingsMismatchError: ...", page_rebuilt=False)
+    (line,) = index_page.profile_lines(tmp_path / "out")
+    assert line.page_behind  # the refused sweep left the old page: still behind its results
+    index_page.write_profile_state(folder, cfg, "cpu.yaml", "")  # rebuilt from them
+    (line,) = index_page.profile_lines(tmp_path / "out")
+    assert not line.page_behind

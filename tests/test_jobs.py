@@ -81,7 +81,7 @@ def test_rows_of_other_settings_are_refused(tmp_path):
     # the refusal names what differs where the rows record it, else the settings only their fingerprint holds
     with pytest.raises(SettingsMismatchError, match=r"\(iterations 8 there, 9 here\); choose another --results file"):
         read_cell_rows(BenchConfig(label="test", iterations=9), path)
-    with pytest.raises(SettingsMismatchError, match=r"\(one of weights, max_warmup_s, blocks, settle_s, .*"
+    with pytest.raises(SettingsMismatchError, match=r"\(one of device, weights, max_warmup_s, blocks, settle_s, .*"
                                                     r"keep_freed_memory differs: rows keep those in a fingerprint only\)"):
         read_cell_rows(BenchConfig(label="test", device="cpu", settle_s=0.5), path)
     with pytest.raises(SettingsMismatchError, match=r"\(one of device, weights, .*differs"):  # auto: the row's is resolved
@@ -189,3 +189,14 @@ def test_a_later_round_without_eagers_worker_ran_when_a_contenders_row_is_there(
     with ResultsWriter(path) as writer:
         writer.append(row(cfg, "vit", 1, "default", repeat=1))  # eager's worker measured the selection round alone
     assert not round_pending(cfg, later, done_keys(read_cell_rows(cfg, path)))
+
+
+def test_only_failures_a_retry_reopens_are_counted_as_retryable():
+    from bench_utils.sweep.jobs import retryable_failures
+
+    rows = [row(CFG, "vit", 1, "eager"), row(CFG, "vit", 1, "default", status="timeout"),  # round 0: reopened
+            row(CFG, "vit", 1, "eager", repeat=1), row(CFG, "vit", 1, "default", repeat=1),
+            row(CFG, "vit", 1, "eager", repeat=2), row(CFG, "vit", 1, "default", repeat=2, status="crashed")]
+    # round 2 is an extra round (repeats 2): no re-run measures it again, --retry-failed included
+    assert retryable_failures(CFG, rows) == 1
+    assert retryable_failures(CFG, rows[:1] + rows[2:4]) == 0

@@ -257,6 +257,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
     results = profile_results(cfg, out_dir)
     page = results.parent / "report.html"
     error = measure_profile(cfg, params, results) if measure else ""
+    refused = bool(error)
     if error:  # a sweep refused (e.g. results locked by a run): the page it had stays, the index says why
         if not page.exists():
             write_stub(page, cfg.label, error)
@@ -270,7 +271,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
     from ..sweep.adaptive import first_pass_state
 
     left = (first_pass_state(cfg, results) or (0, 0))[0]
-    write_profile_state(results.parent, cfg, params.name, error, left)
+    write_profile_state(results.parent, cfg, params.name, error, left, page_rebuilt=not refused)
     return ProfileOutcome(cfg, page, results, error, shown_path(params), left)
 
 
@@ -324,8 +325,9 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     for outcome in outcomes:
         if outcome.results.exists():
             text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg, outcome.params))
-            unfinished = (f" (unfinished: {outcome.rounds_left} rounds of its first pass still to measure; run the "
-                          "same command again)" if outcome.rounds_left else "")
+            rounds = f"{outcome.rounds_left} round{'' if outcome.rounds_left == 1 else 's'}"
+            unfinished = (f" (unfinished: {rounds} of its first pass still to measure; run the same command again)"
+                          if outcome.rounds_left else "")
             blocks.append(f"{outcome.cfg.label}{unfinished}:\n{text}")
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 

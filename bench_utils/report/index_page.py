@@ -95,7 +95,8 @@ def _row_html(line: ProfileLine) -> str:
     if line.page_behind:
         problems.append("its page is older than its results: rebuild it (report PARAMS.yaml --report-only)")
     if line.rounds_left:
-        problems.append(f"unfinished: {line.rounds_left} rounds still to measure (run the same command again)")
+        rounds = f"{line.rounds_left} round{'' if line.rounds_left == 1 else 's'}"
+        problems.append(f"unfinished: {rounds} still to measure (run the same command again)")
     if failed or missing:
         problems.append(f"{failed} failed, {missing} missing")
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
@@ -126,15 +127,21 @@ def rows_or_refusal(results: Path) -> tuple[list, str]:
         return [], relative_text(str(err), results.parent)
 
 
-def write_profile_state(folder: Path, cfg, params: str, error: str, rounds_left: int = 0) -> None:
+def write_profile_state(folder: Path, cfg, params: str, error: str, rounds_left: int = 0,
+                        page_rebuilt: bool = True) -> None:
     """What the index needs of a profile beyond its rows, kept in its folder: the index is rebuilt from
     every profile folder present, whichever command made it. `rounds_left`: first-pass rounds the
-    sweep had still to run (sweep/adaptive.first_pass_state); the results file's size now (page_behind)."""
+    sweep had still to run (sweep/adaptive.first_pass_state); the size of the results file the page
+    was made from (page_behind): now where the page was made now (0 with no file yet), else the size
+    the last state recorded (a refused sweep leaves the page it had)."""
     results = folder / "results.jsonl"
+    size = results.stat().st_size if results.is_file() else 0
+    if not page_rebuilt:
+        size = _profile_state(folder).get("results_bytes", size)
     state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
              "expected_cells": len(cfg.cells()), "rounds_left": rounds_left, "worthwhile": cfg.worthwhile,
              "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min,
-             "results_bytes": results.stat().st_size if results.is_file() else None}
+             "results_bytes": size}
     write_file(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
 

@@ -239,7 +239,8 @@ def first_round_spread(records: list[dict]) -> float:
     """How far one run's selection round stands from where its later rounds put a configuration (log
     scale, stats.first_round_halfwidth): over the configurations of `records` (the run's cells) that ran
     the selection round and two later rounds at least, FIRST_ROUND_CONFIGURATIONS of them or more; else 0.
-    Every group of a run shares its machine. On an AMX Xeon (2026-12-04, two default reports back to back)
+    Every group of a run shares its machine. The leaders count too, their deviation lifted by the pick
+    (E_k * s): the floor errs wide by that much. On an AMX Xeon (2026-12-04, two default reports back to back)
     the leader of SegFormer-B0 read 4.02, 4.00, 4.01 over three rounds, its four dropped rivals' one-round
     intervals were +-2-5%, and the second report's figures fell outside all four; meanwhile ViT-B/16's
     eager in bfloat16 autocast read 9.0% and 11.8% above its later rounds in round 0 of both reports."""

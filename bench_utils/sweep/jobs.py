@@ -17,7 +17,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..measure.task import CELL, Job
 from ..results.race import SELECTION_ROUNDS
-from ..results.rows import BenchResult, Row, cell_fields, read_results, run_key
+from ..results.rows import NOT_FAILED, BenchResult, Row, cell_fields, read_results, run_key
 from ..results.studies import study, studies
 from .workers import uses_cuda
 
@@ -174,7 +174,7 @@ def settings_differing(cfg: BenchConfig, rows: list) -> str:
         theirs = sorted({getattr(row, name) for row in rows} - {ours[name]}, key=str)
         if theirs:
             differing.append(f"{name} {', '.join(map(str, theirs))} there, {ours[name]} here")
-        else:
+        elif name != "device":  # rows of `device: auto` hold what it resolved to: equal values prove nothing
             same.add(name)
     if differing:
         return "; ".join(differing)
@@ -202,6 +202,17 @@ def round_pending(cfg: BenchConfig, round_: Round, done: set) -> bool:
     if not others:  # an eager-only profile: eager's row is the round
         return not has(BASELINE)
     return (eager_after_selection(cfg) and not has(BASELINE)) or not any(has(name) for name in others)
+
+
+def retryable_failures(cfg: BenchConfig, rows: list) -> int:
+    """The rows of `rows` (one per process) that did not end ok and that --retry-failed would measure again:
+    those of first-pass rounds a plain re-run skips but a retry reopens. A failed extra round, a failed
+    contender beside one that ended ok in a later round, or a row of a model the profile no longer names
+    is not among them: no re-run measures those again."""
+    plain, retry = done_keys(rows), done_keys(rows, retry_failed=True)
+    reopened = {(r.model, r.batch_size, r.repeat) for r in first_rounds(cfg)
+                if round_pending(cfg, r, retry) and not round_pending(cfg, r, plain)}
+    return sum(row.status not in NOT_FAILED and (row.model, row.batch_size, row.repeat) in reopened for row in rows)
 
 
 def job_row(cfg: BenchConfig, job: Job) -> tuple[type[Row], dict]:

@@ -25,7 +25,7 @@ from ..config.bench_config import BenchConfig
 from ..measure.task import CELL, Job
 from ..messages import terminal_text
 from ..paths import reports_root
-from ..results.rows import NOT_FAILED, BenchResult, timed_s
+from ..results.rows import BenchResult, timed_s
 from ..results.writer import ResultsWriter
 from . import adaptive
 from ..results.race import SELECTION_ROUNDS
@@ -33,7 +33,7 @@ from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .launchers import Launcher
 from .jobs import (Round, done_keys, eager_after_selection, failure_row, first_rounds, pending_study_jobs,
-                   read_cell_rows, round_pending, rows_path, study_jobs, unit_group)
+                   read_cell_rows, retryable_failures, round_pending, rows_path, study_jobs, unit_group)
 
 
 @dataclass
@@ -52,8 +52,8 @@ class SweepSummary:
     max_repeats: int = 0  # the profile's rounds per cell at most
     margin: float = 0.0  # the verdict's margin as a half-width (worthwhile - 1), where wider than the target
     to_margin: adaptive.ToTarget | None = None  # ... and what narrowing them to it would take
-    # processes whose row in the file did not end ok (timeout, crashed, ...) and that this run left as they
-    # were: a re-run skips them too unless --retry-failed
+    # processes whose row in the file did not end ok (timeout, crashed, ...) and that a re-run skips but
+    # --retry-failed measures again (jobs.retryable_failures), this run's own failures among them
     not_retried: int = 0
 
     def line(self) -> str:
@@ -275,9 +275,9 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                 bar.close()
     summary.seconds = time.perf_counter() - started - outside_s
     summary.target_halfwidth = cfg.target_halfwidth
-    # with --retry-failed every failed one was measured again now: a failure left is of this run, and a
+    # with --retry-failed the failed ones were measured again now: a failure left is of this run, and a
     # second --retry-failed would meet the same fault
-    summary.not_retried = 0 if retry_failed else sum(row.status not in NOT_FAILED for row in rows)
+    summary.not_retried = 0 if retry_failed else retryable_failures(cfg, rows)
     racing = adaptive.contenders(cfg, rows)  # the races, once: the widths and both prices read them
     summary.halfwidths = {group: adaptive.widest_halfwidth(records) for group, records in racing.items()}
     eager_worker = eager_after_selection(cfg)  # in each later round: its price counts it

@@ -28,10 +28,9 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
 from ..results.race import SELECTION_ROUNDS
-from ..results.rows import NOT_FAILED
 from .compile_estimate import cpu_compile_scale, gpu_compile_s
 from .jobs import (Round, done_keys, first_rounds, later_round_configurations, pair_start, profiled,
-                   read_cell_rows, round_pending)
+                   read_cell_rows, retryable_failures, round_pending)
 from .workers import uses_cuda
 
 START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
@@ -413,7 +412,7 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                 if cfg.target_halfwidth > 0 and cfg.budget_min > 0 else ": nothing left to measure")
         lines.append(f"  every round of the first pass is in {results_path}{more}; to measure afresh, give "
                      "another --results file (or move that one away)")
-        failed = sum(row.status not in NOT_FAILED for row in read_cell_rows(cfg, Path(results_path)))
+        failed = retryable_failures(cfg, read_cell_rows(cfg, Path(results_path)))
         if failed:  # a re-run skips them like the rest
             lines.append(f"  {failed} measuring process(es) in it did not end ok: python -m bench_utils run {source} "
                          f"--results {results_path} --retry-failed measures them again")
@@ -428,7 +427,8 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     extra = cfg.budget_min * 60 - total  # seconds of it the first pass leaves
     # the fit (fit.py) cuts, or what is left holds no extra round: the sweep adds one only where its price fits
     # (adaptive.py), and a later round's is what a tiny profile's costs (a few seconds), not a minute
-    one_more = min((e.total for e in estimates if e.round.repeat >= SELECTION_ROUNDS), default=60.0)
+    one_more = min((e.total for e in estimate(cfg, results_path, race="best")[0] if e.round.repeat >= SELECTION_ROUNDS),
+                   default=60.0)  # no later round left to price (repeats 1, or a resume in round 0): a minute
     fills_budget = budgeted and extra < one_more
     cut, cut_total = fit_cut(cfg, estimates) if fills_budget else ([], total)
     # the figure the sweep is built to comes first (the default CPU report: not "20 min" for a 9-minute run)
