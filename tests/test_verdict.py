@@ -325,6 +325,7 @@ def test_the_page_table_says_for_what_and_the_index_line_carries_the_interval_an
     lines = verdict_short(df, RULES)
     assert lines[0].startswith("ResNet-50 (batch 1): no worthwhile gain, 0.9") and lines[0].endswith("33 s cold")
     assert lines[1].startswith("ResNet-50 (batch 16): compile, 1.50× (1.4")
+    assert "with compile (default mode), " in lines[1]  # named as the page names it, not by its code
     assert verdict_text(df, RULES).count("\n") == 1
 
 

@@ -541,7 +541,8 @@ def verdict_text(df, rules: Rules = Rules()) -> str:
 
 
 def verdict_short(df, rules: Rules = Rules()) -> list[str]:
-    """One line per model and batch size for the index page: the decision, the interval and the cost."""
+    """One line per model and batch size for the index page: the decision, the interval, the configuration
+    as the page names it (Configuration.words) and the cost."""
     lines = []
     for row in verdicts(df, rules).itertuples():
         head = f"{display_name(row.model)}" + (f" (batch {row.batch_size})" if df["batch_size"].nunique() > 1 else "")
@@ -550,5 +551,6 @@ def verdict_short(df, rules: Rules = Rules()) -> list[str]:
             continue
         bounds = span(row.race_ci95_low, row.race_ci95_high, rules.worthwhile)
         lines.append(f"{head}: {WORDS[row.verdict]}, {times(row.race_speedup)} ({bounds}) "
-                     f"with {row.configuration}, {row.latency} a call; {compile_cost_words(row._asdict())}")
+                     f"with {configuration(row.configuration).words}, {row.latency} a call; "
+                     f"{compile_cost_words(row._asdict())}")
     return lines
