@@ -153,8 +153,9 @@ def read_cell_rows(cfg: BenchConfig, results_path: Path) -> list:
                                     "choose another label or --results file")
     others = [row for row in rows if row.settings != cfg.settings_fingerprint()]
     if others:
-        raise SettingsMismatchError(f"{results_path} holds rows measured with other settings ({settings_differing(cfg, others)}); "
-                                    "choose another --results file, or the settings it was measured with")
+        raise SettingsMismatchError(f"{results_path} holds rows measured with other settings "
+                                    f"({settings_differing(cfg, others)}); choose another --results file, or the "
+                                    "settings it was measured with")
     return rows
 
 

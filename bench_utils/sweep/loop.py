@@ -66,8 +66,8 @@ class SweepSummary:
         short = self._short()
         failed = (f"; {self.not_retried} measuring process(es) in the file did not end ok: --retry-failed measures "
                   "them again" if self.not_retried else "")
-        return (f"{self.total} job{'' if self.total == 1 else 's'}: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> "
-                f"{self.results_path}")
+        jobs = f"{self.total} job{'' if self.total == 1 else 's'}"
+        return f"{jobs}: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> {self.results_path}"
 
     def _short(self) -> str:
         """The groups the sweep left wider than its precision target (the budget or max_repeats ended

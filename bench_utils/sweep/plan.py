@@ -398,14 +398,15 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     rest, where it goes, per model, the workers at risk of timing out, and what to trim past an hour."""
     estimates, done = estimate(cfg, results_path)
     total = sum(e.total for e in estimates)
-    best = sum(e.total for e in estimate(cfg, results_path, race="best")[0])
+    best_case = estimate(cfg, results_path, race="best")[0]  # later rounds of eager and one contender
+    best = sum(e.total for e in best_case)
     lower = any(not e.latency_known for e in estimates)
     held = f"; {done} already measured in {results_path}" if done else ""
     counts = " x ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in
                         ((len(cfg.models), "model"), (len(cfg.batch_sizes), "batch size"), (cfg.repeats, "repeat")))
     rounds = len(first_rounds(cfg))
-    lines = [f"{source}: {cfg.label}: {rounds} round{'' if rounds == 1 else 's'} ({counts}; a worker per configuration in "
-             f"each){held}"]
+    lines = [f"{source}: {cfg.label}: {rounds} round{'' if rounds == 1 else 's'} ({counts}; a worker per "
+             f"configuration in each){held}"]
     if not estimates:
         more = (f"; extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) while the sweep's time, the "
                 f"file's included, stays within budget_min {cfg.budget_min:g}"
@@ -427,7 +428,7 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
     extra = cfg.budget_min * 60 - total  # seconds of it the first pass leaves
     # the fit (fit.py) cuts, or what is left holds no extra round: the sweep adds one only where its price fits
     # (adaptive.py), and a later round's is what a tiny profile's costs (a few seconds), not a minute
-    one_more = min((e.total for e in estimate(cfg, results_path, race="best")[0] if e.round.repeat >= SELECTION_ROUNDS),
+    one_more = min((e.total for e in best_case if e.round.repeat >= SELECTION_ROUNDS),
                    default=60.0)  # no later round left to price (repeats 1, or a resume in round 0): a minute
     fills_budget = budgeted and extra < one_more
     cut, cut_total = fit_cut(cfg, estimates) if fills_budget else ([], total)
