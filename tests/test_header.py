@@ -24,3 +24,9 @@ def test_cuda_header_names_the_gpu_and_its_memory():
 def test_a_run_without_rows_still_has_a_header():
     head = page_header(to_dataframe([]), "CPU")
     assert head.label == "CPU" and head.weights == "weights —"
+
+
+def test_a_run_pinned_to_one_core_says_one_core():
+    env = FIXTURE_ENV | {"cpu_count": 1}
+    head = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, env=env)]))
+    assert head.hardware == "Fixture CPU (synthetic rows), 1 core"

@@ -138,6 +138,19 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
+def _allowed_cpus() -> int | None:
+    """The CPUs this process may run on (taskset, a container's cpuset), not the machine's count: a run
+    pinned to one core of two is a one-core run. Read at import, before a GPU worker pins its launching
+    thread to one of them (launch_thread.pin: that thread's, not the process's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux: the machine's count
+        return os.cpu_count()
+
+
+ALLOWED_CPUS = _allowed_cpus()
+
+
 def collect(device: str) -> dict:
     """Environment of this process for a resolved device ('cpu' or 'cuda')."""
     import torch
@@ -147,7 +160,7 @@ def collect(device: str) -> dict:
         "device": device,
         "device_name": cpu_name(),
         "cpu": cpu_name(),
-        "cpu_count": os.cpu_count(),
+        "cpu_count": ALLOWED_CPUS,
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,

@@ -39,10 +39,11 @@ def _hardware(run: pd.DataFrame) -> str:
     cores = _distinct(number(c, integer=True) for c in run.get("cpu_count", []) if not pd.isna(c))
     on_cuda = "cuda" in set(run.get("device", []))
     memory = _distinct(f"{number(m)} GB" for m in run.get("gpu_memory_gb", []) if m is not None and not pd.isna(m))
+    unit = "core" if cores == ["1"] else "cores"
     if on_cuda:
         names += f" ({', '.join(memory)})" if memory else ""
-        return names + (f", {'/'.join(cores)} CPU cores" if cores else "")
-    return names + (f", {'/'.join(cores)} cores" if cores else "")
+        return names + (f", {'/'.join(cores)} CPU {unit}" if cores else "")
+    return names + (f", {'/'.join(cores)} {unit}" if cores else "")
 
 
 def _software(run: pd.DataFrame) -> str:
