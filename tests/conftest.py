@@ -42,7 +42,7 @@ def rows_by_batch(path: Path) -> dict:
 
 
 def summary_line(line: str, head: str, results, timed: bool = True, not_ok: int = 0) -> bool:
-    """Is `line` a sweep's summary: `head` ("2 jobs: 1 already done, 1 ok"), the share of the wall
+    """Is `line` a sweep's summary: `head` ("2 jobs: 1 already done; 1 process measured: 1 ok"), the share of the wall
     time spent in timed calls (when something was timed), the `not_ok` processes --retry-failed would
     measure again (when any), then " -> results"?"""
     import re

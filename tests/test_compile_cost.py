@@ -78,7 +78,7 @@ def vit_study(tmp_path_factory):
 
 def test_whole_compiles_cold_and_saves_its_artifacts(vit_study):
     cfg, results, line, rows = vit_study
-    assert line.startswith("4 jobs: 0 already done, 4 ok; timed calls") and line.endswith(f" -> {results}")
+    assert line.startswith("4 jobs: 0 already done; 4 processes measured: 4 ok; timed calls") and line.endswith(f" -> {results}")
     assert all((results.parent / "logs" / f"compile-cost-vit-{s}.log").is_file() for s in rows)
     whole = rows["whole"]
     assert whole.status == "ok", whole.error

@@ -144,7 +144,7 @@ def test_progress_and_one_line_per_process(sweep):
     assert any(line.startswith("vit bs=1 default #1: ") and "compile" not in line for line in lines)
     assert any(line.startswith("vit bs=1 default #2: ") and "compile" not in line for line in lines)
     last = proc.stdout.strip().splitlines()[-1]
-    assert summary_line(last, "6 jobs: 0 already done, 12 ok", results), last
+    assert summary_line(last, "6 jobs: 0 already done; 12 processes measured: 12 ok", results), last
 
 
 def test_rerun_resumes_without_repeating_rounds(sweep):
@@ -185,7 +185,7 @@ def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-2000:]
     last = proc.stdout.strip().splitlines()[-1]
-    assert summary_line(last, f"3 jobs: {len(first)} already done, {3 - len(first)} ok", results), last
+    assert summary_line(last, "3 jobs: 2 already done; 1 process measured: 1 ok", results), last
     lines = results.read_text().splitlines()
     assert lines[: len(first)] == first  # finished rows intact
     assert sorted(r.batch_size for r in read_results(results).rows) == [1, 2, 3]
@@ -200,7 +200,7 @@ def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
                                                 ("eager", 1, "crashed"))])
     # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
     assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
-    assert summary.line() == (f"6 jobs: 2 already done, 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
+    assert summary.line() == (f"6 jobs: 2 already done; 4 processes measured: 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
                               f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
     nothing = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
     assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"

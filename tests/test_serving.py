@@ -149,7 +149,7 @@ def test_the_loop_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch
     cfg = serving_config(serving_batch_sizes=(2, 3), configurations=("eager",), repeats=1)
     results = tmp_path / "results.jsonl"
     line = run_sweep(cfg, results, progress=False).line()  # one eager round, then the study
-    assert line.startswith("3 jobs: 0 already done, 3 ok") and line.endswith(f" -> {results}")
+    assert line.startswith("3 jobs: 0 already done; 3 processes measured: 3 ok") and line.endswith(f" -> {results}")
     rows = {row.setting: row for row in read_rows(SERVING.path(results), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"]
     assert all(row.status == "ok" and row.sequence == [2, 3] and sorted(row.steady_ms) == ["2", "3"]

@@ -57,7 +57,11 @@ class SweepSummary:
     not_retried: int = 0
 
     def line(self) -> str:
-        done = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "nothing new"
+        # a job is a round of a cell group (a process per configuration) or a study's process: the
+        # statuses count processes, so they are said as processes, not as jobs
+        processes = sum(self.statuses.values())
+        done = (f"; {processes} process{'' if processes == 1 else 'es'} measured: "
+                + ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) if processes else ", nothing new")
         extra = f", {self.extra_rounds} extra round(s) for precision" if self.extra_rounds else ""
         share = ""
         if self.timed_s and self.seconds > self.cold_compile_s:
@@ -67,7 +71,7 @@ class SweepSummary:
         failed = (f"; {self.not_retried} measuring process(es) in the file did not end ok: --retry-failed measures "
                   "them again" if self.not_retried else "")
         jobs = f"{self.total} job{'' if self.total == 1 else 's'}"
-        return f"{jobs}: {self.skipped} already done, {done}{extra}{share}{short}{failed} -> {self.results_path}"
+        return f"{jobs}: {self.skipped} already done{done}{extra}{share}{short}{failed} -> {self.results_path}"
 
     def _short(self) -> str:
         """The groups the sweep left wider than its precision target (the budget or max_repeats ended
