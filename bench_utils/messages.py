@@ -9,6 +9,11 @@ import sys
 import warnings
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """"1 round", "2 rounds", "0 processes": a count and its noun, singular for one."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def one_line_warning(message, category, filename, lineno, line=None) -> str:
     """warnings.formatwarning's signature: "warning: <message>" (the category when not UserWarning)."""
     kind = "" if category is UserWarning else f" ({category.__name__})"

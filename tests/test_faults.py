@@ -79,7 +79,7 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"warning: {results}: skipped 1 unreadable line(s): [5]" in resumed.stderr.splitlines()
     # the error, the segfault, the SIGKILL and the OOM: a re-run leaves them unless asked, and the line says so
-    assert resumed.stdout.splitlines()[-1] == (f"5 jobs: 4 already done; 1 process measured: 1 oom; 4 measuring process(es) in the file "
+    assert resumed.stdout.splitlines()[-1] == (f"5 jobs: 4 already done; 1 process measured: 1 oom; 4 measuring processes in the file "
                                                f"did not end ok: --retry-failed measures them again -> {results}")
     assert "vit bs=5 eager #0: OOM MemoryError: injected fault: out of memory" in resumed.stdout
     before, after = fault_sweep["after_torn"], fault_sweep["after_resume"]
@@ -93,7 +93,7 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
 def test_rerun_repeats_no_cell_failed_cells_included(fault_sweep):
     again = fault_sweep["again"]
     assert again.returncode == 0, again.stderr[-2000:]
-    assert again.stdout.splitlines()[-1] == (f"5 jobs: 5 already done, nothing new; 4 measuring process(es) in the "
+    assert again.stdout.splitlines()[-1] == (f"5 jobs: 5 already done, nothing new; 4 measuring processes in the "
                                              f"file did not end ok: --retry-failed measures them again -> "
                                              f"{fault_sweep['results']}")
     assert fault_sweep["results"].read_bytes() == fault_sweep["after_resume"]

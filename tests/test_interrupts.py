@@ -187,7 +187,7 @@ def test_sigkilled_sweep_leaves_no_orphan_worker(hang_sweep):
 def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
     timed, results = hang_sweep["timed"], hang_sweep["results"]
     assert timed.returncode == 0, timed.stderr[-2000:]
-    assert timed.stdout.strip() == (f"2 jobs: 0 already done; 2 processes measured: 2 timeout; 2 measuring process(es) in the file did not "
+    assert timed.stdout.strip() == (f"2 jobs: 0 already done; 2 processes measured: 2 timeout; 2 measuring processes in the file did not "
                                     f"end ok: --retry-failed measures them again -> {results}")
     rows = rows_by_batch(results)
     for row in rows.values():

@@ -200,26 +200,34 @@ def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
                                                 ("eager", 1, "crashed"))])
     # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
     assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
-    assert summary.line() == (f"6 jobs: 2 already done; 4 processes measured: 1 crashed, 3 ok, 1 extra round(s) for precision; timed calls "
+    assert summary.line() == (f"6 jobs: 2 already done; 4 processes measured: 1 crashed, 3 ok; 1 extra round for precision among them; timed calls "
                               f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
     nothing = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
     assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
     failed = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5, not_retried=2)
-    assert failed.line() == (f"6 jobs: 6 already done, nothing new; 2 measuring process(es) in the file did not end "
+    assert failed.line() == (f"6 jobs: 6 already done, nothing new; 2 measuring processes in the file did not end "
                              f"ok: --retry-failed measures them again -> {tmp_path / 'r.jsonl'}")
+
+    # the budget's left-out configurations are rows no process measured: said apart from the processes
+    fitted_out = SweepSummary(tmp_path / "r.jsonl", total=3, seconds=0.0)
+    fitted_out.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", 0), status=status,
+                                  samples_s=[] if status == "skipped" else [0.1])
+                      for mode, status in (("eager", "ok"), ("default", "ok"), ("max-autotune", "skipped"))])
+    assert fitted_out.line() == (f"3 jobs: 0 already done; 2 processes measured: 2 ok; 1 configuration left out of "
+                                 f"a round to fit the budget (budget_min) -> {tmp_path / 'r.jsonl'}")
 
 
 def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target(tmp_path):
     # the e9fd0db default report: three of four groups stopped at +-6.6-7.8% when the budget ended
     widths = {("vit", 1): 0.038, ("resnet", 1): 0.066, ("segformer", 1): 0.078, ("deeplabv3-mobilenet", 1): 0.074}
     summary = SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.05, halfwidths=widths)
-    assert ("; 3 of 4 cell group(s) left wider than the ±5% target (widest ±7.8%): raise budget_min or max_repeats "
+    assert ("; 3 of 4 cell groups left wider than the ±5% target (widest ±7.8%): raise budget_min or max_repeats "
             "and run again to narrow them -> ") in summary.line()
     assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.10, halfwidths=widths).line()
     # with what narrowing them would take (adaptive.rounds_to_target): its rounds, minutes and budget
     priced = dataclasses.replace(summary, to_target=ToTarget(rounds=7.0, seconds=108.0, budget_min=11.0, max_repeats=9),
                                  max_repeats=12)
-    assert ("(widest ±7.8%): at the spread of their rounds about 7 more round(s) (about 2 min; --budget-min 11) "
+    assert ("(widest ±7.8%): at the spread of their rounds about 7 more rounds (about 2 min; --budget-min 11) "
             "would narrow them to it; a rerun keeps the rounds measured -> ") in priced.line()
     beyond = dataclasses.replace(priced, max_repeats=8)  # the profile's max_repeats stops them first
     assert ("(about 2 min; --budget-min 11, max_repeats: 9) would narrow them to it; a rerun keeps the rounds measured "
@@ -227,7 +235,7 @@ def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target
     # the margin's width (worthwhile 1.10: +-10%) priced beside a narrower target, where it costs less
     both = dataclasses.replace(priced, margin=0.10, to_margin=ToTarget(rounds=2.0, seconds=31.0, budget_min=9.5,
                                                                         max_repeats=5))
-    assert ("would narrow them to it; to ±10%, the margin's width, about 2 more round(s) (about 1 min; --budget-min "
+    assert ("would narrow them to it; to ±10%, the margin's width, about 2 more rounds (about 1 min; --budget-min "
             "9.5); a rerun keeps") in both.line()
     spread = dataclasses.replace(priced, to_target=ToTarget(math.inf, math.inf, math.inf, 0))
     assert "their rounds spread too widely for more of them to narrow every one to it" in spread.line()

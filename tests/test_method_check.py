@@ -3,6 +3,7 @@ reference process's clocks, each latency and speedup said within 10% of Timer's 
 process is a stand-in here (it needs a GPU): its JSON as the real one prints it."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -99,9 +100,15 @@ def test_an_empty_cuda_reference_list_is_a_reference_of_no_cells_not_the_cpu_che
 def test_the_reference_interval_is_a_t_interval_over_its_processes_and_agreement_counts_both_intervals():
     low, high = method_check.reference_interval([2.081, 2.112, 2.115, 2.101])
     assert low < 2.102 < high and 1.005 < high / low < 1.05  # 4 processes 2% apart: about +-1.3%
-    assert method_check.reference_interval([2.0])[0] != method_check.reference_interval([2.0])[0]  # nan: one process
-    # 2026-12-04's second check: the reference (2.125) 0.1% past the engine's upper bound (2.119), inside the joint test
+    assert all(math.isnan(bound) for bound in method_check.reference_interval([2.0]))  # one process: no spread
+    # 2026-12-04's second check: the reference (2.125) 0.3% past the engine's upper bound (2.119), inside the joint test
     ref_low, ref_high = method_check.reference_interval([2.142, 2.112, 2.151, 2.095])
     assert method_check.agree_within_both(2.086, 2.053, 2.119, 2.125, ref_low, ref_high)
-    # the session before's: 3.4% apart, each interval about +-1%: a disagreement
-    assert not method_check.agree_within_both(2.006, 1.983, 2.029, 2.077, 2.073, 2.082)
+    # the session before's: 3.4% apart, its four processes 2.073-2.082, the engine +-1.1%: a disagreement
+    ref_low, ref_high = method_check.reference_interval([2.073, 2.075, 2.080, 2.082])
+    assert not method_check.agree_within_both(2.006, 1.983, 2.029, 2.077, ref_low, ref_high)
+    # the root sum of squares, not the plain sum: half-widths 1.5% and 2%, 3% apart (within 3.5%, past 2.5%)
+    assert not method_check.agree_within_both(1.0, 1 / 1.015, 1.015, 1.03, 1.03 / 1.02, 1.03 * 1.02)
+    assert method_check.agree_within_both(1.0, 1 / 1.015, 1.015, 1.02, 1.02 / 1.02, 1.02 * 1.02)
+    # one reference process: no interval, no verdict
+    assert method_check.agree_within_both(2.0, 1.9, 2.1, 2.0, *method_check.reference_interval([2.0])) is None

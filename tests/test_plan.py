@@ -175,7 +175,7 @@ def test_plan_leaves_out_what_the_results_file_already_holds(tmp_path):
         writer.append(make_row(n=300, **cell_fields(cfg, "resnet", 1, "default", "cuda", 0) | {"compile_s": 42.0}))
     once = dataclasses.replace(cfg, models=("vit", "resnet"), repeats=1, target_halfwidth=0.0)
     assert plan.plan_text(once, "a100.yaml", results).splitlines()[-1] == (
-        f"  1 measuring process(es) in it did not end ok: python -m bench_utils run a100.yaml --results {results} "
+        f"  1 measuring process in it did not end ok: python -m bench_utils run a100.yaml --results {results} "
         "--retry-failed measures them again")
     # with a precision target the sweep goes on to extra rounds within its budget: plan says so
     adaptive = plan.plan_text(dataclasses.replace(cfg, repeats=1, target_halfwidth=0.05, budget_min=12),

@@ -266,7 +266,7 @@ RECORD = (
     Column("hostname", "computed", meaning="the hosts that measured it (several on a Ray cluster)", label="Host"),
     Column("torch_threads", "env", "threads", "torch.get_num_threads() in the measuring process"),
     Column("allocator", "env", meaning="the C allocator's settings (keep_freed_memory)"),
-    Column("cpu_count", "env", "cores", "CPU cores the measuring process could use"),
+    Column("cpu_count", "env", "cores", "CPUs the measuring process may run on (its affinity: taskset, a cpuset; not a CPU quota)"),
     Column("compute_capability", "env", meaning="the GPU's compute capability", device=CUDA),
     Column("gpu_memory_gb", "env", "GB", "the GPU's memory", device=CUDA),
     Column("driver", "env", meaning="the NVIDIA driver version", device=CUDA),

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..measure.task import CELL, Job
-from ..messages import terminal_text
+from ..messages import counted, terminal_text
 from ..paths import reports_root
 from ..results.rows import BenchResult, timed_s
 from ..results.writer import ResultsWriter
@@ -39,7 +39,7 @@ from .jobs import (Round, done_keys, eager_after_selection, failure_row, first_r
 @dataclass
 class SweepSummary:
     results_path: Path
-    total: int  # rounds of the first pass (cells x repeats), plus study processes
+    total: int  # jobs: rounds of the first pass (cell groups x repeats), plus study processes
     skipped: int = 0  # finished in an earlier run
     statuses: dict = field(default_factory=dict)  # status -> count for processes run now
     extra_rounds: int = 0  # rounds added for precision
@@ -58,20 +58,27 @@ class SweepSummary:
 
     def line(self) -> str:
         # a job is a round of a cell group (a process per configuration) or a study's process: the
-        # statuses count processes, so they are said as processes, not as jobs
-        processes = sum(self.statuses.values())
-        done = (f"; {processes} process{'' if processes == 1 else 'es'} measured: "
-                + ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) if processes else ", nothing new")
-        extra = f", {self.extra_rounds} extra round(s) for precision" if self.extra_rounds else ""
+        # statuses count processes, so they are said as processes, and the budget's left-out
+        # configurations (rows no process measured) apart from them
+        measured = {status: n for status, n in self.statuses.items() if status != "skipped"}
+        processes = sum(measured.values())
+        done = (f"; {counted(processes, 'process', 'processes')} measured: "
+                + ", ".join(f"{n} {status}" for status, n in sorted(measured.items())) if processes else
+                ", nothing new")
+        extra = (f"; {counted(self.extra_rounds, 'extra round')} for precision among them"
+                 if self.extra_rounds and processes else "")
+        left_out = self.statuses.get("skipped", 0)
+        left = (f"; {counted(left_out, 'configuration')} left out of a round to fit the budget (budget_min)"
+                if left_out else "")
         share = ""
         if self.timed_s and self.seconds > self.cold_compile_s:
             share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
                      f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
         short = self._short()
-        failed = (f"; {self.not_retried} measuring process(es) in the file did not end ok: --retry-failed measures "
-                  "them again" if self.not_retried else "")
-        jobs = f"{self.total} job{'' if self.total == 1 else 's'}"
-        return f"{jobs}: {self.skipped} already done{done}{extra}{share}{short}{failed} -> {self.results_path}"
+        failed = (f"; {counted(self.not_retried, 'measuring process', 'measuring processes')} in the file did not "
+                  "end ok: --retry-failed measures them again" if self.not_retried else "")
+        return (f"{counted(self.total, 'job')}: {self.skipped} already done{done}{extra}{left}{share}{short}{failed}"
+                f" -> {self.results_path}")
 
     def _short(self) -> str:
         """The groups the sweep left wider than its precision target (the budget or max_repeats ended
@@ -80,7 +87,7 @@ class SweepSummary:
         if not self.target_halfwidth or not wide:
             return ""
         widest = f"±{wide[-1]:.1%}" if wide[-1] < float("inf") else "no interval"
-        return (f"; {len(wide)} of {len(self.halfwidths)} cell group(s) left wider than the "
+        return (f"; {len(wide)} of {counted(len(self.halfwidths), 'cell group')} left wider than the "
                 f"±{self.target_halfwidth:.0%} target (widest {widest}): {self._narrowing()}")
 
     def _narrowing(self) -> str:
@@ -104,7 +111,7 @@ class SweepSummary:
 
     def _rerun(self, more: adaptive.ToTarget) -> str:
         repeats = f", max_repeats: {more.max_repeats}" if more.max_repeats > self.max_repeats else ""
-        return (f"{more.rounds:.0f} more round(s) (about {max(1, round(more.seconds / 60))} min; --budget-min "
+        return (f"{counted(round(more.rounds), 'more round')} (about {max(1, round(more.seconds / 60))} min; --budget-min "
                 f"{more.budget_min:g}{repeats})")
 
     def count(self, rows: list) -> None:

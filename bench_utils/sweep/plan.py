@@ -27,6 +27,7 @@ from pathlib import Path
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..config.modes import MODE_BY_NAME
+from ..messages import counted
 from ..results.race import SELECTION_ROUNDS
 from .compile_estimate import cpu_compile_scale, gpu_compile_s
 from .jobs import (Round, done_keys, first_rounds, later_round_configurations, pair_start, profiled,
@@ -415,7 +416,7 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
                      "another --results file (or move that one away)")
         failed = retryable_failures(cfg, read_cell_rows(cfg, Path(results_path)))
         if failed:  # a re-run skips them like the rest
-            lines.append(f"  {failed} measuring process(es) in it did not end ok: python -m bench_utils run {source} "
+            lines.append(f"  {counted(failed, 'measuring process', 'measuring processes')} in it did not end ok: python -m bench_utils run {source} "
                          f"--results {results_path} --retry-failed measures them again")
         return "\n".join(lines)
     low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
