@@ -47,7 +47,7 @@ def summary_line(line: str, head: str, results, timed: bool = True, not_ok: int 
     measure again (when any), then " -> results"?"""
     import re
 
-    share = r"; timed calls \d+ s of \d+ s \(\d+%; \d+% without the first compiles\)" if timed else ""
+    share = r"; timed calls [\d.]+ s of [\d.]+ s \(\d+%; \d+% without the first compiles\)" if timed else ""
     failed = (f"; {not_ok} measuring process{'' if not_ok == 1 else 'es'} in the file did not end ok: --retry-failed "
               "measures them again"
               if not_ok else "")

@@ -164,6 +164,37 @@ def test_changed_settings_refuse_to_mix_into_the_same_file(sweep, tmp_path):
     assert proc.returncode == 2 and "other settings" in proc.stderr
 
 
+def test_a_resume_on_another_number_of_cpus_is_refused_and_says_both(sweep, tmp_path):
+    """The file's rows measured on one CPU more than this process may use (as if under another taskset):
+    their rounds would join this run's in the same cells."""
+    import json
+
+    from bench_utils.measure import environment
+
+    params, results, _ = sweep
+    moved = tmp_path / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for row in rows:
+        row["env"]["cpu_count"] = environment.ALLOWED_CPUS + 1
+    moved.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    proc = run_cli("run", params, "--results", moved)
+    theirs, ours = environment.ALLOWED_CPUS + 1, environment.ALLOWED_CPUS
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert f"another number of CPUs ({theirs} cores there, {ours} core{'' if ours == 1 else 's'} here" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_cores_differing_compares_rows_of_this_cpu_only():
+    from bench_utils.sweep.jobs import cores_differing
+    from conftest import FIXTURE_ENV, make_row
+
+    rows = [make_row(env=FIXTURE_ENV | {"cpu": "X", "cpu_count": 1}), make_row(env=FIXTURE_ENV | {"cpu": "Y", "cpu_count": 4}),
+            make_row(status="timeout", env={})]
+    assert cores_differing(rows, "X", 2) == "1 core there, 2 cores here"
+    assert cores_differing(rows, "X", 1) == ""  # as measured
+    assert cores_differing(rows, "Z", 2) == ""  # another CPU model's rows are cells of their own
+    assert cores_differing(rows, "X", None) == ""  # this process's count unknown
+
 def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     """The kill comes at a point the test chooses: the third round's worker hangs (a fault) after the
     first two rounds' rows are written, and the sweep is killed then."""

@@ -348,3 +348,12 @@ def test_a_spare_asked_long_after_its_start_is_not_taken_for_lost(tmp_path, monk
         assert len(spares.idle) == 1 and spares.idle[0][0].process.is_alive()
     finally:
         spares.close()
+
+
+def test_an_error_names_the_log_only_where_it_holds_the_jobs_own_lines(tmp_path):
+    worker = Worker.__new__(Worker)  # its log alone: no process needed
+    worker.log_path, worker.spare_log = tmp_path / "w.log", None
+    worker.log_path.write_text("worker: block (round 0)\n")  # the runner's commands only
+    assert worker.log_words() == ""
+    worker.log_path.write_text("worker: block (round 0)\nRuntimeError: boom\n")
+    assert worker.log_words() == "; log: RuntimeError: boom"

@@ -159,6 +159,20 @@ def read_cell_rows(cfg: BenchConfig, results_path: Path) -> list:
     return rows
 
 
+def cores_differing(rows: list, cpu: str, cores: int | None) -> str:
+    """Rows of this CPU model measured with another number of CPUs than `cores` (a run under taskset, or
+    a container's cpuset), said as "1 core there, 2 cores here"; "" when none. Their rounds would join this
+    run's in the same cells (a cell is the label, settings, CPU model and torch: results/aggregate.py),
+    so a speedup would pair a one-core round with a two-core one. Rows of another CPU model are cells of
+    their own; a row without the fields (a failure before its process recorded them) says nothing."""
+    theirs = sorted({row.env.get("cpu_count") for row in rows if row.env.get("cpu") == cpu}
+                    - {None, cores})
+    if cores is None or not theirs:
+        return ""
+    unit = lambda n: f"{n} core{'' if n == 1 else 's'}"  # noqa: E731
+    return f"{', '.join(unit(n) for n in theirs)} there, {unit(cores)} here"
+
+
 # the settings a row records beside its fingerprint (BenchResult fields of the same name): the others are in the
 # fingerprint alone
 RECORDED_SETTINGS = ("size", "device", "fullgraph", "warmup", "iterations", "min_time_s")

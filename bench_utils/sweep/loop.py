@@ -32,8 +32,9 @@ from ..results.race import SELECTION_ROUNDS
 from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .launchers import Launcher
-from .jobs import (Round, done_keys, eager_after_selection, failure_row, first_rounds, pending_study_jobs,
-                   read_cell_rows, retryable_failures, round_pending, rows_path, study_jobs, unit_group)
+from .jobs import (Round, SettingsMismatchError, cores_differing, done_keys, eager_after_selection, failure_row,
+                   first_rounds, pending_study_jobs, read_cell_rows, retryable_failures, round_pending, rows_path,
+                   study_jobs, unit_group)
 
 
 @dataclass
@@ -72,7 +73,8 @@ class SweepSummary:
                 if left_out else "")
         share = ""
         if self.timed_s and self.seconds > self.cold_compile_s:
-            share = (f"; timed calls {self.timed_s:.0f} s of {self.seconds:.0f} s ({self.timed_s / self.seconds:.0%}; "
+            share = (f"; timed calls {_seconds(self.timed_s)} of {_seconds(self.seconds)} "
+                     f"({self.timed_s / self.seconds:.0%}; "
                      f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
         short = self._short()
         failed = (f"; {counted(self.not_retried, 'measuring process', 'measuring processes')} in the file did not "
@@ -120,6 +122,11 @@ class SweepSummary:
             self.timed_s += timed_s(row)
             if getattr(row, "repeat", None) == 0 and getattr(row, "compile_s", None):
                 self.cold_compile_s += row.compile_s
+
+
+def _seconds(value: float) -> str:
+    """"0.4 s" under ten seconds ("0 s of 10 s (4%)" read as a contradiction), "212 s" above."""
+    return f"{value:.1f} s" if value < 9.95 else f"{value:.0f} s"
 
 
 def default_results_path(cfg: BenchConfig, root: str | Path | None = None) -> Path:
@@ -216,6 +223,8 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     started = time.perf_counter()
     with ResultsWriter(results_path) as writer:
         rows = read_cell_rows(cfg, results_path)
+        if launcher is None or isinstance(launcher, LocalLauncher):  # a cluster's rows are its hosts'
+            _refuse_other_cores(rows, results_path)
         firsts = [round_ for round_ in first_rounds(cfg) if round_pending(cfg, round_, done_keys(rows, retry_failed))]
         studies = pending_study_jobs(cfg, results_path, retry_failed)
         total = len(first_rounds(cfg)) + len(study_jobs(cfg))
@@ -300,6 +309,18 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
     return summary
 
 
+def _refuse_other_cores(rows: list, results_path: Path) -> None:
+    """A resume here on another number of CPUs than the file's rows of this CPU had (jobs.cores_differing)
+    is refused, as rows of other settings are."""
+    from ..measure import environment
+
+    differing = cores_differing(rows, environment.cpu_name(), environment.ALLOWED_CPUS)
+    if differing:
+        raise SettingsMismatchError(f"{results_path} holds rows measured on another number of CPUs ({differing}: "
+                                    "taskset or a cpuset); choose another --results file, or run on as many CPUs "
+                                    "as it was measured on")
+
+
 def run_sweeps(configs: list[BenchConfig], results_paths: list, launchers: list, retry_failed: bool = False,
                progress: bool = True) -> list[SweepSummary]:
     """Several profiles' sweeps at once, each its own loop (run_sweep) through its own launcher
@@ -341,4 +362,5 @@ def progress_bar(total: int, enabled: bool, position: int = 0):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True, position=position)
+    # shown after a second: a sweep with nothing left ends before it, with no "0job [00:00, ?job/s]" line
+    return tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True, position=position, delay=1.0)

@@ -193,6 +193,12 @@ class Worker:
         """The end of its log (log_tail), or of the log it wrote as a spare if it died before it moved."""
         return log_tail(self.log_path) or (log_tail(self.spare_log) if self.spare_log else "")
 
+    def log_words(self) -> str:
+        """"; log: <its last lines>" for an error's end, or nothing where the log holds none of the job's
+        own lines (a worker killed before it printed: "log: " with nothing after it read as cut off)."""
+        tail = self.log_tail()
+        return f"; log: {tail}" if tail else ""
+
     def allow(self, seconds: float) -> None:
         """Its deadline at least `seconds` from now (a spare asked long after its start: Spares.wait)."""
         self.deadline = max(self.deadline, time.perf_counter() + seconds)
@@ -213,22 +219,21 @@ class Worker:
             raise self.lost
         if not self.conn.poll(max(0.0, self.deadline - time.perf_counter())):
             self.kill()
-            raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s; log: "
-                                        f"{self.log_tail()}")
+            raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s{self.log_words()}")
         try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
             return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
         except (EOFError, OSError) as err:
             if getattr(err, "expired", False):
-                raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s; log: "
-                                            f"{self.log_tail()}") from None
+                raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s"
+                                            f"{self.log_words()}") from None
             self.process.join(5)
             code = self.process.exitcode
             if code == -signal.SIGKILL and self.out_of_memory():
                 raise WorkerLost("oom", "the kernel's out-of-memory killer ended the worker process (SIGKILL: past "
-                                        f"the machine's or the container's memory); log: {self.log_tail()}"
+                                        f"the machine's or the container's memory){self.log_words()}"
                                  ) from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
-            raise WorkerLost("crashed", f"worker process {reason}; log: {self.log_tail()}") from None
+            raise WorkerLost("crashed", f"worker process {reason}{self.log_words()}") from None
 
     def out_of_memory(self) -> bool:
         """Did the kernel's OOM killer end a process since this worker started (memory_room.oom_kills)?
