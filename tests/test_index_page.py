@@ -46,6 +46,7 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
 
     out = tmp_path / "reports"
     _profile_folder(out, "cpu", "CPU", rows=speedup_rows("vit", 1, 4.0, 2.0))
+    (out / "cpu" / "report.html").write_text("<p>its page</p>")
     _profile_folder(out, "a100", "A100", error=f"ResultsLockedError: {out}/a100/results.jsonl is locked")
     (out / "a100" / "report.html").write_text("<p>the complete page of an earlier run</p>")
     (out / "old").mkdir()
@@ -57,7 +58,11 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
         ("CPU", "cpu/report.html", ""), ("Old", "old/report.html", "")]
     page = index_page.write_index(lines, out / "index.html", "summary.html").read_text()
     assert "failed: ResultsLockedError: results.jsonl is locked" in page and str(tmp_path) not in page
-    assert '<a class="run" href="cpu/report.html">CPU</a>' in page and "a.run{white-space:nowrap}" in page
+    assert '<a class="run" href="cpu/report.html">CPU</a>' in page and ".run{white-space:nowrap}" in page
+    # "old" was measured by `run` alone: no page to link, and the line says what builds it
+    assert [line.page_made for line in lines] == [True, True, False]
+    assert 'href="old/report.html"' not in page and '<span class="run">Old</span>' in page
+    assert "no page yet: python -m bench_utils report PARAMS.yaml --report-only builds it" in page
 
 
 def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp_path):
@@ -82,7 +87,7 @@ def test_a_profile_whose_sweep_stopped_early_is_unfinished_not_complete(tmp_path
     line = index_page.ProfileLine("CPU", "cpu/report.html", "cpu.yaml", "", len(to_dataframe(rows)), rows,
                                   rounds_left=7)
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
-    assert "unfinished: 7 rounds still to measure (run the same command again)" in page
+    assert "unfinished: 7 rounds still to measure (python -m bench_utils report cpu.yaml measures them)" in page
     assert '<span class="ok">complete</span>' not in page
     # profile.json carries the count from the report command to every later index
     from bench_utils.config.bench_config import BenchConfig
@@ -104,6 +109,7 @@ def test_results_measured_after_the_page_are_flagged_not_counted_with_the_page_s
     folder.mkdir(parents=True)
     write_rows(folder / "results.jsonl", speedup_rows("vit", 1, 4.0, 2.0))
     index_page.write_profile_state(folder, BenchConfig(label="CPU"), "cpu.yaml", "", rounds_left=7)
+    (folder / "report.html").write_text("<p>its page</p>")
     (line,) = index_page.profile_lines(tmp_path / "out")
     assert line.rounds_left == 7 and not line.page_behind  # as the page was made
     with open(folder / "results.jsonl", "ab") as results:  # a run appended rows since
@@ -111,7 +117,7 @@ def test_results_measured_after_the_page_are_flagged_not_counted_with_the_page_s
     (line,) = index_page.profile_lines(tmp_path / "out")
     assert line.page_behind and line.rounds_left == 0
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
-    assert "its page is older than its results: rebuild it (report PARAMS.yaml --report-only)" in page
+    assert "its page is older than its results: rebuild it (python -m bench_utils report cpu.yaml --report-only)" in page
     assert "unfinished" not in page and '<span class="ok">complete</span>' not in page
 
 

@@ -182,7 +182,9 @@ def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_repor
     assert 'href="fixture-cpu/report.html"' in index and 'href="summary.html"' in index
     assert "1 failed, 1 missing" in index  # resnet bs=4 default OOM, vit bs=4 default never measured
     # vit bs=4's two rounds never ran (a sweep stopped early): the index and the page say so
-    assert "unfinished: 2 rounds still to measure (run the same command again); 1 failed, 1 missing" in index
+    # the command that measures them: report without --report-only (the page was made with it, which measures nothing)
+    assert "unfinished: 2 rounds still to measure (python -m bench_utils report " in index
+    assert " measures them); 1 failed, 1 missing" in index and "--report-only measures" not in index
     assert "The sweep stopped before its first pass ended: 2 of 8 rounds are still to measure" in (
         out / "fixture-cpu" / "report.html").read_text()
     assert "Fixture CPU (unfinished: 2 rounds of its first pass still to measure" in proc.stdout + proc.stderr
@@ -290,6 +292,13 @@ def test_a_report_from_hostile_rows_publishes_no_markup_and_no_local_path(hostil
     page = (out / "img-src-x-onerror-alert-1" / "report.html").read_text()
     assert "&lt;img src=x onerror=alert(1)&gt;" in page  # shown as text, not dropped
     assert "skipped 1 unreadable line(s): [5]; line 5: samples_s: a value outside" in page  # the lying row
+
+
+def test_out_that_is_a_file_is_refused_before_any_plan(tmp_path):
+    params = tiny_params(tmp_path)
+    proc = run_cli("report", params, "--out", params)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert one_error_line(proc).endswith("is a file, not a folder: give the folder the reports go to")
 
 
 def test_source_notebooks_are_never_an_output(tmp_path):

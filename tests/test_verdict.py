@@ -84,7 +84,7 @@ def test_slower_and_cant_tell_say_why_and_what_settles_it():
     assert (vit["verdict"], vit["reason"]) == (decision.CANT_TELL, "budget")  # wider than the +-5% asked for
     assert "straddles 1.10×: the budget ran out at ±" in vit["answer"]
     # what settles it: the rounds its spread asks for, as a command (test_a_cant_tell_for_the_budget_...)
-    assert re.search(r"about \d+ more rounds? would settle it.*: the same command --budget-min [0-9.]+ \(the rounds "
+    assert re.search(r"about \d+ more rounds? would settle it.*: python -m bench_utils report PARAMS\.yaml --budget-min [0-9.]+ \(the rounds "
                      "measured are kept\)", vit["answer"]) or "to settle it within 100 rounds" in vit["answer"]
     close = verdict_of(race_rows("vit", {"default": STRADDLE}), Rules(1.10, 0.5, 8.0)).loc[("vit", 1)]
     assert (close["verdict"], close["reason"]) == (decision.CANT_TELL, "close")

@@ -326,7 +326,8 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
         if outcome.results.exists():
             text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg, outcome.params))
             rounds = f"{outcome.rounds_left} round{'' if outcome.rounds_left == 1 else 's'}"
-            unfinished = (f" (unfinished: {rounds} of its first pass still to measure; run the same command again)"
+            unfinished = (f" (unfinished: {rounds} of its first pass still to measure: "
+                          f"{Rules(params=outcome.params).measuring_command()} measures them)"
                           if outcome.rounds_left else "")
             blocks.append(f"{outcome.cfg.label}{unfinished}:\n{text}")
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
@@ -352,6 +353,8 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     """Before anything runs: the notebooks the command writes must not be the checkout's own (`--out .`
     with a label "notebooks", or `--out notebooks`, would overwrite them with executed copies), and no
     file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker)."""
+    if out_dir.exists() and not out_dir.is_dir():  # before a plan is printed and a sweep started, not after
+        raise ConfigError(f"--out {out_dir} is a file, not a folder: give the folder the reports go to")
     sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
     folders = [profile_results(cfg, out_dir).parent for cfg in configs]
     for folder in folders:  # a profile folder that is a symlink out of the reports folder is refused

@@ -33,7 +33,7 @@ padding:0 1rem;color:#1f2328}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.45rem .6rem;
 text-align:left}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .failed{color:#b42318;font-weight:600}.ok{color:#1a7f37;font-weight:600}.random{color:#9a6700;font-weight:600}
-small{color:#57606a}a.run{white-space:nowrap}
+small{color:#57606a}.run{white-space:nowrap}
 """
 
 
@@ -49,6 +49,7 @@ class ProfileLine:
     rounds_left: int = 0  # first-pass rounds the sweep had still to run when the page was made (profile.json)
     # the results file changed after the page was made (a run since): the page, and rounds_left, speak of less
     page_behind: bool = False
+    page_made: bool = True  # its report.html exists (a folder `run` alone measured into has none: no link)
 
     @cached_property
     def frame(self):
@@ -92,22 +93,30 @@ def _row_html(line: ProfileLine) -> str:
     failed = cell_states(line.frame)[-1]
     missing = max(line.expected_cells - len(line.frame), 0)
     problems = []
-    if line.page_behind:
-        problems.append("its page is older than its results: rebuild it (report PARAMS.yaml --report-only)")
+    if not line.page_made:  # measured by `run` alone: the folder has rows, no page to link
+        problems.append(f"no page yet: {Rules(params=line.params).measuring_command()} --report-only builds it")
+    elif line.page_behind:
+        problems.append(f"its page is older than its results: rebuild it ({Rules(params=line.params).measuring_command()}"
+                        " --report-only)")
     if line.rounds_left:
         rounds = f"{line.rounds_left} round{'' if line.rounds_left == 1 else 's'}"
-        problems.append(f"unfinished: {rounds} still to measure (run the same command again)")
+        problems.append(f"unfinished: {rounds} still to measure ({Rules(params=line.params).measuring_command()} "
+                        "measures them)")
     if failed or missing:
         problems.append(f"{failed} failed, {missing} missing")
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
-             else f'<span class="failed">{"; ".join(problems)}</span>' if problems
+             else f'<span class="failed">{escape("; ".join(problems))}</span>' if problems
              else '<span class="ok">complete</span>')
     head = page_header(line.frame, line.label)
     weights = escape(head.weights)
     if "random" in head.weights:
         weights = f'<span class="random">{weights}</span>'
+    if head.size:  # tiny configurations: their names are the checkpoints' architectures, not their sizes
+        weights += f'<br><span class="random">{escape(head.size)}</span>'
     # the run's name on one line, as in every table of the pages (display.ONE_LINE_LABELS)
-    return (f'<tr><td><a class="run" href="{escape(line.page)}">{escape(line.label)}</a><br>'
+    name = (f'<a class="run" href="{escape(line.page)}">{escape(line.label)}</a>' if line.page_made
+            else f'<span class="run">{escape(line.label)}</span>')
+    return (f"<tr><td>{name}<br>"
             f"<small>{escape(line.params)}</small></td>"
             f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
             f"{escape(head.date)}</small><br>{weights}</td>"
@@ -189,7 +198,7 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
                                  _rules(state), left if type(left) is int and 0 <= left <= MAX_CELLS and not behind
-                                 else 0, behind))
+                                 else 0, behind, page.is_file()))
     return lines
 
 

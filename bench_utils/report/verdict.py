@@ -56,6 +56,11 @@ class Rules:
     def of(cls, cfg, params: str = "") -> "Rules":
         return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min, params)
 
+    def measuring_command(self) -> str:
+        """The command that measures more of the profile: `report` on its parameters file, which resumes
+        (a page made with --report-only, which measures nothing, must not say "the same command")."""
+        return f"python -m bench_utils report {self.params or 'PARAMS.yaml'}"
+
 
 def _bounds(row, margin: float = math.nan) -> str:
     """"0.94–1.07×"; an end that would round onto the margin from the other side keeps its digits."""
@@ -205,7 +210,7 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     seconds = settle_s(row, rules)
     spent = row.get("sweep_s")
     budget = rerun_budget_min(spent if spent and not pd.isna(spent) else 0.0, seconds + others_s)
-    target = f"python -m bench_utils report {rules.params}" if rules.params else "the same command"
+    target = rules.measuring_command()
     minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
     also = (f"; with the other undecided models' rounds, about {max(1, round((seconds + others_s) / 60))} min"
             if others_s else "")
@@ -226,8 +231,8 @@ def more_rounds_how(rules: Rules) -> str:
     """What measures more rounds of a profile: a larger budget_min, or, where it asks for no extra rounds
     (target_halfwidth 0), a larger repeats."""
     if not rules.target_halfwidth:
-        return f"{NO_EXTRA_ROUNDS}: raise repeats (or set target_halfwidth) and run the same command again"
-    return "raise budget_min and run the same command again"
+        return f"{NO_EXTRA_ROUNDS}: raise repeats (or set target_halfwidth) and run {rules.measuring_command()} again"
+    return f"raise budget_min and run {rules.measuring_command()} again"
 
 
 def _runner_up(rec, runner, rules: Rules) -> str:
@@ -475,8 +480,8 @@ def page_caveats(df, first_pass: tuple[int, int] | None = None, rules: Rules = R
     left, rounds = first_pass or (0, 0)
     if left:  # first: every figure below is of an unfinished run, and the cure is not a larger budget
         notes.append(f"The sweep stopped before its first pass ended: {left} of {rounds} rounds are still to measure, "
-                     "so some figures rest on fewer rounds than the profile asks, and cells may be missing. Run the "
-                     "same command again to finish them (the rounds measured are kept).")
+                     "so some figures rest on fewer rounds than the profile asks, and cells may be missing. "
+                     f"{rules.measuring_command()} finishes them (the rounds measured are kept).")
     ok = df[df["status"] == "ok"]
     if not ok.empty and "random" in set(ok.get("weights", [])):
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
