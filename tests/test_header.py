@@ -8,7 +8,7 @@ from conftest import FIXTURE_ENV, make_row
 def test_cpu_header_names_the_machine_its_cores_and_the_versions():
     head = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0)]))
     assert head.facts == ["CPU", "Fixture CPU (synthetic rows), 2 cores", "torch 2.fixture · transformers 5.fixture · "
-                          "Python 3.11", "measured 2026-11-23", "random weights"]
+                          "Python 3.11", "measured 2026-11-23", "random weights", "tiny test models"]
     assert head.title == " · ".join(head.facts)
 
 
@@ -30,3 +30,11 @@ def test_a_run_pinned_to_one_core_says_one_core():
     env = FIXTURE_ENV | {"cpu_count": 1}
     head = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, env=env)]))
     assert head.hardware == "Fixture CPU (synthetic rows), 1 core"
+
+
+def test_the_size_is_said_for_tiny_models_only():
+    full = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, size="full")]))
+    assert full.size == "" and len(full.facts) == 5
+    mixed = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, size="full"),
+                                      make_row("resnet", 1, "eager", 2.0)]))
+    assert mixed.size == "tiny test models for 1 of 2 models"

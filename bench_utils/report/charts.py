@@ -31,6 +31,18 @@ def colours(names) -> dict:
 
 
 SPEEDUP_TICKS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0)  # × on the log axis
+
+
+def speedup_ticks(low: float, high: float) -> list[float]:
+    """SPEEDUP_TICKS within [low, high], thinned on a wide axis so no two labels are closer than a tenth
+    of its log span (0.5×, 0.75× and 1× printed over each other on an axis from 0.02× to 50×); 1× kept."""
+    inside = [t for t in SPEEDUP_TICKS if low <= t <= high]
+    gap = math.log(high / low) / 10 if high > low > 0 else 0.0
+    kept: list[float] = []
+    for tick in sorted(inside, key=lambda t: (t != 1.0, abs(math.log(t)))):  # 1x first, then outwards
+        if all(abs(math.log(tick / other)) >= gap for other in kept):
+            kept.append(tick)
+    return sorted(kept)
 SPEEDUP_AXIS = (0.05, 50.0)  # an interval past these ends is a measurement gone wrong: cut, and said
 
 
@@ -60,7 +72,7 @@ def speedup_chart(df, worthwhile: float = BenchConfig.worthwhile, names=None) ->
     low = max(SPEEDUP_AXIS[0], min(0.8, 0.9 * float(np.nanmin(ends))))
     high = min(SPEEDUP_AXIS[1], max(1.5, 1.15 * float(np.nanmax(ends)), 1.1 * worthwhile))
     ax.set_xlim(low, high)
-    ticks = [t for t in SPEEDUP_TICKS if low <= t <= high]
+    ticks = speedup_ticks(low, high)
     ax.set_xticks(ticks, [f"{t:g}×" for t in ticks])
     ax.minorticks_off()
     if np.nanmin(ends) < low or np.nanmax(ends) > high:
@@ -188,7 +200,7 @@ def breakeven_chart(df, worthwhile: float = BenchConfig.worthwhile) -> Figure:
     fig, axes = figure(13, max(3.5, 1.2 + BAR_SLOT_IN * max(len(chosen), len(ok) // 2)), 1, 2)
     scatter, payoff = axes[0]
     colour = colours(df["configuration"])
-    _speedup_against_compile(scatter, ok, answers, colour, worthwhile)
+    _speedup_against_compile(scatter, ok, chosen, colour, worthwhile)  # ringed: what the verdict says to compile
     _payoff_bars(payoff, chosen, colour)
     return fig
 
@@ -197,8 +209,9 @@ MODEL_MARKERS = "osD^vP*Xh<>p"  # one marker per model of a page (colour: the co
 
 
 def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -> None:
-    """Every compiled cell as a point, coloured by configuration and shaped by model; only each model's
-    recommended configuration is named (every point named overlapped where configurations tie)."""
+    """Every compiled cell as a point, coloured by configuration and shaped by model; the configuration
+    each of `answers` (the models whose verdict is to compile) recommends is ringed (a ring on a model
+    whose answer is "Can't tell" would say more than its verdict; names beside the points overlapped)."""
     from matplotlib.lines import Line2D
 
     marker = dict(zip(tables.ordered_models(ok["model"]), MODEL_MARKERS * 4))

@@ -19,10 +19,11 @@ class PageHeader:
     software: str  # "torch 2.5.1 · transformers 4.46.0 · Python 3.11.9"
     date: str  # the day(s) the cells were measured, UTC
     weights: str  # "random weights" / "pretrained weights" / "random weights for 2 of 4 models"
+    size: str = ""  # "tiny test models" where the run built tiny configurations, "" at the checkpoints' size
 
     @property
     def facts(self) -> list[str]:
-        return [self.label, self.hardware, self.software, self.date, self.weights]
+        return [self.label, self.hardware, self.software, self.date, self.weights] + ([self.size] if self.size else [])
 
     @property
     def title(self) -> str:
@@ -74,8 +75,19 @@ def weights_words(run: pd.DataFrame) -> str:
     return "random weights" if len(random_models) == loaded else f"random weights for {len(random_models)} of {loaded} models"
 
 
+def size_words(run: pd.DataFrame) -> str:
+    """"tiny test models" where the run's models are tiny configurations (a model's name and checkpoint on
+    the page are its architecture's, not its size's), "" where they are the checkpoints' size."""
+    sizes = run["size"].dropna() if "size" in run.columns else pd.Series(dtype=object)
+    tiny = set(run.loc[sizes.index[sizes == "tiny"], "model"]) if len(sizes) else set()
+    if not tiny:
+        return ""
+    models = run["model"].nunique()
+    return "tiny test models" if len(tiny) == models else f"tiny test models for {len(tiny)} of {models} models"
+
+
 def page_header(df: pd.DataFrame, label: str = "") -> PageHeader:
     """The header of one run's rows (the DataFrame of frame.to_dataframe); `label` when it has none yet."""
     labels = _distinct(df["label"]) if "label" in df.columns else []
     shown = " / ".join(labels) or label or "no results yet"
-    return PageHeader(shown, _hardware(df), _software(df), _date(df), weights_words(df))
+    return PageHeader(shown, _hardware(df), _software(df), _date(df), weights_words(df), size_words(df))

@@ -19,9 +19,11 @@ from .verdict import WORDS, Rules, verdicts
 
 
 def run_headers(df) -> pd.DataFrame:
-    """One row per run: its header facts (run, machine, software, date, weights)."""
+    """One row per run: its header facts (run, machine, software, date, weights and, for tiny test models,
+    their size)."""
     heads = [page_header(df[df["label"] == label], label) for label in sorted(set(df["label"]))]
-    return pd.DataFrame([h.facts for h in heads], columns=["Run", "Machine", "Software", "Date", "Weights"])
+    return pd.DataFrame([[h.label, h.hardware, h.software, h.date, ", ".join(filter(None, (h.weights, h.size)))]
+                         for h in heads], columns=["Run", "Machine", "Software", "Date", "Weights"])
 
 
 def _speedup_text(row) -> str:

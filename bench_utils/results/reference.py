@@ -62,7 +62,10 @@ def compare_with_reference(df):
                     "improvement_pct", "ref_improvement_pct", "speedup_vs_ref", "ref_eager_ms",
                     "ref_compiled_ms", "ref_status", "ref_note"]
     rest = [c for c in merged.columns if c not in order]
-    return merged[order + rest].sort_values(CELL + ["gpu"], ignore_index=True)
+    # the guide's GPUs in its own order (A100, V100, T4), as every other table of the summary shows them
+    rank = {gpu: i for i, gpu in enumerate(GPUS)}
+    return merged[order + rest].sort_values(CELL + ["gpu"], ignore_index=True,
+                                            key=lambda col: col.map(rank) if col.name == "gpu" else col)
 
 
 def guide_speedups(mode: str = "default") -> dict[tuple[str, int, str], float]:
