@@ -16,6 +16,11 @@ from bench_utils.paths import default_inductor_cache_dir  # noqa: E402
 default_inductor_cache_dir()  # in-process compiles share the checkout's cache, as the CLI's do
 
 
+# A killed worker's error: its signal, then "; log: " and the log's last lines only where the log holds the
+# job's own lines (a worker killed before it printed any: nothing, not a "log: " that reads as cut off).
+KILLED = r"worker process killed by {}(; log: \S.*)?"
+
+
 def tiny_params(tmp_path: Path, name: str = "params.yaml", **values) -> Path:
     """A parameters file for a fast CPU sweep of tiny models; keyword arguments override keys."""
     params = {"label": "test", "models": ["vit"], "size": "tiny", "batch_sizes": [1], "configurations": ["eager"],

@@ -3,6 +3,7 @@ and each round is measured by a process forked from it, which compiles nothing; 
 dies takes its template with it, so the runner reads the death as before."""
 
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from bench_utils.measure.faults import ENV_VAR as FAULT
 from bench_utils.measure.forked import RELEASE, forks
 from bench_utils.measure.task import CELL, Block, Job, NextRound, Task
 from bench_utils.sweep.workers import Worker, WorkerLost
+from conftest import KILLED
 
 BLOCK = Block(after_switch=True, hand_over=False)
 
@@ -80,7 +82,7 @@ def test_a_forked_process_killed_mid_round_is_the_workers_death(tmp_path):
         with pytest.raises(WorkerLost) as lost:
             worker.ask("block", BLOCK)
         assert lost.value.status == "crashed"
-        assert lost.value.error.startswith("worker process killed by SIGKILL; log: ")
+        assert re.fullmatch(KILLED.format("SIGKILL"), lost.value.error)
     finally:
         worker.close()
     assert worker.exit_code == -signal.SIGKILL

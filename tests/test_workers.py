@@ -2,6 +2,7 @@
 the fork server, past their deadline, dying, asked to exit; the crash message's words."""
 
 import os
+import re
 import signal
 import time
 from multiprocessing import forkserver
@@ -12,6 +13,7 @@ from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure.faults import ENV_VAR as FAULT
 from bench_utils.measure.task import CELL, Job, Task
 from bench_utils.sweep.workers import LOG_TAIL_CHARS, Spares, Worker, WorkerLost, log_tail, signal_name
+from conftest import KILLED
 
 
 def cell_payload(fault: str, tmp_path) -> Task:
@@ -55,7 +57,7 @@ def test_a_worker_that_dies_becomes_crashed_with_its_signal(tmp_path):
         with pytest.raises(WorkerLost) as lost:
             worker.ask("cell", cell_payload("vit/1/eager=segfault", tmp_path))
         assert lost.value.status == "crashed"
-        assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
+        assert re.fullmatch(KILLED.format("SIGSEGV"), lost.value.error)
     finally:
         worker.close()
     assert worker.process.exitcode == -signal.SIGSEGV
@@ -259,7 +261,7 @@ def test_a_gpu_profiles_worker_is_spawned_not_forked_from_the_server_and_works(t
         assert type(worker.process).__name__ == "SpawnProcess"
         with pytest.raises(WorkerLost) as lost:  # a real worker: it runs the job it is sent
             worker.ask("cell", cell_payload("vit/1/eager=segfault", tmp_path))
-        assert lost.value.error.startswith("worker process killed by SIGSEGV; log: ")
+        assert re.fullmatch(KILLED.format("SIGSEGV"), lost.value.error)
     finally:
         worker.close()
     import torch
