@@ -9,7 +9,7 @@ import pytest
 
 import bench_utils.measure.cell as measure
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.measure import launch_thread
+from bench_utils.measure import device_memory, launch_thread
 from bench_utils.measure.cell import CellProcess
 from bench_utils.measure.task import CELL, Job, Task
 from bench_utils.results.aggregate import cells
@@ -29,7 +29,7 @@ def _process(tmp_path, device: str) -> CellProcess:
 
 def test_a_gpu_workers_blocks_record_its_threads_cpu_the_others_share_and_the_sm_clock(monkeypatch, tmp_path):
     monkeypatch.setattr(measure, "time_calls", lambda fn, device, calls, seconds: [1e-3] * 2)
-    monkeypatch.setattr(measure, "release_cuda_memory", lambda: None)
+    monkeypatch.setattr(device_memory, "release_cuda_memory", lambda: None)
     monkeypatch.setattr(measure.environment, "sm_clock_mhz", lambda: 1755.0)
     cpus = iter([3, 3, 7])
     monkeypatch.setattr(launch_thread, "current_cpu", lambda: next(cpus))
@@ -54,7 +54,7 @@ def test_a_gpu_worker_pins_its_launching_thread_once_as_it_warms_up_a_cpu_worker
     pinned = []
     monkeypatch.setattr(launch_thread, "pin", lambda: pinned.append("pin") or 5)
     monkeypatch.setattr(measure, "warm_up", lambda *args, **kwargs: {"warmup_calls": 1})
-    monkeypatch.setattr(measure, "_reset_peak_memory", lambda device: None)  # a later round's: CUDA's allocator
+    monkeypatch.setattr(device_memory, "reset_peak_memory", lambda device: None)  # a later round's: CUDA's allocator
     process = _process(tmp_path, "cuda")
     process._warm_up(process.call, 0)
     process._warm_up(process.call, 0)  # eager beside it warms up too: still one pin
@@ -157,7 +157,7 @@ def test_a_gpu_workers_profiler_pass_runs_unpinned(monkeypatch, tmp_path):
 
     monkeypatch.setattr(launch_thread, "unpinned", Unpinned)
     monkeypatch.setattr(measure.profiling, "profile_calls", lambda *args: entered.append("profile") or {})
-    monkeypatch.setattr(measure, "hand_over_memory", lambda device: None)
+    monkeypatch.setattr(device_memory, "hand_over_memory", lambda device: None)
     process = _process(tmp_path, "cuda")
     process.profile()
     assert entered == ["unpinned", "profile", "pinned again"]

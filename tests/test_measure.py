@@ -4,6 +4,7 @@ classification."""
 import torch
 
 from bench_utils.config.bench_config import BenchConfig
+from bench_utils.measure import device_memory
 from bench_utils.measure.cell import CellProcess, error_text
 from bench_utils.measure.task import CELL, Job, Task
 from conftest import measure_cell
@@ -247,7 +248,7 @@ def test_after_an_oom_memory_is_recovered_outside_the_except_block(monkeypatch, 
         held.append(weakref.ref(activations))
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(measure, "release_cuda_memory", lambda: seen.append((held[0]() is None, sys.exc_info()[0])))
+    monkeypatch.setattr(device_memory, "release_cuda_memory", lambda: seen.append((held[0]() is None, sys.exc_info()[0])))
     process = _process(tmp_path)
     process.device = "cuda"  # the rule is CUDA's; nothing here touches a GPU
     process._guarded(failing_step)
@@ -289,7 +290,7 @@ def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_ca
 
     events = []
     monkeypatch.setattr(measure, "time_calls", lambda fn, device, calls, seconds: events.append("timed") or [1e-3])
-    monkeypatch.setattr(measure, "release_cuda_memory", lambda: events.append("cache given back"))
+    monkeypatch.setattr(device_memory, "release_cuda_memory", lambda: events.append("cache given back"))
     process = _process(tmp_path)
     process.call, process.device = (lambda: events.append("untimed call")), "cuda"
     process.time_block(after_switch=True, hand_over=False)  # ABBA's first of a pair: the worker goes on

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import gc
 import os
 import re
 import resource
@@ -34,10 +33,10 @@ from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configura
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import accuracy, deploy, environment, faults, launch_thread, machine_load, profiling, schedule
+from . import accuracy, deploy, device_memory, environment, faults, launch_thread, machine_load, profiling, schedule
 from .compiler_cache import compiler_cache
 from .task import Task
-from .compile_stats import cudagraph_pool_mb, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
+from .compile_stats import cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
 from .models import TORCH_DTYPES, load_model
 from .timing import time_calls, time_once, warm_until_steady
@@ -58,23 +57,6 @@ class WarmCompile:
         return cls(dt.datetime.now(dt.timezone.utc), time.perf_counter())
 
 
-def _peak_mem_mb(device: str, before_fork_mb: float = 0.0) -> dict:
-    """CUDA: peak allocated and reserved (the caching allocator's footprint) since the last reset, and
-    what the CUDA-graph pools hold now, MiB (see BenchResult.peak_mem_mb); CPU: the process's peak RSS,
-    MiB, and for a process forked from a prepared one, that one's peak up to the fork (`before_fork_mb`:
-    a fork's own count starts at the fork, without the compile that came before)."""
-    if device == "cuda":
-        return {"peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20,
-                "peak_reserved_mb": torch.cuda.max_memory_reserved() / 2**20,
-                "cudagraph_pool_mb": cudagraph_pool_mb(device)}
-    return {"peak_mem_mb": max(peak_rss_mb(), before_fork_mb)}
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def accuracy_numerics(device: str) -> str:
     """The tolerance class of a float32 comparison with eager: "tf32" on CUDA when TF32 is on."""
     return "tf32" if device == "cuda" and environment.tf32_in_use() else "float32"
@@ -84,7 +66,7 @@ def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[fl
     """Warm `fn` up until steady, then time it in one stretch (the compile-cost study's schedule): the
     samples, seconds."""
     warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
-    _reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
+    device_memory.reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
     return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
 
 
@@ -107,16 +89,6 @@ def block_window_s(cfg: BenchConfig) -> float:
     """A cell's warm-up window, seconds: as long as one timed block, at least schedule.MIN_WINDOW_S
     (min_time_s may be 0)."""
     return max(schedule.MIN_WINDOW_S, cfg.block_s())
-
-
-def _reset_peak_memory(device: str) -> None:
-    """CUDA: the next peak counts from here (the compiled peak must not include eager's). Cached free
-    blocks (compile and autotune scratch, the float64 reference's) are released first, so the reserved
-    peak is what timing holds: empty_cache releases "unoccupied cached memory" only (torch/cuda/memory.py,
-    empty_cache); the CUDA-graph pool stays, its graphs own it."""
-    if device == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
 
 
 def precision_context(config: Configuration, device: str):
@@ -249,6 +221,7 @@ class CellProcess:
         self._loads: list = []  # machine_load.Load of each block
         self._page_faults = 0  # minor page faults during the timed calls, the process's threads together
         self._last_timed = None  # the callable this process timed last (eager_in_process: two take turns)
+        self._own_peaks = device_memory.OwnPeaks(self.device)  # memory over this row's own calls, not eager's
         self.started = dt.datetime.now(dt.timezone.utc)
         self.clock = time.perf_counter()
 
@@ -269,7 +242,7 @@ class CellProcess:
         if self.failed:  # out of the except block: see recover_memory
             self.call = None
             self._contexts.close()
-            recover_memory(self.device)
+            device_memory.recover_memory(self.device)
 
     def prepare(self) -> None:
         self._guarded(self._prepare)
@@ -298,7 +271,7 @@ class CellProcess:
                 self.call = self._candidate(loaded.model, inputs, spec.task)
             if self.forking:  # its threads end with the compute thread (measure/forked.py, Compute)
                 self.before_fork()
-        _reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
+        device_memory.reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
 
     def _candidate(self, model, inputs: dict, task: str):
         """The configuration's callable, warmed up and its output compared with eager float32's (step 2 of
@@ -472,7 +445,7 @@ class CellProcess:
         (the next turn is another worker's), the CUDA cache is given back after it (hand_over_memory)."""
         self._guarded(lambda: self._time_block(after_switch))
         if hand_over and not self.failed:
-            hand_over_memory(self.device)
+            device_memory.hand_over_memory(self.device)
 
     def _time_block(self, after_switch: bool) -> None:
         # one untimed call first when another worker ran since this one's last block, or this process
@@ -486,10 +459,15 @@ class CellProcess:
             parts = [eager, own] if len(self.fields["block_lengths"]) % 2 == 0 else [own, eager]
         before, faults = machine_load.snapshot(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         for call, samples_name, lengths_name in parts:
+            own_part = call is self.call
             if after_switch or call is not self._last_timed:
+                if own_part and self._last_timed is not None and self._last_timed is not call:
+                    self._own_peaks.start()  # eager's calls ran last here: their peaks are not this row's
                 call()
             after_switch, self._last_timed = False, call
             samples = time_calls(call, self.device, self.cfg.block_calls(), self.cfg.block_s())
+            if own_part:
+                self._own_peaks.end(self.before_fork_mb)
             self.fields[samples_name] += samples
             self.fields[lengths_name].append(len(samples))
         self._page_faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
@@ -516,7 +494,7 @@ class CellProcess:
             raise RuntimeError("a failed cell process measures no further round")
         self._start_row(repeat, {name: value for name, value in self.fields.items()
                                  if name in PROCESS_FIELDS})
-        _reset_peak_memory(self.device)
+        device_memory.reset_peak_memory(self.device)
 
     def finish(self) -> BenchResult:
         """The row: latency and peak memory of the timed blocks; a failure at any step before is the
@@ -547,7 +525,7 @@ class CellProcess:
         except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
             fields = {"profile_error": error_text(err)}
         fields["profile_s"] = time.perf_counter() - started  # what a pass costs a sweep (plan.PROFILE_S)
-        hand_over_memory(self.device)  # the next turn is another worker's
+        device_memory.hand_over_memory(self.device)  # the next turn is another worker's
         return fields
 
     def _finish(self) -> None:
@@ -558,7 +536,7 @@ class CellProcess:
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
                            page_faults_per_call=self._page_faults / (len(self.fields["samples_s"])
                                                                      + len(self.fields["eager_samples_s"])),
-                           **_peak_mem_mb(self.device, self.before_fork_mb))
+                           **self._own_peaks.largest, **device_memory.held_now_mb(self.device))
         if self.frames_after_first_call is not None:  # what compiled again up to now, timed rounds and forks
             stats = graph_stats(self.frames_after_first_call)  # included: a fork's counters go on from its parent's
             self.fields.update(recompiles=stats["recompiles"], recompile_reasons=stats["recompile_reasons"])
@@ -635,35 +613,6 @@ def _cache_hint(err: BaseException) -> str:
     return f" (a damaged Inductor cache entry? delete {folder} and run again)"
 
 
-def hand_over_memory(device: str) -> None:
-    """CUDA: give this worker's cached free blocks back to the device when its turn ends, so the workers
-    that share the GPU (a round's other modes, the idle workers of the other live groups) never find
-    it filled by another's cache: torch.cuda.empty_cache is the only call that hands "unoccupied cached
-    memory" to other processes (torch/cuda/memory.py, empty_cache). The CUDA-graph pools stay (their
-    graphs own them); the untimed call that begins the worker's next turn allocates again. Blocks end
-    synchronized (timing.time_calls), so no block still in use by a queued kernel is kept back."""
-    if device == "cuda":
-        release_cuda_memory()
-
-
-def recover_memory(device: str) -> None:
-    """After a failure, once its `except` block is left: inside it the exception's traceback still holds
-    the frames of the failed call, and with them its tensors (an OOM's half-built activations), so
-    nothing could be freed. Out of it, a collection frees what only reference cycles kept, and on CUDA
-    the cached blocks go back to the device for the other workers on it."""
-    gc.collect()
-    hand_over_memory(device)
-
-
-def release_cuda_memory() -> None:
-    """After a failed cell: give cached blocks back. A sticky CUDA error (e.g. an illegal address)
-    makes every later CUDA call raise too; the row must still say what went wrong first."""
-    try:
-        torch.cuda.empty_cache()
-    except RuntimeError:
-        pass
-
-
 def measured_row(row_type, identity: dict, device: str, work):
     """Run `work(fields)` and return its row (`row_type`: BenchResult or a study's row): any failure
     becomes the row's status, "oom" or "error", with its text, and what `work` had put in `fields`
@@ -677,7 +626,7 @@ def measured_row(row_type, identity: dict, device: str, work):
     except Exception as err:  # noqa: BLE001 - every failure of a process must become a row
         status, error = ("oom" if is_oom(err) else "error"), error_text(err)
     if status != "ok":  # out of the except block: see recover_memory
-        recover_memory(device)
+        device_memory.recover_memory(device)
     return row_type(**identity, status=status, error=error, env=environment.collect(device),
                     started_at=started.isoformat(timespec="milliseconds"), duration_s=time.perf_counter() - clock,
                     **fields)

@@ -126,7 +126,7 @@ def measure_round(conn, process, repeat: int, first: bool) -> bool:
     """Fork a process that measures round `repeat` of the prepared `process` (a CellProcess) over
     `conn`, and wait for it to end. True when the worker goes on (the child was released); False when
     it must end (the runner said "exit"). A child that died otherwise ends this process the same way."""
-    from .cell import peak_rss_mb
+    from .device_memory import peak_rss_mb
 
     process.before_fork_mb = peak_rss_mb()  # the compile's peak, which the child's own count leaves out
     process.before_fork()
