@@ -17,6 +17,9 @@
 #        (each step's promise, 0 skips it; defaults 135, 290, 90 and 45: 560 s, and the machine's facts
 #        first; GPU_PROBE_SELFCHECK=full: the whole selfcheck, about 7 minutes on an H200, for a session
 #        that runs nothing else: `OUTDIR 540 0 0 0`)
+# A second call on the same warm machine resumes: the selfcheck's cells in .cache/selfcheck and the profile's
+# rows stay (the device tool keeps ignored folders), the profile's failed rows measured again
+# (--retry-failed). After a fix, GPU_PROBE_FRESH=1 removes what the last call measured first.
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [METHOD_S] [AA_S]}
 selfcheck_s=${2:-135}
@@ -30,6 +33,7 @@ quick=--quick
 [ "${GPU_PROBE_SELFCHECK:-quick}" = full ] && quick=
 results=reports/gpu-probe/results.jsonl
 mkdir -p "$out"
+[ "${GPU_PROBE_FRESH:-0}" = 1 ] && rm -rf .cache/selfcheck reports/gpu-probe reports/gpu-aa
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$PWD/.cache/inductor}"
 started=$(date +%s)
@@ -69,7 +73,7 @@ step() {
 } >>"$out/env.txt" 2>&1
 step selfcheck "$selfcheck_s" $(( profile_s + method_s + aa_s )) \
     "$py" -m bench_utils selfcheck --device cuda $quick --keep .cache/selfcheck --json "$out/selfcheck.json"
-step profile "$profile_s" $(( method_s + aa_s )) "$py" -m bench_utils run "$params" --results "$results"
+step profile "$profile_s" $(( method_s + aa_s )) "$py" -m bench_utils run "$params" --results "$results" --retry-failed
 if [ -f "$results" ]; then  # the method check reads the profile's own rows (no second sweep)
     step method_check "$method_s" "$aa_s" "$py" benchmarks/method_check.py --device cuda --params "$params" \
         --engine-results "$results" --min-run-time 0.5

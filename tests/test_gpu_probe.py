@@ -100,3 +100,22 @@ def test_a_profile_that_left_no_rows_skips_the_method_check_saying_so_and_the_a_
     took, calls, out = _probe(tmp_path, (3, 3, 3, 3), 30, (0, 0, 0, 0), NO_ROWS="1")
     assert [_step(c) for c in calls] == ["-c", "selfcheck", "run", "aa_check"]
     assert "method_check step skipped: the profile left no rows to check" in (out / "method_check.txt").read_text()
+
+
+def test_a_second_call_resumes_and_measures_failed_rows_again_and_a_fresh_one_removes_the_last_calls(tmp_path):
+    # the device tool keeps ignored folders on a warm machine: a rerun after a fix must not read stale rows
+    _, calls, _ = _probe(tmp_path, (5, 5, 5, 5), 60, (0, 0, 0, 0))
+    assert "--retry-failed" in calls[2] and "--keep .cache/selfcheck" in calls[1]
+    stale = [tmp_path / ".cache" / "selfcheck" / "profile0.jsonl", tmp_path / "reports" / "gpu-probe" / "old.jsonl"]
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+    script = tmp_path / "benchmarks" / SCRIPT.name
+    env = {**os.environ, "PYTHON": str(tmp_path / "python"), "GPU_PROBE_DEADLINE_S": "60",
+           **{f"SLEEP_{step}": "0" for step in ("SELFCHECK", "PROFILE", "METHOD", "AA")}}
+    subprocess.run(["bash", str(script), "out", "5", "5", "5", "5"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True, timeout=120)
+    assert all(path.exists() for path in stale)  # a plain second call resumes
+    subprocess.run(["bash", str(script), "out", "5", "5", "5", "5"], cwd=tmp_path, env={**env, "GPU_PROBE_FRESH": "1"},
+                   check=True, capture_output=True, timeout=120)
+    assert not any(path.exists() for path in stale)
