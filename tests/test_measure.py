@@ -5,7 +5,7 @@ import torch
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure import device_memory
-from bench_utils.measure.cell import CellProcess, error_text
+from bench_utils.measure.cell import CellProcess
 from bench_utils.measure.task import CELL, Job, Task
 from conftest import measure_cell
 from bench_utils.results.aggregate import cells
@@ -48,49 +48,6 @@ def test_cpu_allocator_failure_counts_as_oom(monkeypatch):
     monkeypatch.setattr(measure, "load_model", fail)
     row = measure_cell(BenchConfig(**FAST), "vit", 1, "eager")
     assert row.status == "oom" and "can't allocate memory" in row.error
-
-
-def test_error_text_is_short_and_names_the_frame():
-    try:
-        torch.zeros(2) @ torch.zeros(3)
-    except RuntimeError as err:
-        text = error_text(err)
-    assert text.startswith("RuntimeError: ") and "test_measure.py:" in text and "\n" not in text
-    assert "Inductor cache" not in text
-
-
-def test_a_damaged_inductor_cache_entry_names_the_folder_to_delete(monkeypatch):
-    """What torch 2.x raises for a truncated generated module in the cache (seen with every file of a
-    filled cache cut to 10 bytes): an InductorError naming neither the cache nor the file."""
-    from torch._inductor.exc import InductorError
-
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/my-cache")
-    try:
-        try:
-            raise AttributeError("module 'torch._inductor.runtime.compile_tasks.cg3x6r4x' has no attribute 'call'")
-        except AttributeError as inner:
-            raise InductorError(inner, None) from None
-    except InductorError as err:
-        text = error_text(err)
-    assert text.startswith("InductorError: AttributeError: module")
-    assert text.endswith("(a damaged Inductor cache entry? delete /tmp/my-cache and run again)")
-
-
-def test_a_failed_cpp_compile_names_the_compilers_own_error():
-    """Inductor's CppCompileError says "C++ compile error" first; the compiler's message, the cause a user
-    needs ("Python.h: No such file", "File too large"), is in its Output: part, and dynamo wraps it."""
-    from torch._inductor.exc import CppCompileError
-
-    output = "x.cpp:1:10: fatal error: Python.h: No such file or directory\ncompilation terminated.\n"
-    try:
-        try:
-            raise CppCompileError(["g++", "x.cpp", "-o", "x.so"], output)
-        except CppCompileError as inner:  # as dynamo's BackendCompilerFailed wraps it (its signature varies)
-            raise RuntimeError("backend='inductor' raised:\nCppCompileError: C++ compile error") from inner
-    except RuntimeError as err:
-        text = error_text(err)
-    assert "\n" not in text and text.endswith("(compiler: x.cpp:1:10: fatal error: Python.h: No such file or directory)")
-    assert "compiler:" not in error_text(RuntimeError("no compiler involved"))
 
 
 def test_freezing_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):

@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import os
-import re
 import resource
 import statistics
 import tempfile
@@ -33,7 +31,8 @@ from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configura
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import accuracy, deploy, device_memory, environment, faults, launch_thread, machine_load, profiling, schedule
+from . import (accuracy, deploy, device_memory, environment, errors, faults, launch_thread, machine_load, profiling,
+               schedule)
 from .compiler_cache import compiler_cache
 from .task import Task
 from .compile_stats import cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
@@ -237,7 +236,7 @@ class CellProcess:
         except Unsupported as why:
             self.failure = "unsupported", str(why)
         except Exception as err:  # noqa: BLE001 - every failure of a process must become its row
-            self.failure = ("oom" if is_oom(err) else "error"), error_text(err)
+            self.failure = errors.status_and_text(err)
             traceback.print_exc()  # the whole of it in the worker's log; the row holds its first line
         if self.failed:  # out of the except block: see recover_memory
             self.call = None
@@ -523,7 +522,7 @@ class CellProcess:
             with launch_thread.unpinned():  # the profiler's threads start here: not on the launching CPU
                 fields = profiling.profile_calls(self.call, self.device, trace_path)
         except Exception as err:  # noqa: BLE001 - the cell's numbers do not depend on the profiler
-            fields = {"profile_error": error_text(err)}
+            fields = {"profile_error": errors.error_text(err)}
         fields["profile_s"] = time.perf_counter() - started  # what a pass costs a sweep (plan.PROFILE_S)
         device_memory.hand_over_memory(self.device)  # the next turn is another worker's
         return fields
@@ -550,69 +549,6 @@ PROCESS_FIELDS = ("process_round", "pinned_cpu", "weights", "weights_note", "num
                   "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
                   "break_reasons", "recompile_reasons", "cudagraph_skips", "cudagraphs_recorded")
 
-OOM_MARKERS = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
-
-
-def is_oom(err: BaseException) -> bool:
-    if isinstance(err, (torch.cuda.OutOfMemoryError, MemoryError)):
-        return True
-    # CPU allocator failures, cuBLAS/cuDNN workspace allocations and some CUDA paths raise a plain
-    # RuntimeError whose text names the allocation failure.
-    text = str(err).lower()
-    return isinstance(err, RuntimeError) and any(marker in text for marker in OOM_MARKERS)
-
-
-def error_text(err: BaseException) -> str:
-    """Exception type, message and the innermost frame, kept short enough for a table cell; for a failed
-    C++ or Triton compile, the compiler's own first error line too (Inductor's message is only "C++
-    compile error", its cause in the text's "Output:" part)."""
-    message = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    frames = traceback.extract_tb(err.__traceback__)
-    where = f" [{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
-    return f"{type(err).__name__}: {message[:500]}{where}{_compiler_says(err)}{_cache_hint(err)}"
-
-
-COMPILER_ERROR = re.compile(r"\b(fatal error|error)\b|no such file|file too large|not found", re.IGNORECASE)
-
-
-def _compiler_says(err: BaseException) -> str:
-    """" (compiler: <its first error line>)" when the exception or one of its causes carries a compiler's
-    output (Inductor's CppCompileError: "Command: ... Output: ..."); "" otherwise."""
-    for failure in _chain(err):
-        text = str(failure)
-        if "Output:" not in text:
-            continue
-        lines = [line.strip() for line in text.split("Output:", 1)[1].splitlines() if line.strip()]
-        said = next((line for line in lines if COMPILER_ERROR.search(line)), lines[0] if lines else "")
-        if said:
-            return f" (compiler: {said[:300]})"
-    return ""
-
-
-def _chain(err: BaseException) -> list:
-    """The exception and its causes, at most 10 (a cycle ends it)."""
-    chain = []
-    while err is not None and err not in chain and len(chain) < 10:
-        chain.append(err)
-        err = err.__cause__ or err.__context__
-    return chain
-
-
-# What a damaged entry of Inductor's on-disk cache (a run killed mid-write, a full disk) raises when it
-# is loaded: a truncated generated module lacks its `call`, a truncated library is no ELF file, a
-# truncated pickle ends early. Torch wraps these in an InductorError that names none of the cache.
-DAMAGED_CACHE = re.compile(r"compile_tasks\.\w+' has no attribute|file too short|invalid ELF header|"
-                           r"pickle data was truncated|Ran out of input")
-
-
-def _cache_hint(err: BaseException) -> str:
-    """For an error that looks like a damaged Inductor cache entry: which folder to delete."""
-    if not any(DAMAGED_CACHE.search(str(failure)) for failure in _chain(err)):
-        return ""
-    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or "the Inductor cache folder"
-    return f" (a damaged Inductor cache entry? delete {folder} and run again)"
-
-
 def measured_row(row_type, identity: dict, device: str, work):
     """Run `work(fields)` and return its row (`row_type`: BenchResult or a study's row): any failure
     becomes the row's status, "oom" or "error", with its text, and what `work` had put in `fields`
@@ -624,7 +560,7 @@ def measured_row(row_type, identity: dict, device: str, work):
     try:
         work(fields)
     except Exception as err:  # noqa: BLE001 - every failure of a process must become a row
-        status, error = ("oom" if is_oom(err) else "error"), error_text(err)
+        status, error = errors.status_and_text(err)
     if status != "ok":  # out of the except block: see recover_memory
         device_memory.recover_memory(device)
     return row_type(**identity, status=status, error=error, env=environment.collect(device),
