@@ -32,8 +32,8 @@ params=${GPU_PROBE_PARAMS:-benchmarks/gpu-probe.yaml}
 quick=--quick
 [ "${GPU_PROBE_SELFCHECK:-quick}" = full ] && quick=
 results=reports/gpu-probe/results.jsonl
+[ "${GPU_PROBE_FRESH:-0}" = 1 ] && rm -rf .cache/selfcheck reports/gpu-probe reports/gpu-aa  # before OUTDIR is made
 mkdir -p "$out"
-[ "${GPU_PROBE_FRESH:-0}" = 1 ] && rm -rf .cache/selfcheck reports/gpu-probe reports/gpu-aa
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$PWD/.cache/inductor}"
 started=$(date +%s)

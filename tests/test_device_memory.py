@@ -82,13 +82,34 @@ def test_a_later_round_starts_its_peaks_again(tmp_path, allocator):
     assert process.finish().peak_mem_mb == 150.0
 
 
+def test_a_later_round_without_eager_beside_starts_its_peaks_again_too(tmp_path, allocator):
+    process = _cuda_process(tmp_path, allocator, eager_mb=None, compiled_mb=600.0)
+    process.time_block()
+    assert process.finish().peak_mem_mb == 700.0
+    process.call = lambda: allocator.run(50.0)
+    process.next_round(1)  # its reset: no eager stretch here to start the peaks again
+    process.time_block()
+    assert process.finish().peak_mem_mb == 150.0
+
+
+def test_a_cpu_row_keeps_its_templates_peak_up_to_the_fork(tmp_path, monkeypatch):
+    monkeypatch.setattr(measure, "time_calls", lambda fn, device, calls, seconds: [fn() or 1e-3 for _ in range(2)])
+    monkeypatch.setattr(measure.environment, "collect", lambda device: {})
+    process = _cuda_process(tmp_path, StandInAllocator(0.0), eager_mb=None, compiled_mb=0.0)
+    process.device, process._own_peaks = "cpu", device_memory.OwnPeaks("cpu")
+    process.before_fork_mb = device_memory.peak_rss_mb() * 10  # a forked round: the compile's peak came before it
+    process.time_block()
+    row = process.finish()
+    assert row.peak_mem_mb == process.before_fork_mb and row.peak_reserved_mb is None
+
+
 def test_own_peaks_keep_the_largest_of_each_reading(monkeypatch):
     readings = iter([{"peak_mem_mb": 300.0, "peak_reserved_mb": 400.0}, {"peak_mem_mb": 250.0, "peak_reserved_mb": 450.0}])
     monkeypatch.setattr(device_memory, "peaks_mb", lambda device, before_fork_mb=0.0: next(readings))
     peaks = device_memory.OwnPeaks("cuda")
     peaks.end()
     peaks.end()
-    assert peaks.largest == {"peak_mem_mb": 300.0, "peak_reserved_mb": 450.0}
+    assert peaks.of_row() == {"peak_mem_mb": 300.0, "peak_reserved_mb": 450.0}
 
 
 def test_on_a_cpu_the_peak_is_the_processs_and_a_forks_includes_its_templates():

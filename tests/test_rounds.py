@@ -276,22 +276,6 @@ def test_on_a_gpu_spares_import_beside_the_compiles_and_are_done_before_any_bloc
         f"start {spare}-6.log"]
 
 
-def test_on_a_gpu_a_round_with_nothing_to_time_does_not_wait_for_the_spares(monkeypatch, tmp_path):
-    # every job failed to prepare (the oversized batch's OOMs): no block follows, so its spares' imports
-    # are waited for before the next round's blocks, not here
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), blocks=1, settle_s=0.0, device="cuda",
-                      configurations=("eager", "default"))
-    events = []
-    plan = {"eager": "fails to prepare", "default": "fails to prepare"}
-    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker(events, plan, cfg, log_path))
-    monkeypatch.setattr(rounds_module.time, "sleep", lambda s: None)
-    path = tmp_path / "results.jsonl"
-    with rounds_module.Sessions(cfg, path) as live:
-        rows = rounds_module.run_round(cfg, Round("vit", 1, 0, cfg.configurations), path, live, keep=True)
-        assert [row.status for row in rows] == ["error", "error"]
-        assert live.spares.importing() == 2 and not any(what == "pong" for _, what in events)
-
-
 def test_on_a_cpu_no_spares_start(monkeypatch, tmp_path):
     # a CPU's workers fork from the preloaded server in milliseconds: nothing to start ahead
     cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=("eager", "default"), blocks=1,

@@ -466,7 +466,7 @@ class CellProcess:
             after_switch, self._last_timed = False, call
             samples = time_calls(call, self.device, self.cfg.block_calls(), self.cfg.block_s())
             if own_part:
-                self._own_peaks.end(self.before_fork_mb)
+                self._own_peaks.end()
             self.fields[samples_name] += samples
             self.fields[lengths_name].append(len(samples))
         self._page_faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
@@ -535,7 +535,8 @@ class CellProcess:
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
                            page_faults_per_call=self._page_faults / (len(self.fields["samples_s"])
                                                                      + len(self.fields["eager_samples_s"])),
-                           **self._own_peaks.largest, **device_memory.held_now_mb(self.device))
+                           **self._own_peaks.of_row(self.before_fork_mb),
+                           **device_memory.held_now_mb(self.device))
         if self.frames_after_first_call is not None:  # what compiled again up to now, timed rounds and forks
             stats = graph_stats(self.frames_after_first_call)  # included: a fork's counters go on from its parent's
             self.fields.update(recompiles=stats["recompiles"], recompile_reasons=stats["recompile_reasons"])

@@ -57,8 +57,8 @@ def held_now_mb(device: str) -> dict:
 
 
 class OwnPeaks:
-    """The largest peaks over a row's own stretches of calls (see the module docstring): `start` before a
-    stretch that follows another callable's calls in this process, `end` after every stretch."""
+    """A row's peaks over its own stretches of calls (see the module docstring): `start` before a stretch
+    that follows another callable's calls in this process, `end` after every stretch, `of_row` at its end."""
 
     def __init__(self, device: str):
         self.device, self.largest = device, {}
@@ -66,9 +66,14 @@ class OwnPeaks:
     def start(self) -> None:
         reset_peak_memory(self.device)
 
-    def end(self, before_fork_mb: float = 0.0) -> None:
-        for name, mib in peaks_mb(self.device, before_fork_mb).items():
-            self.largest[name] = max(self.largest.get(name, 0.0), mib)
+    def end(self) -> None:
+        if self.device == "cuda":  # a CPU's peak RSS cannot be reset: read once, at the row's end
+            for name, mib in peaks_mb(self.device).items():
+                self.largest[name] = max(self.largest.get(name, 0.0), mib)
+
+    def of_row(self, before_fork_mb: float = 0.0) -> dict:
+        """CUDA: the largest over the row's stretches; CPU: the process's peak now (peaks_mb)."""
+        return dict(self.largest) if self.device == "cuda" else peaks_mb(self.device, before_fork_mb)
 
 
 def hand_over_memory(device: str) -> None:

@@ -260,8 +260,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
                     sessions.spares)
     try:
         live = run.prepare(fresh)
-        if live:  # nothing to time (every job failed to prepare: an OOM's round), nothing to wait for: a later
-            run.wait_for_spares()  # round's blocks wait for every spare still importing
+        run.wait_for_spares()  # also in a round with nothing to time: a study or a reference pass may follow
         run.time_blocks(live)
         run.finish(live)
     except BaseException:
