@@ -61,7 +61,8 @@ def test_a_configurations_peaks_leave_out_eager_timed_beside_it(tmp_path, alloca
     row = process.finish()
     assert (row.peak_mem_mb, row.peak_reserved_mb, row.cudagraph_pool_mb) == (300.0, 500.0, 40.0)
     assert allocator.peak == 900.0  # what the row would have read at its end: eager's
-    assert allocator.resets == 2  # where the configuration's calls follow eager's (blocks 0 and 2), not at ABBA's middle
+    # reset where the configuration's calls follow eager's (blocks 0 and 2), not at ABBA's middle
+    assert allocator.resets == 2
 
 
 def test_without_eager_beside_the_peaks_are_the_blocks_own_and_never_reset_between_them(tmp_path, allocator):
@@ -104,7 +105,8 @@ def test_a_cpu_row_keeps_its_templates_peak_up_to_the_fork(tmp_path, monkeypatch
 
 
 def test_own_peaks_keep_the_largest_of_each_reading(monkeypatch):
-    readings = iter([{"peak_mem_mb": 300.0, "peak_reserved_mb": 400.0}, {"peak_mem_mb": 250.0, "peak_reserved_mb": 450.0}])
+    readings = iter([{"peak_mem_mb": 300.0, "peak_reserved_mb": 400.0},
+                     {"peak_mem_mb": 250.0, "peak_reserved_mb": 450.0}])
     monkeypatch.setattr(device_memory, "peaks_mb", lambda device, before_fork_mb=0.0: next(readings))
     peaks = device_memory.OwnPeaks("cuda")
     peaks.end()

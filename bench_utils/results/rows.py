@@ -144,12 +144,13 @@ class BenchResult(Row):
     # cache forgotten first (the on-disk one filled): what a new process pays (measure/forked.py)
     compile_warm_s: float | None = None
     # a cell's warm compile is its later fresh processes' compile_s (results/aggregate.py)
-    # Memory, MiB, read over the row's own timed calls (not eager's timed beside them: measure/device_memory.py).
-    # peak_mem_mb: CUDA max allocated while timing, or the process's peak RSS on CPU. A CUDA-graph replay allocates nothing
-    # (cudagraph_trees.py: graph.replay(), outputs rebuilt on the pool's memory from raw pointers), so a
-    # CUDA-graph mode's activations are NOT in its peak_mem_mb: compare modes on peak_reserved_mb, the
-    # caching allocator's footprint while timing (cached blocks were released before timing; it holds
-    # the CUDA-graph pool), of which cudagraph_pool_mb is the CUDA-graph pools' share.
+    # Memory, MiB, read over the row's own timed calls (not eager's timed beside them:
+    # measure/device_memory.py). peak_mem_mb: CUDA max allocated while timing, or the process's peak RSS
+    # on CPU. A CUDA-graph replay allocates nothing (cudagraph_trees.py: graph.replay(), outputs rebuilt
+    # on the pool's memory from raw pointers), so a CUDA-graph mode's activations are NOT in its
+    # peak_mem_mb: compare modes on peak_reserved_mb, the caching allocator's footprint while timing
+    # (cached blocks were released before timing; it holds the CUDA-graph pool), of which
+    # cudagraph_pool_mb is the CUDA-graph pools' share.
     peak_mem_mb: float | None = None
     peak_reserved_mb: float | None = None  # CUDA max reserved while timing, pools included
     cudagraph_pool_mb: float | None = None  # CUDA: memory reserved in private (CUDA-graph) pools after timing
