@@ -140,6 +140,13 @@ def test_plan_flags_workers_near_the_timeout_and_suggests_trims_past_an_hour():
     assert "over an hour; to trim: drop batch size" in text and "drop configuration reduce-overhead" in text
 
 
+def test_plan_names_the_profilers_pass_as_a_trim_only_where_the_profile_has_one():
+    """The guide's tables need no profiler: its passes are a trim a user can take (a100.yaml: about 2 min)."""
+    profiled = plan.plan_text(BenchConfig(**(GPU | {"profile": True})), "gpu.yaml")
+    assert "profile: false (about " in profiled and "does not explain the speedups" in profiled
+    assert "profile: false" not in plan.plan_text(BenchConfig(**(GPU | {"profile": False})), "gpu.yaml")
+
+
 def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
     params = tmp_path / "a100.yaml"
     params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nconfigurations: [eager, default]\n"
