@@ -40,6 +40,7 @@ def inside(path: Path, folder: Path) -> Path:
 
 
 INDUCTOR_CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"  # where torch.compile keeps its compiled kernels
+TRITON_CACHE_ENV = "TRITON_CACHE_DIR"  # Triton's kernels (where unset, Inductor's folder holds them)
 
 
 def default_inductor_cache_dir() -> None:
@@ -48,6 +49,35 @@ def default_inductor_cache_dir() -> None:
     after a `make report` (the command a "Can't tell" prints) would compile every configuration cold
     again, 25-60 s each on a 2-core CPU, where the checkout's cache makes it a warm compile of 3-15 s."""
     os.environ.setdefault(INDUCTOR_CACHE_ENV, str(repo_root() / ".cache" / "inductor"))
+
+
+CELL_CACHES = "cells"  # under the Inductor cache folder: a compiler cache per cell of a results file
+
+
+def cell_cache_dir(results_path: Path, model: str, batch_size: int, configuration: str) -> Path:
+    """The compiler cache a cell's processes compile with, its own: no other configuration's kernels in
+    it, so the cell's first compile (the runner empties it first: `emptied`) is what compiling that
+    configuration alone costs, and its later processes' compiles are warm with its own cache. Under
+    $TORCHINDUCTOR_CACHE_DIR (the checkout's .cache/inductor by default), named by a digest of the
+    results file and the cell: a results file resumed finds its cells' caches again."""
+    import hashlib
+
+    root = Path(os.environ.get(INDUCTOR_CACHE_ENV) or repo_root() / ".cache" / "inductor").expanduser()
+    key = "\n".join((str(Path(results_path).resolve()), model, str(batch_size), configuration))
+    return root / CELL_CACHES / hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def emptied(folder: Path) -> Path:
+    """`folder`, made empty (a link in its place is removed, not followed)."""
+    import shutil
+
+    folder = Path(folder)
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def check_inductor_cache_dir() -> None:

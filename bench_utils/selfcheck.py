@@ -8,7 +8,6 @@ table in docs/gpu.md.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
@@ -21,6 +20,7 @@ from statistics import median_high
 
 from .config.bench_config import BenchConfig
 from .config.configurations import configuration
+from .config.modes import MODE_BY_NAME
 from .sweep.jobs import eager_after_selection
 from .report.notes import compile_note_words
 from .stops import no_second_stop
@@ -32,11 +32,11 @@ CUDA_ENV_KEYS = ("cuda_build", "cudnn", "gpu_memory_gb", "compute_capability")
 CLOCK_WARMUP_CALLS = 5  # spin calls before the clock check: lazy module loading, idle clocks ramping up
 CLOCK_CALLS = 7  # synchronized host-timed calls whose median is the expected duration
 FAST = dict(target_halfwidth=0.0, size="tiny", batch_sizes=(1,), weights="random", warmup=2, iterations=10, min_time_s=0.3, max_warmup_s=3.0,
-            repeats=1, timeout_s=900.0, cold_compile=False)  # seconds: tiny models, a quick check
+            repeats=1, timeout_s=900.0)  # seconds: tiny models, a quick check
 # rounds 0 and 1 from one set of workers (a reused worker), round 2 in fresh ones (rounds_per_process 2;
-# on a GPU also the last round of the first pass, jobs.needs_fresh_workers) that compile warm from what
-# round 0's cold compile merged
-REUSE = dict(repeats=3, rounds_per_process=2, cold_compile=True)
+# on a GPU also the last round of the first pass, jobs.needs_fresh_workers) that compile warm from the
+# cell's own compiler cache, which round 0's cold compile filled
+REUSE = dict(repeats=3, rounds_per_process=2)
 OOM_INPUT_SHARE = 0.6  # of the free GPU memory: the oversized batch's input fits, its first activations do not
 FLOAT32_BYTES = 4
 GRAPH_BREAKS_LABEL = "selfcheck cuda graph breaks"
@@ -78,7 +78,8 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
         return [BenchConfig(label="selfcheck cpu", models=("vit",), configurations=("eager", "default"), device="cpu",
                             profile=True, **(FAST | REUSE)),
                 BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
-                            configurations=("eager", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"),
+                            configurations=("eager", "default+freezing", "max-autotune-no-cudagraphs+freezing",
+                                            "default+channels-last", "eager+bf16-autocast", "default+bf16-autocast"),
                             **FAST),
                 # the serving forms built ahead of time (config/modes.py); ONNX Runtime without the [deploy]
                 # extra is an "unsupported" row saying so: a SKIP
@@ -251,9 +252,8 @@ def env_check(rows, device: str) -> Check:
 def reuse_checks(rows: list) -> list[Check]:
     """A REUSE profile's rows: round 1 measured from round 0's prepared workers (a reused worker: on a GPU
     a new round in a process that timed blocks and handed its turns over; on a CPU a process forked
-    from the prepared one, no compile); round 0's compile cold (an FX-graph cache
-    miss: the empty cache was used) and round 2's fresh workers warm (a hit: the cold cache was merged
-    where a new process reads it)."""
+    from the prepared one, no compile); round 0's compile cold (an FX-graph cache miss: the cell's own
+    cache was empty) and round 2's fresh workers warm (a hit: the cell's cache round 0 filled)."""
     by_round = {r: [row for row in rows if row.repeat == r] for r in (0, 1, 2)}
     second = by_round[1]
     reused = bool(second) and all(row.status == "ok" and row.prepared_round == 0 for row in second)
@@ -263,17 +263,59 @@ def reuse_checks(rows: list) -> list[Check]:
     merged = bool(cold) and bool(warm) and all(cold) and all(warm)
     return [_check("reused worker", reused, "round 1: " + ", ".join(
                 f"{row.configuration} {row.status} from round {row.prepared_round}'s prepared process" for row in second)),
-            _check("cold cache merged", merged, f"round 0 FX-graph cache misses {cold}, round 2 (fresh "
-                   f"workers) hits {warm}")]
+            _check("cold, then warm from the cell's own cache", merged, f"round 0 FX-graph cache misses {cold}, "
+                   f"round 2 (fresh workers) hits {warm}")]
 
 
-def own_caches(folder: Path):
-    """Inductor and Triton caches of the selfcheck's own, empty: round 2's warm compile can only come
-    from round 0's merge (both variables set: the merge's Triton path is the one a user's
-    TRITON_CACHE_DIR takes)."""
-    from .measure.compiler_cache import cache_variables
+def _count_of(row: dict, name: str) -> int:
+    value = row.get(name)
+    return int(value) if _finite(value) else 0
 
-    return cache_variables(str(folder / "torchinductor"), str(folder / "triton"))
+
+# A setting a configuration names, which configurations name it, and what its row read back from torch
+# (measure/evidence.py): (whether it took effect, the evidence in words)
+SETTING_PROOFS = (
+    ("freezing", lambda c: bool(c.inductor_settings.get("freezing")),
+     lambda r: (_count_of(r, "params_folded") > 0 and _count_of(r, "params_unfolded") == 0,
+                f"{_count_of(r, 'params_folded')} parameters and buffers folded into constants, "
+                f"{_count_of(r, 'params_unfolded')} parameters left as graph inputs")),
+    ("max-autotune", lambda c: c.mode.startswith("max-autotune"),
+     lambda r: (_count_of(r, "autotune_choices") > 0,
+                f"{_count_of(r, 'autotune_choices')} operators with several kernels to choose between")),
+    ("autocast", lambda c: bool(c.autocast),
+     lambda r: (_count_of(r, "matmuls_in_autocast_dtype") > 0,
+                f"{_count_of(r, 'matmuls_in_autocast_dtype')} of {_count_of(r, 'matmuls_seen')} matrix multiplies "
+                f"and convolutions of a call in {configuration(r['configuration']).autocast}")),
+    ("channels_last", lambda c: c.channels_last,
+     lambda r: (_count_of(r, "convs_channels_last") > 0,
+                f"{_count_of(r, 'convs_channels_last')} of {_count_of(r, 'convs_seen')} convolutions of a call saw a "
+                "channels_last input")),
+    ("CUDA graphs", lambda c: MODE_BY_NAME[c.mode].cudagraphs,
+     lambda r: (_count_of(r, "cudagraphs_recorded") > 0, f"{_count_of(r, 'cudagraphs_recorded')} CUDA graphs recorded")),
+)
+
+
+def setting_checks(df, device: str) -> list[Check]:
+    """One line per setting the profile's configurations name: PASS with the evidence its rows read back
+    from torch; FAIL where a row's setting did not take effect (the row failed, saying so); SKIP where it
+    does not apply here. CUDA graphs only on CUDA (a CPU records none)."""
+    checks = []
+    for setting, names, proof in SETTING_PROOFS:
+        rows = [r for r in df.to_dict("records") if names(configuration(r["configuration"]))]
+        if not rows or (setting == "CUDA graphs" and device != "cuda"):
+            continue
+        ok = [r for r in rows if r["status"] == "ok"]
+        failed = [r for r in rows if r["status"] not in ("ok", "unsupported")]
+        if failed:
+            checks.append(_check(f"setting {setting}", False, "; ".join(
+                f"{r['configuration']}: {r['error'][:200]}" for r in failed)))
+        elif not ok:
+            checks.append(Check(f"setting {setting}", "SKIP", rows[0]["error"][:200]))
+        else:
+            proofs = [(r["configuration"], *proof(r)) for r in ok]
+            checks.append(_check(f"setting {setting}", all(took for _, took, _ in proofs),
+                                 "; ".join(f"{name}: {words}" for name, _, words in proofs)))
+    return checks
 
 
 def oom_check(device: str, folder: Path, quick: bool = False) -> Check:
@@ -294,7 +336,7 @@ def oom_check(device: str, folder: Path, quick: bool = False) -> Check:
     huge = int(OOM_INPUT_SHARE * torch.cuda.mem_get_info()[0] // image_bytes)
     modes = QUICK_OOM_MODES if quick else ("eager", "default", "reduce-overhead")
     cfg = BenchConfig(label="selfcheck oom", models=("resnet",), configurations=modes,
-                      device="cuda", live_groups=2, **(FAST | REUSE | {"batch_sizes": (1, huge), "cold_compile": False}))
+                      device="cuda", live_groups=2, **(FAST | REUSE | {"batch_sizes": (1, huge)}))
     run_sweep(cfg, folder / "oom.jsonl", progress=False)
     rows = read_results(folder / "oom.jsonl").rows
     problems = oom_problems(rows, huge, cfg.configurations, cfg.repeats, eager_after_selection(cfg))
@@ -352,11 +394,11 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
         for number, cfg in enumerate(profiles(device, quick)):
             path = folder / f"profile{number}.jsonl"
             reuse = cfg.repeats == REUSE["repeats"]
-            with own_caches(folder / f"caches{number}") if reuse else contextlib.nullcontext():
-                run_sweep(cfg, path, progress=False)
+            run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
             yield from row_checks(frame, device, profiled=cfg.profile)
+            yield from setting_checks(frame, device)
             if cfg.label == GRAPH_BREAKS_LABEL:
                 yield tree_check(frame)
             rows = read_results(path).rows

@@ -16,8 +16,8 @@ target and budget), then the remaining reference processes.
 The reference: `--reference-processes` fresh processes per model (default 4, models alternating),
 each building the same model and inputs (bench_utils.measure.models and inputs) and timing, with
 Timer.blocked_autorange(min_run_time) after 10 warm-up calls each: eager, then the configuration
-(`--configuration`, default "default": its mode and Inductor options, autocast and layout, applied
-as the engine's worker applies them), then eager again (A-B-A), with the C allocator set up as the profile's workers
+(`--configuration`, default "default": its mode, autocast and layout, and freezing set as PyTorch's
+own harness sets it, torch._inductor.config.freezing = True before compiling), then eager again (A-B-A), with the C allocator set up as the profile's workers
 (keep_freed_memory). A process's speedup is the geometric mean of its two eager medians over its
 compiled median, so a drift of the machine during the process cancels to
 first order; the reference speedup is the geometric mean over processes, shown with its 95%
@@ -94,8 +94,9 @@ def reference(model_name: str, min_run_time: float, keep_freed_memory: bool, nam
         candidate = model.to(memory_format=layout) if config.channels_last else model
         candidate_inputs = {k: v.contiguous(memory_format=layout) if v.dim() == 4 and v.is_floating_point() else v
                             for k, v in inputs.items()}
-        if config.compiled:  # the same call as the engine's worker: mode, or the mode's options and the modifiers'
-            candidate = torch.compile(candidate, dynamic=False, **config.compile_options())
+        if config.compiled:
+            reference_compile_settings(config)
+            candidate = torch.compile(candidate, mode=config.mode, dynamic=False)
         autocast = (torch.autocast("cpu", dtype=getattr(torch, config.autocast)) if config.autocast
                     else contextlib.nullcontext())
 
@@ -108,6 +109,19 @@ def reference(model_name: str, min_run_time: float, keep_freed_memory: bool, nam
             model.to(memory_format=torch.contiguous_format)
         eager_after_ms = timer_ms(eager)
     return {"eager_ms": eager_ms, "compiled_ms": compiled_ms, "eager_after_compile_ms": eager_after_ms}
+
+
+def reference_compile_settings(config) -> None:
+    """Set the configuration's Inductor settings as PyTorch's own benchmark harness does, written out
+    here, not through the engine's code (benchmarks/dynamo/common.py: `--freezing` sets
+    torch._inductor.config.freezing = True before compiling); anything else the reference does not know
+    is refused, not guessed."""
+    import torch
+
+    unknown = set(config.inductor_settings) - {"freezing"}
+    if unknown:
+        raise SystemExit(f"the reference harness sets freezing only, not {', '.join(sorted(unknown))}")
+    torch._inductor.config.freezing = bool(config.inductor_settings.get("freezing"))
 
 
 def engine_config(params: Path, models: list[str], name: str):
@@ -214,7 +228,8 @@ def cuda_reference(cells: list[tuple[str, int, list[str]]], min_run_time: float)
                     candidate = model
                     if config.compiled:
                         torch._dynamo.reset()
-                        candidate = torch.compile(model, dynamic=False, **config.compile_options())
+                        reference_compile_settings(config)
+                        candidate = torch.compile(model, mode=config.mode, dynamic=False)
                     autocast = (torch.autocast("cuda", dtype=getattr(torch, config.autocast)) if config.autocast
                                 else contextlib.nullcontext())
 

@@ -26,7 +26,7 @@ from bench_utils.sweep.loop import run_sweep, run_sweeps_on_ray
 
 SWEEP = dict(label="scaling", models=["vit", "resnet"], size="tiny", batch_sizes=[1, 2, 4, 8], modes=["eager"],
              device="cpu", weights="random", warmup=2, iterations=20, timeout_s=600, min_time_s=1.0,
-             max_warmup_s=10.0, cold_compile=True)  # 8 cells; the timings of the recorded runs
+             max_warmup_s=10.0)  # 8 cells; the timings of the recorded runs
 
 
 def run_local(cfg, path: Path) -> dict:

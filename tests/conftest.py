@@ -26,7 +26,7 @@ def tiny_params(tmp_path: Path, name: str = "params.yaml", **values) -> Path:
     params = {"label": "test", "models": ["vit"], "size": "tiny", "batch_sizes": [1], "configurations": ["eager"],
               "device": "cpu", "weights": "random", "warmup": 1, "iterations": 6, "timeout_s": 300,
               "min_time_s": 0.1, "max_warmup_s": 0.5, "repeats": 1,  # fast: these tests check behaviour
-              "cold_compile": False, "target_halfwidth": 0.0}  # exactly `repeats` rounds: no extra ones
+              "target_halfwidth": 0.0}  # exactly `repeats` rounds: no extra ones
     params.update(values)
     path = tmp_path / name
     path.write_text(yaml.safe_dump(params))

@@ -122,7 +122,7 @@ def test_compile_cache_chart_has_a_cold_and_a_warm_bar_per_cell(df):
     assert sorted(p.get_width() for p in ax.patches) == [2.0, 3.0, 30.0, 40.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ViT-B/16 · default · bs 1",
                                                             "ResNet-50 · default · bs 4"]
-    # a round 0 that hit the FX-graph cache (a second run without cold_compile) draws no cold bar
+    # a round 0 that hit the FX-graph cache (a run resumed after its round 0) draws no cold bar
     held = [*speedup_rows("vit", 1, 10.0, 8.0, compiled=dict(compile_s=4.0, fx_cache_hits=1, fx_cache_misses=0)),
             make_row("vit", 1, "eager", 10.0, repeat=1), make_row("vit", 1, "default", 8.0, repeat=1, compile_s=3.0)]
     ax = charts.compile_cache_chart(to_dataframe(held)).axes[0]

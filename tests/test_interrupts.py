@@ -199,9 +199,9 @@ def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_during_a_cold_compile_leaves_no_temporary_folder(tmp_path, stop):
-    """The cold compile's empty cache lives in the runner's scratch folder, which the runner removes
-    after killing the worker: a worker killed mid-compile cannot remove its own."""
-    params = tiny_params(tmp_path, configurations=["eager", "default"], cold_compile=True)
+    """A fresh worker's temporary files (a package's build) live in the runner's scratch folder, which
+    the runner removes after killing the worker: a worker killed mid-compile cannot remove its own."""
+    params = tiny_params(tmp_path, configurations=["eager", "default"])
     log = tmp_path / "logs" / "vit-bs1-default-r0.log"
     sweep = _start_sweep(params, tmp_path / "results.jsonl", {FAULT: "vit/*/default=hang-in-compile",
                                                                "TMPDIR": str(tmp_path)})

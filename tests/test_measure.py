@@ -6,6 +6,7 @@ import torch
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.measure import device_memory
 from bench_utils.measure.cell import CellProcess
+from bench_utils.measure.settings import cpu_native, precision_context
 from bench_utils.measure.task import CELL, Job, Task
 from conftest import measure_cell
 from bench_utils.results.aggregate import cells
@@ -50,23 +51,50 @@ def test_cpu_allocator_failure_counts_as_oom(monkeypatch):
     assert row.status == "oom" and "can't allocate memory" in row.error
 
 
-def test_freezing_channels_last_and_cold_then_warm_compile(tmp_path, monkeypatch):
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "user-cache"))
-    name = "default+freezing+channels-last"
-    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=4, warmup=1, cold_compile=True,
-                      **FAST)
+def test_freezing_takes_effect_the_weights_are_folded(tmp_path, monkeypatch):
+    # a tiny conv model: every parameter must be folded into a constant, none left a graph input
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cell-cache"))  # the cell's own, as a worker sets it
+    name = "default+freezing"
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=4, warmup=1, **FAST)
     row = measure_cell(cfg, "resnet", 1, name)
     assert row.status == "ok", row.error
-    assert row.fx_cache_misses >= 1 and row.fx_cache_hits == 0  # compile_s was a cold compile
-    assert row.configuration == name and row.accuracy_reference == "elementwise"  # float32: within tolerance
-    assert row.accuracy_ok and row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
-    # the user's cache setting is back afterwards, and holds what the cold compile generated
-    import os
+    assert row.params_folded > 0 and row.params_unfolded == 0
+    assert row.autotune_choices is None and row.matmuls_seen is None  # evidence asked of freezing alone
+    assert row.accuracy_ok and row.accuracy_reference == "elementwise"
 
-    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "user-cache")
-    assert [path for path in (tmp_path / "user-cache").rglob("*") if path.is_file()]
-    # a later round compiles once, with the user's cache the first filled: warm (every graph a cache hit;
-    # how much cheaper it is depends on the machine's load, which a test does not choose)
+
+def test_freezing_passed_as_a_compile_option_is_a_failed_row_not_a_figure(tmp_path, monkeypatch):
+    # torch.compile(options={"freezing": True}) reaches Inductor after dynamo traced the parameters as
+    # graph inputs: nothing is folded, and the row must say so rather than time plain default mode
+    import contextlib
+
+    import bench_utils.measure.cell as measure
+    from torch._inductor import list_mode_options
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cell-cache"))
+    monkeypatch.setattr(measure, "inductor_context", lambda config: contextlib.nullcontext())
+    monkeypatch.setattr(measure, "compile_model", lambda model, config, fullgraph, dynamic: torch.compile(
+        model, options={**list_mode_options(config.mode), **config.inductor_settings}))
+    name = "default+freezing"
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=2, warmup=1, **FAST)
+    row = measure_cell(cfg, "resnet", 1, name)
+    assert row.status == "error" and row.latency_ms_median is None
+    assert "freezing did not take effect:" in row.error and "parameters stayed inputs of the compiled graphs" in row.error
+    assert row.params_folded == 0 and row.params_unfolded > 0
+
+
+def test_channels_last_shows_in_the_convolutions_and_a_filled_cache_makes_a_later_compile_warm(tmp_path,
+                                                                                             monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cell-cache"))  # empty: the cell's first compile
+    name = "default+channels-last"
+    cfg = BenchConfig(models=("resnet",), configurations=("eager", name), iterations=4, warmup=1, **FAST)
+    row = measure_cell(cfg, "resnet", 1, name)
+    assert row.status == "ok", row.error
+    assert row.convs_seen > 0 and row.convs_channels_last == row.convs_seen
+    assert row.fx_cache_misses >= 1 and row.fx_cache_hits == 0  # compile_s was a cold compile
+    assert row.graph_breaks == 0 and row.graph_count == 1  # one compile counted, not two
+    # a later round compiles once, with the cache the first filled: warm (every graph a cache hit; how
+    # much cheaper it is depends on the machine's load, which a test does not choose)
     again = measure_cell(cfg, "resnet", 1, name, repeat=1)
     assert again.status == "ok" and again.compile_s > 0
     assert again.fx_cache_hits >= 1 and again.fx_cache_misses == 0
@@ -120,16 +148,17 @@ def test_autocast_keeps_float32_weights_and_computes_in_the_autocast_dtype_where
 
     measure.load_model = spy
     try:
-        with measure.precision_context(configuration(name), "cpu"):
+        with precision_context(configuration(name), "cpu"):
             assert torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.is_autocast_enabled("cpu")
         row = measure_cell(cfg, "resnet", 1, name)
     finally:
         measure.load_model = real_load
-    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():  # emulated it would be slower: not measured, said so
+    if not cpu_native("bfloat16"):  # emulated it would be slower: not measured, said so
         assert row.status == "unsupported" and row.error.startswith("this CPU has no native bfloat16 (")
         assert "weights_dtype" not in seen  # refused before loading the model
         return
     assert row.status == "ok" and seen["weights_dtype"] == torch.float32 and row.accuracy_reference == "task"
+    assert row.matmuls_in_autocast_dtype > 0  # the matrix multiplies ran in bfloat16, read back from the profiler
 
 
 def test_the_timed_phase_warms_up_then_times_at_least_its_iterations():
@@ -213,33 +242,6 @@ def test_after_an_oom_memory_is_recovered_outside_the_except_block(monkeypatch, 
     monkeypatch.setattr(measure.environment, "collect", lambda device: {})
     row = measure.measured_row(dict, {}, "cuda", lambda fields: failing_step())  # a study's process: the same rule
     assert row["status"] == "oom" and seen[-1] == (True, None) and len(seen) == 2
-
-
-def test_a_cold_compiles_cache_is_merged_before_the_worker_replies_ready(monkeypatch, tmp_path):
-    # at exit a worker gets workers.EXIT_WAIT_S before it is killed: a long merge would be cut short
-    import contextlib
-
-    import bench_utils.measure.cell as measure
-
-    events = []
-
-    @contextlib.contextmanager
-    def cache(empty, under=None):
-        events.append(("cold cache", empty))
-        yield
-        events.append("merged")
-
-    def candidate_stub(self, model, inputs, task):
-        events.append("compiled and warmed up")
-        return lambda: model(**inputs)
-
-    monkeypatch.setattr(measure, "compiler_cache", cache)
-    monkeypatch.setattr(CellProcess, "_candidate", candidate_stub)
-    process = _process(tmp_path, mode="default", cold_compile=True)
-    process.prepare()
-    assert not process.failed and events == [("cold cache", True), "compiled and warmed up", "merged"]
-    process.close()
-    assert events[-1] == "merged"  # nothing left for the exit
 
 
 def test_a_block_that_hands_the_turn_over_gives_the_cuda_cache_back_after_its_calls(monkeypatch, tmp_path):

@@ -42,8 +42,8 @@ def test_notebooks_run_top_to_bottom(tmp_path, monkeypatch):
     assert execute(REPO / "notebooks" / "summary.ipynb", tmp_path / "summary.ipynb", {}, 600) == ""
     rows = read_results(tmp_path / "cpu" / "results.jsonl").rows  # label CPU: the folder cpu/
     assert len(rows) == 24 and all(row.status == "ok" for row in rows)  # 8 cells x 3 repeats
-    # cold_compile is on: round 0 of each compiled cell compiles from an empty cache, the later rounds
-    # (new processes) with the cache it filled: the cell's warm compile, clearly cheaper
+    # round 0 of each compiled cell compiles in an empty cache of its own, the later rounds (new
+    # processes) with the cache it filled: the cell's warm compile, clearly cheaper
     compiled = load_dataframe(tmp_path / "cpu" / "results.jsonl").query("mode != 'eager'")
     assert len(compiled) == 4 and (compiled["compile_warm_s"] < compiled["compile_s"]).all()
 

@@ -14,7 +14,7 @@ from conftest import REPO, make_row, run_cli
 
 GPU = dict(label="A100", models=("vit",), size="full", batch_sizes=(1,), configurations=("eager", "default"), device="cuda",
            weights="random", warmup=10, iterations=300, min_time_s=1.0, max_warmup_s=10.0, repeats=2,
-           cold_compile=False, timeout_s=1800.0, blocks=4, eager_in_process=False)  # eager in its own worker
+           timeout_s=1800.0, blocks=4, eager_in_process=False)  # eager in its own worker
 
 
 def test_guide_latency_of_a_published_cell_and_none_elsewhere():

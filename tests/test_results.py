@@ -268,7 +268,7 @@ def test_the_warm_compile_of_a_cell_is_its_later_rounds_compile():
     rows = [blocked_row("eager", r, (2.0,)) for r in range(4)] + [
         blocked_row("default", r, (1.0,), compile_s=s) for r, s in enumerate((30.0, 5.0, 7.0, 6.0))]
     compiled = to_dataframe(rows).set_index("mode").loc["default"]
-    assert compiled.compile_s == 30.0  # round 0's: with cold_compile, from an empty cache
+    assert compiled.compile_s == 30.0  # round 0's: from the cell's emptied cache
     assert compiled.compile_warm_s == 6.0  # the median of the later rounds', each a new process with the cache
     single = to_dataframe(rows[:1] + rows[4:5]).set_index("mode").loc["default"]
     assert single.compile_s == 30.0 and single.compile_warm_s is None  # one round: no warm compile measured

@@ -414,3 +414,55 @@ def test_a_worker_that_leaves_the_race_gives_its_last_row_its_exit_code(monkeypa
         ended = live.take_ended_rows()
     assert [(row.configuration, row.repeat, row.exit_code) for row in ended] == [("eager", 0, -11)]
     assert first[0].configuration == "eager" and first[0].exit_code is None
+
+
+def test_each_compiled_cell_compiles_in_a_cache_of_its_own_emptied_before_its_first_process(monkeypatch, tmp_path):
+    # what compiling one configuration alone costs: no other configuration's kernels in its cache; a later
+    # round's fresh workers find the cell's cache as its first process left it
+    from bench_utils.paths import cell_cache_dir
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    tasks = []
+    real_send = FakeWorker.send
+    monkeypatch.setattr(FakeWorker, "send", lambda self, command, payload=None: (
+        tasks.append(payload) if command == "cell" else None, real_send(self, command, payload))[1])
+    results = tmp_path / "results.jsonl"
+    stale = cell_cache_dir(results, "vit", 1, "default") / "kernel-of-an-earlier-run"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("x")
+    events = []
+    names = ("eager", "default", "default+twin")
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), configurations=names)
+    monkeypatch.setattr(rounds_module, "Worker", lambda log_path, timeout_s, device="cpu": FakeWorker(events, {}, cfg))
+    monkeypatch.setattr(rounds_module.time, "sleep", lambda s: None)
+    with rounds_module.Sessions(cfg, results) as live:
+        rounds_module.run_round(cfg, Round("vit", 1, 0, names), results, live, keep=False)
+    folders = {task.job.option: task.cache_dir for task in tasks}
+    assert folders["eager"] is None  # compiles nothing
+    assert folders["default"] == str(cell_cache_dir(results, "vit", 1, "default")) != folders["default+twin"]
+    assert Path(folders["default"]).is_dir() and not stale.exists()  # emptied: round 0 compiles cold
+    kept = Path(folders["default+twin"]) / "kernel"
+    kept.write_text("x")
+    with rounds_module.Sessions(cfg, results) as live:
+        rounds_module.run_round(cfg, Round("vit", 1, 1, ("eager", "default+twin")), results, live, keep=False)
+    assert kept.exists() and tasks[-1].cache_dir == folders["default+twin"]  # round 1: warm from its own cache
+
+
+@pytest.mark.slow
+def test_the_same_graph_compiled_by_two_configurations_is_cold_in_each(tmp_path, monkeypatch):
+    # default+twin compiles default's graph: from a shared cache it would be a warm compile of kernels
+    # default just built; from a cache of its own it is cold, as compiling it alone is
+    from bench_utils.results.rows import read_results
+    from bench_utils.sweep.loop import run_sweep
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    cfg = BenchConfig(label="test", models=("resnet",), size="tiny", batch_sizes=(1,), device="cpu", weights="random",
+                      configurations=("eager", "default", "default+twin"), warmup=1, iterations=4, min_time_s=0.1,
+                      max_warmup_s=0.5, repeats=2, rounds_per_process=1, target_halfwidth=0.0, profile=False)
+    run_sweep(cfg, tmp_path / "results.jsonl", progress=False)
+    rows = {(row.configuration, row.repeat): row for row in read_results(tmp_path / "results.jsonl").rows}
+    for name in ("default", "default+twin"):
+        first, later = rows[(name, 0)], rows[(name, 1)]
+        assert first.status == "ok" and later.status == "ok", (first.error, later.error)
+        assert first.fx_cache_misses >= 1 and first.fx_cache_hits == 0, name  # cold
+        assert later.fx_cache_hits >= 1 and later.fx_cache_misses == 0, name  # warm, from its own cache

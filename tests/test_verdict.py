@@ -625,8 +625,8 @@ def test_a_gain_on_the_margin_says_it_lies_too_close_for_rounds_to_settle_it():
 
 
 def test_a_first_compile_the_cache_held_is_not_called_cold_nor_priced_as_one():
-    """A second `make report` without cold_compile: round 0's compile hit the FX-graph cache the first
-    run filled (the Zen 5 of 2026-12-02 read "4.0 s cold" where the first run's was 26 s). The answer
+    """A round 0 whose compile hit the FX-graph cache (a cell's cache filled before it: a run resumed,
+    or a cache shared with an earlier run, which once read "4.0 s cold" for a 26-s compile). The answer
     says no cold compile was measured, the pay-back is the warm compile's alone, the compile table says
     why and the pay-back chart draws no cold bar with a note; a miss keeps "cold"."""
     from bench_utils.report import charts

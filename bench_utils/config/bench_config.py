@@ -104,8 +104,6 @@ class BenchConfig:
                                  "run whatever it says)", "count", unit="rounds", low=1, high=MAX_REPEATS)
     timeout_s: float = parameter(900.0, "wall-clock limit of one worker's round (its first: build and compile "
                                  "included)", "seconds", unit="seconds per round", low=0.0, high=MAX_SECONDS, positive=True)
-    cold_compile: bool = parameter(False, "true: compile first with an empty compiler cache, then again with "
-                                   "it filled (compile_s and compile_warm_s)", "flag")
     image: str | None = parameter(None, "input image file; null: the 640x480 photograph shipped in "
                                   "bench_utils/data (the guide's geometry)", "image")
     tags: tuple[str, ...] = parameter((), "free-form labels for the report, e.g. [nightly]", "list", item=str,

@@ -35,7 +35,11 @@ class Modifier:
     devices: tuple[str, ...] = ("cpu", "cuda")
     needs: str = ""  # a capability the worker checks: "bf16", "fp16" (native on this device), "conv"
     compiled_only: bool = False  # an Inductor option: needs a compile mode
-    inductor: tuple[tuple[str, object], ...] = ()  # torch.compile(options=...) entries
+    # torch._inductor.config entries, set in the measuring process before it compiles and kept while it
+    # runs (measure/settings.py): dynamo reads some of them while tracing, before torch.compile(options=...)
+    # would apply them (freezing: whether parameters become constants, torch/_dynamo/utils.py,
+    # is_parameter_freezing), so they are never passed as compile options
+    inductor: tuple[tuple[str, object], ...] = ()
     autocast: str = ""  # torch.autocast(dtype) around the float32 model
     channels_last: bool = False  # model and 4-D inputs in channels_last memory format
     compile_cost: float = 1.0  # planning: compile time as a multiple of the mode's
@@ -123,17 +127,19 @@ class Configuration:
             devices &= set(modifier.devices)
         return tuple(sorted(devices))
 
-    def compile_options(self) -> dict:
-        """torch.compile's keywords: mode alone, or (torch refuses both at once) the mode's options
-        (torch._inductor.list_mode_options) with the modifiers' added."""
-        extra = dict(option for m in self.modifiers for option in m.inductor)
-        if self.packaged:  # aoti_compile_and_package(inductor_configs=...)
-            return {"inductor_configs": extra}
-        if not extra:
-            return {"mode": self.mode}
-        from torch._inductor import list_mode_options  # only a measuring process asks
+    @property
+    def inductor_settings(self) -> dict:
+        """The torch._inductor.config entries its modifiers set (freezing: {"freezing": True}), applied
+        globally in the measuring process around its compile and its calls (measure/settings.py)."""
+        return dict(option for m in self.modifiers for option in m.inductor)
 
-        return {"options": {**list_mode_options(self.mode), **extra}}
+    def compile_options(self) -> dict:
+        """torch.compile's keywords: the mode alone (the modifiers' Inductor settings are global:
+        `inductor_settings`); a package's aoti_compile_and_package(inductor_configs=...), which applies
+        them before it traces."""
+        if self.packaged:
+            return {"inductor_configs": self.inductor_settings}
+        return {"mode": self.mode}
 
     @property
     def compile_cost(self) -> float:

@@ -17,7 +17,9 @@ REQUIRED_KEYS = ("label", "models", "batch_sizes", "configurations")
 # keys of earlier versions, with what says the same now: one line instead of "not a parameter"
 REPLACED_KEYS = {"modes": "configurations (e.g. [eager, default, reduce-overhead])",
                  "dtype": "configurations (e.g. default+bf16-autocast)", "autocast": "configurations (e.g. "
-                 "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)"}
+                 "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)",
+                 "cold_compile": "a compiler cache of each cell's own, emptied before its first process (every "
+                 "run measures the cold compile, then warm ones): remove the key"}
 PARAMETER_NAMES = tuple(p.name for p in parameters(BenchConfig))  # the keys a file or notebook may set
 _LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models", "configurations")}
 

@@ -31,13 +31,14 @@ from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configura
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import (accuracy, deploy, device_memory, environment, errors, faults, launch_thread, machine_load, profiling,
-               schedule)
-from .compiler_cache import compiler_cache
-from .task import Task
-from .compile_stats import cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
+from . import (accuracy, deploy, device_memory, environment, errors, evidence, faults, launch_thread, machine_load,
+               profiling, schedule)
+from .compile_stats import compile_lowered, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
 from .inputs import build_inputs
-from .models import TORCH_DTYPES, load_model
+from .models import load_model
+from .settings import (Unsupported, check_supported, compile_model, inductor_context, precision_context,
+                       with_layout)
+from .task import Task
 from .timing import time_calls, time_once, warm_until_steady
 
 
@@ -79,8 +80,7 @@ def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: floa
 
 
 # A forked round's warm-up window, seconds at most: what a fork needs is its first calls (pages copied on
-# write, threads started), not a block's length; 0.5 s is the 2-s rounds' block, whose forks read 1.00x
-# against each other in the A/A check (benchmarks/README.md, 2026-11-27)
+# write, threads started), not a block's length (the A/A check: benchmarks/README.md)
 FORK_WARMUP_S = 0.5
 
 
@@ -88,13 +88,6 @@ def block_window_s(cfg: BenchConfig) -> float:
     """A cell's warm-up window, seconds: as long as one timed block, at least schedule.MIN_WINDOW_S
     (min_time_s may be 0)."""
     return max(schedule.MIN_WINDOW_S, cfg.block_s())
-
-
-def precision_context(config: Configuration, device: str):
-    """torch.autocast around every call when the configuration asks for it, else nothing."""
-    if not config.autocast:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device, dtype=TORCH_DTYPES[config.autocast])
 
 
 def eager_beside(model: torch.nn.Module, inputs: dict, config: Configuration, device: str):
@@ -109,53 +102,6 @@ def eager_beside(model: torch.nn.Module, inputs: dict, config: Configuration, de
             return model(**inputs)
 
     return call
-
-
-def with_layout(config: Configuration, model: torch.nn.Module, inputs: dict) -> dict:
-    """The inputs for `config`: channels_last for the model's 4-D weights and every 4-D floating input
-    (NCHW images) when it asks for it, else as they are."""
-    if not config.channels_last:
-        return inputs
-    model.to(memory_format=torch.channels_last)
-    return {k: v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 and v.is_floating_point()
-            else v for k, v in inputs.items()}
-
-
-class Unsupported(Exception):
-    """The configuration does not apply on this machine or to this model: a row saying why."""
-
-
-def native_precision(dtype: str, device: str) -> str:
-    """"" when `device` computes in `dtype` natively, else why not. CPU: oneDNN's own check of the
-    instruction set (torch.ops.mkldnn._is_mkldnn_bf16_supported: AVX512 BW, VL and DQ, its avx512_core,
-    with AVX512-BF16 or AMX the fast path; _fp16_: AVX512-FP16 or AMX-FP16; ATen/native/mkldnn/Utils.h),
-    the same one Inductor's CPU code generation relies on; on AVX2 alone a lower precision is converted
-    in software, slower, not faster. CUDA: bfloat16 from compute capability 8.0 (torch.cuda.is_bf16_supported with
-    including_emulation=False), float16 everywhere."""
-    if device == "cuda":
-        if dtype == "bfloat16" and not torch.cuda.is_bf16_supported(including_emulation=False):
-            major, minor = torch.cuda.get_device_capability()
-            return f"this GPU has no native bfloat16 (compute capability {major}.{minor})"
-        return ""
-    check = {"bfloat16": torch.ops.mkldnn._is_mkldnn_bf16_supported,
-             "float16": torch.ops.mkldnn._is_mkldnn_fp16_supported}[dtype]
-    if not check():
-        return f"this CPU has no native {dtype} ({torch.backends.cpu.get_cpu_capability()})"
-    return ""
-
-
-def check_supported(config: Configuration, device: str, model=None) -> None:
-    """Unsupported with the reason when `config` does not apply: its device, a precision the device
-    lacks, channels_last on a model without convolutions (`model`: checked once it is built)."""
-    if device not in config.devices:
-        raise Unsupported(f"{config.name} runs on {' and '.join(config.devices)} only")
-    if config.autocast:
-        reason = native_precision(config.autocast, device)
-        if reason:
-            raise Unsupported(reason)
-    if model is not None and config.channels_last and not any(
-            isinstance(m, torch.nn.Conv2d) for m in model.modules()):
-        raise Unsupported("no 2-D convolution in this model: channels_last does not apply")
 
 
 def load_for_process(cfg: BenchConfig, model_name: str, device: str, fields: dict):
@@ -262,12 +208,7 @@ class CellProcess:
             self.call = lambda: loaded.model(**inputs)
             self.fields.update(self._warm_up(self.call, 0))
         else:
-            # a cold compile's cache (in the runner's scratch folder, removed however the process ends)
-            # is merged into the user's before the worker replies "ready", not at its exit, where a
-            # merge longer than workers.EXIT_WAIT_S (max-autotune's) would be killed half-done
-            cold = cfg.cold_compile and self.repeat == 0 and config.compiled
-            with compiler_cache(empty=cold, under=self.task.scratch_dir):
-                self.call = self._candidate(loaded.model, inputs, spec.task)
+            self.call = self._candidate(loaded.model, inputs, spec.task)
             if self.forking:  # its threads end with the compute thread (measure/forked.py, Compute)
                 self.before_fork()
         device_memory.reset_peak_memory(device)  # the peak of the timed blocks: steady-state inference only
@@ -321,8 +262,10 @@ class CellProcess:
 
     def _enter_call_contexts(self, autocast: bool) -> None:
         """Enter, in this thread, what every call of the cell runs under: inference mode and, with
-        `autocast`, the configuration's precision (both are thread-local)."""
+        `autocast`, the configuration's precision (both are thread-local), and the configuration's
+        Inductor settings (global: a recompile at a later call traces under them too)."""
         self._contexts.enter_context(torch.inference_mode())
+        self._contexts.enter_context(inductor_context(self.config))
         if autocast:
             self._contexts.enter_context(precision_context(self.config, self.device))
 
@@ -346,25 +289,25 @@ class CellProcess:
                 self.fields["compile_warm_s"] = self.timed_warm_compile.seconds
                 self.started, self.clock = self.timed_warm_compile.started, self.timed_warm_compile.clock
         self.fields.update(process_round=repeat, template_round=prepared["process_round"])
-        # one window, and more only while it runs past max_warmup_s: what a fork needs is its first calls
-        # (its pages copied on write, its threads started: the first call ran 0.5-1.3 s for DeepLabV3's
-        # ~130 ms, the next few 5-60% slow), not a latency the prepared process reached already; a
-        # window that disagrees with it is recorded as not steady (warmup_steady)
+        # short windows until steady (one that agrees with the prepared process's latency, or two that
+        # agree with each other), at most max_warmup_s: a fork's first calls run slow (its pages copied on
+        # write, its threads started: up to 10x a call, the next few 5-60% slower), and a round whose
+        # first timed block still ran slow measured its warm-up (results/aggregate.warmup_tail)
         window = min(block_window_s(self.cfg), FORK_WARMUP_S)
-        warmup = warm_up(self.call, self.cfg, self.device, 0, window, self.prepared_call_s, max_s=window)
+        warmup = warm_up(self.call, self.cfg, self.device, 0, window, self.prepared_call_s)
         if first:  # the prepared process's calls and this one's; steady is this one's (the template's made no claim)
             warmup |= {"warmup_calls": warmup["warmup_calls"] + prepared.get("warmup_calls", 0),
                        "warmup_s": warmup["warmup_s"] + prepared.get("warmup_s", 0.0)}
         self.fields.update(warmup)
-        self._warm_eager(window, max_s=window)
+        self._warm_eager(window)
 
-    def _warm_eager(self, window_s: float, max_s: float | None = None) -> None:
+    def _warm_eager(self, window_s: float) -> None:
         """eager_in_process: eager warmed up beside the configuration, by the same rule in windows of
         `window_s` (a fork's: its first calls), recorded in neither's row: its first calls in a process
         are slow too (a fork's pages copied on write, a GPU's first launches), and the first block of a
         round is eager's."""
         if self.eager_call is not None:
-            warm_up(self.eager_call, self.cfg, self.device, 0, window_s, max_s=max_s)
+            warm_up(self.eager_call, self.cfg, self.device, 0, window_s)
 
     def warm_compile_s(self) -> float:
         """In a process forked from this prepared one (measure/forked.py): the same compile again after
@@ -377,8 +320,7 @@ class CellProcess:
             form = self.config.form
             return time_once(lambda: deploy.load(form, self.package, self.structure)(**inputs), self.device)
         forget_compiled()
-        compiled = torch.compile(model, fullgraph=self.cfg.fullgraph, dynamic=self.cfg.compile_dynamic(),
-                                 **self.config.compile_options())
+        compiled = compile_model(model, self.config, self.cfg.fullgraph, self.cfg.compile_dynamic())
         return time_once(lambda: compiled(**inputs), self.device)
 
     def at_exit(self) -> None:
@@ -390,20 +332,20 @@ class CellProcess:
         from torch._dynamo.utils import counters
 
         cfg, device, config, fields = self.cfg, self.device, self.config, self.fields
-        # in the cold cache (_prepare) until warm-up ends: CUDA-graph recording and autotuning may still
-        # write kernels to the cache after the first call. Later rounds compile in new processes with
-        # the cache it filled: their compile_s is the warm compile a new process pays
-        # (results/aggregate.py), every in-process cache included
+        # in the cell's own compiler cache (the runner empties it before the cell's first process:
+        # that compile is cold; later processes find it filled and compile warm, results/aggregate.py)
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
         self.compiled_from = (model, inputs)  # what warm_compile_s compiles again
         if config.packaged:
             return self._package(model, inputs)
-        compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
-                                       **config.compile_options())
+        compiled_model = compile_model(model, config, cfg.fullgraph, cfg.compile_dynamic())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
-        fields["compile_s"] = time_once(compiled, device)
+        with evidence.compile_probe() as counts:
+            fields["compile_s"] = time_once(compiled, device)
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
+        fields.update(counts.fields(config))
+        evidence.check_compile(config, counts, compile_lowered(), device)
         self.frames_after_first_call = int(counters["frames"]["total"])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[config.mode]))
         fields.update(graph_stats(self.frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
@@ -421,8 +363,11 @@ class CellProcess:
             raise Unsupported(why_not)
         self.structure = model(**inputs)
         started = time.perf_counter()
-        self.package = deploy.build(form, model, inputs, self.config.compile_options()["inductor_configs"],
-                                    tempfile.mkdtemp(prefix="package-", dir=self.task.scratch_dir))
+        with evidence.compile_probe() as counts:
+            self.package = deploy.build(form, model, inputs, self.config.compile_options()["inductor_configs"],
+                                        tempfile.mkdtemp(prefix="package-", dir=self.task.scratch_dir))
+        fields.update(counts.fields(self.config))
+        evidence.check_compile(self.config, counts, form == "aot-inductor", device)
         runner = self.package_runner = deploy.load(form, self.package, self.structure)
         compiled = lambda: runner(**inputs)  # noqa: E731
         time_once(compiled, device)
@@ -504,8 +449,19 @@ class CellProcess:
                            started_at=self.started.isoformat(timespec="milliseconds"),
                            duration_s=time.perf_counter() - self.clock, **self.fields)
 
+    def _read_kernels(self) -> None:
+        """A configuration whose setting shows in the kernels a call runs (an autocast dtype,
+        channels_last): one call under the profiler, after the timed blocks (its threads cannot slow
+        them), once per process; SettingNotInEffect when the setting did not reach the kernels."""
+        if not evidence.needs_kernels(self.config) or "matmuls_seen" in self.fields:
+            return
+        with launch_thread.unpinned():  # the profiler's threads start here: not on the launching CPU
+            seen = evidence.kernels_seen(self.call, self.device)
+        self.fields.update(evidence.kernel_fields(self.config, seen))
+        evidence.check_kernels(self.config, self.fields)
+
     def close(self) -> None:
-        """Leave inference mode and autocast (a cold compile's cache was merged when it prepared)."""
+        """Leave inference mode, autocast and the Inductor settings."""
         self._contexts.close()
         faults.maybe_inject("exit", self.fault)
 
@@ -530,6 +486,7 @@ class CellProcess:
     def _finish(self) -> None:
         if not self.fields["samples_s"]:
             return
+        self._read_kernels()
         loads = [load for load in self._loads if load is not None]
         summary = summarize(self.fields["samples_s"])
         self.fields.update(latency_ms_mean=summary.mean_ms, latency_ms_median=summary.median_ms,
@@ -548,7 +505,8 @@ class CellProcess:
 # a process's fields that hold for every round it measures (next_round keeps them)
 PROCESS_FIELDS = ("process_round", "pinned_cpu", "weights", "weights_note", "num_params", "max_abs_diff", "accuracy_ok",
                   "accuracy_reference", "task_agreement", "graph_breaks", "graph_count", "recompiles",
-                  "break_reasons", "recompile_reasons", "cudagraph_skips", "cudagraphs_recorded")
+                  "break_reasons", "recompile_reasons", "cudagraph_skips", "cudagraphs_recorded",
+                  *evidence.ROW_FIELDS)
 
 def measured_row(row_type, identity: dict, device: str, work):
     """Run `work(fields)` and return its row (`row_type`: BenchResult or a study's row): any failure

@@ -107,6 +107,14 @@ def hit_recompile_limit() -> bool:
     return any(RECOMPILE_LIMIT_MARKER in str(message).lower() for message in counters["unimplemented"])
 
 
+def compile_lowered() -> bool:
+    """Did Inductor generate code for a graph since the counters were cleared (an FX-graph cache miss,
+    or a graph the cache does not take, e.g. a frozen one), rather than load every graph from its cache?"""
+    from torch._dynamo.utils import counters
+
+    return counters["inductor"]["fxgraph_cache_miss"] + counters["inductor"]["fxgraph_cache_bypass"] > 0
+
+
 def fx_cache_counts() -> dict:
     """Inductor's FX graph cache hits and misses so far: was a compile cold (misses) or warm (hits)?"""
     from torch._dynamo.utils import counters

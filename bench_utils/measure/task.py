@@ -43,9 +43,11 @@ class Task:
     job: Job
     results_path: Path
     environ: dict = field(default_factory=dict)
-    cache_dir: str | None = None  # a study's own empty compiler cache (the runner removes it)
-    # a folder of the runner's, removed by the runner whatever ends the worker: a cold compile's empty
-    # cache goes in it (a worker killed mid-compile, by a timeout or the runner's Ctrl-C, removes nothing)
+    # the compiler cache the process compiles with, its own (TORCHINDUCTOR_CACHE_DIR; Triton's under it):
+    # a study's empty one (the runner removes it), a cell's (paths.cell_cache_dir)
+    cache_dir: str | None = None
+    # a folder of the runner's, removed by the runner whatever ends the worker: a package's build goes in
+    # it (a worker killed mid-build, by a timeout or the runner's Ctrl-C, removes nothing)
     scratch_dir: str | None = None
 
     def trace_path(self, repeat: int) -> Path:

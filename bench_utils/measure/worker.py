@@ -42,7 +42,7 @@ import transformers
 
 from ..config.registry import MODELS
 from . import detach, forked
-from .compiler_cache import cache_variables
+from ..paths import INDUCTOR_CACHE_ENV, TRITON_CACHE_ENV
 from .host_memory import keep_freed_memory
 from .task import Task
 
@@ -68,6 +68,9 @@ def _use(task: Task) -> None:
     if task.environ:
         os.environ.clear()
         os.environ.update(task.environ)
+    if task.cache_dir is not None:  # Inductor reads it at every cache access; Triton's cache then lives under it
+        os.environ[INDUCTOR_CACHE_ENV] = task.cache_dir
+        os.environ.pop(TRITON_CACHE_ENV, None)
     if task.cfg.keep_freed_memory:
         keep_freed_memory()
 
@@ -77,8 +80,7 @@ def _study_row(task: Task):
     from ..results.studies import study
 
     _use(task)
-    with cache_variables(task.cache_dir, None):  # Triton's cache then lives under the empty one too
-        return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
+    return study(task.job.kind).measure(task.cfg, task.job.model, task.job.option, task.results_path)
 
 
 def serve(conn) -> None:

@@ -161,8 +161,8 @@ def compile_time_chart(df, names=None) -> Figure:
 
 def compile_cache_chart(df) -> Figure:
     """Compile time with an empty compiler cache (cold) against the same compile with the cache that
-    the cold one filled (warm: the first process's second compile with cold_compile, else the later
-    processes' compiles), per compiled cell that measured both."""
+    the cold one filled (warm: the later processes' compiles, or the compile again in a fork of the
+    prepared process), per compiled cell that measured both."""
     tables.one_label(df)
     ok = _ok_compiled(df)
     ok = ok[ok["compile_warm_s"].notna()]

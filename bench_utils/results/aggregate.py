@@ -51,7 +51,7 @@ def _given(value) -> bool:
 
 COMBINE = {  # record.COMBINES -> (every row, the ok rows, field) -> the cell's value
     "same": lambda rows, ok, name: getattr((ok or rows)[0], name),
-    # the first round's that has it: round 0's compile (cold with cold_compile), round 1's profile (an empty
+    # the first round's that has it: round 0's compile (cold: the cell's emptied cache), round 1's profile (an empty
     # text or list is a round without it; 0 and False are values)
     "first": lambda rows, ok, name: next((value for row in (ok or rows) if _given(value := getattr(row, name))),
                                          getattr((ok or rows)[0], name)),

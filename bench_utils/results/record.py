@@ -195,7 +195,8 @@ RECORD = (
     Column("iterations", "same", "calls", "the profile's minimum timed calls per worker and round"),
     Column("min_time_s", "same", "s", "the profile's minimum timed seconds per worker and round", bounds=SECONDS),
     # --- compiling ---
-    Column("compile_s", "first", "s", "the first compiled call of round 0 (cold with cold_compile)",
+    Column("compile_s", "first", "s", "the first compiled call of round 0, in a compiler cache of the cell's own "
+           "emptied before it (a cold compile)",
            "Cold compile (s)", bounds=SECONDS),
     Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes, or of a compile again "
            "in a fork of the prepared one with its in-process caches forgotten (the on-disk cache filled)",
@@ -205,7 +206,22 @@ RECORD = (
     Column("fx_cache_misses", "first", "graphs", "... and misses"),
     Column("compile_cold", "computed", meaning="round 0's compile found nothing of this cell in Inductor's "
            "FX-graph cache (no hit, or none counted): compile_s is a cold compile; false where the cache held it (a "
-           "second run without cold_compile), compile_s then a first compile from a filled cache"),
+           "run resumed after its round 0), compile_s then a first compile from a filled cache"),
+    # --- what the configuration's settings did, read back from torch (measure/evidence.py) ---
+    Column("params_folded", "first", "tensors", "freezing: parameters and buffers the compiled graphs held as constants "
+           "to fold",
+           "Parameters folded"),
+    Column("params_unfolded", "first", "parameters", "freezing: parameters still passed to the compiled graphs as "
+           "inputs (0 when freezing took effect)"),
+    Column("autotune_choices", "first", "operators", "max-autotune: operators Inductor lowered with several kernels "
+           "to choose between", "Operators autotuned"),
+    Column("matmuls_seen", "first", "operators", "matrix multiplies and convolutions of one call, as the profiler "
+           "saw them dispatched (autocast and channels_last configurations)"),
+    Column("matmuls_in_autocast_dtype", "first", "operators", "... of them in the configuration's autocast dtype",
+           "Matrix multiplies in the autocast dtype"),
+    Column("convs_seen", "first", "operators", "channels_last: convolutions of one call"),
+    Column("convs_channels_last", "first", "operators", "... of them with a channels_last input",
+           "Convolutions in channels_last"),
     Column("graph_breaks", "largest", "breaks", "dynamo's graph breaks", "Graph breaks"),
     Column("graph_count", "largest", "graphs", "graphs dynamo compiled"),
     Column("recompiles", "largest", "recompiles", "frames compiled again after the first call", "Recompiles"),

@@ -165,6 +165,15 @@ class BenchResult(Row):
     fx_cache_misses: int | None = None  # ... and misses (graphs generated from scratch)
     cudagraph_skips: int | None = None  # graphs Inductor ran without CUDA graphs (reduce-overhead)
     cudagraphs_recorded: int | None = None  # CUDA graphs recorded (CUDA only): 0 = the mode ran without
+    # --- what the configuration's settings did, read back from torch (measure/evidence.py; None: it asks
+    # for none) ---
+    params_folded: int | None = None  # freezing: parameters and buffers the compiled graphs held as constants
+    params_unfolded: int | None = None  # freezing: parameters still passed to them as inputs (0 when it took effect)
+    autotune_choices: int | None = None  # max-autotune: operators lowered with several kernels to choose between
+    matmuls_seen: int | None = None  # matrix multiplies and convolutions of one call, as the profiler saw them
+    matmuls_in_autocast_dtype: int | None = None  # ... of them in the autocast dtype
+    convs_seen: int | None = None  # channels_last: convolutions of one call
+    convs_channels_last: int | None = None  # ... of them with a channels_last input
     break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
     recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
     # --- why (profile: true, repeat 0 only): torch.profiler over a few calls after timing, per call ---

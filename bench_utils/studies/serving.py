@@ -130,7 +130,8 @@ def _measure(cfg, model_name: str, setting: str, device: str, fields: dict) -> N
     import torch
 
     from ..config.configurations import configuration
-    from ..measure.cell import load_for_process, precision_context, process_inputs, with_layout
+    from ..measure.cell import load_for_process, process_inputs
+    from ..measure.settings import compile_model, inductor_context, precision_context, with_layout
     from ..measure.compile_stats import clear_graph_stats, hit_recompile_limit
 
     config = configuration("eager") if setting == "eager" else cfg.compiled_configuration()
@@ -142,11 +143,10 @@ def _measure(cfg, model_name: str, setting: str, device: str, fields: dict) -> N
     torch._dynamo.reset()  # nothing compiled before (in this process) is reused
     clear_graph_stats()
     if setting != "eager":
-        model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=DYNAMIC_ARGUMENT[setting],
-                              **config.compile_options())
+        model = compile_model(model, config, cfg.fullgraph, DYNAMIC_ARGUMENT[setting])
     run = lambda batch_size: model(**inputs[batch_size])  # noqa: E731
     try:
-        with torch.inference_mode(), precision_context(config, device):
+        with torch.inference_mode(), precision_context(config, device), inductor_context(config):
             _serve_sequence(run, list(cfg.serving_batch_sizes), device, fields)
             _steady_state(run, batch_sizes, cfg, device, fields)
     finally:

@@ -26,7 +26,7 @@ from ..config.bench_config import BenchConfig
 from ..config.configurations import configuration
 from ..measure.forked import RELEASE, forks
 from ..measure.task import LOGS_DIR, Block, Job, NextRound, Task, log_path
-from ..paths import inside
+from ..paths import cell_cache_dir, emptied, inside
 from ..results.rows import NOT_FAILED, BenchResult, Row
 from .jobs import Round, failure_row, needs_fresh_workers, profiled
 from .workers import Spares, Worker, WorkerLost, uses_cuda
@@ -205,11 +205,20 @@ class _RoundRun:
                         self.spares.start(len(self.cfg.configurations))  # the most a fresh round holds
                         self.beside_starts[job] = self.spares.importing()  # its compile begins beside them
                     worker.send("cell", Task(self.cfg, job, self.results_path, dict(os.environ),
-                                             scratch_dir=self.scratch))
+                                             cache_dir=self._cell_cache(job), scratch_dir=self.scratch))
                 else:
                     worker.send("round", NextRound(job.repeat, self.round.times_warm_compile(job.option)))
             ready |= {job for job in wave if self.answered(job, self.workers[job].receive)}
         return [job for job in jobs if job in ready]
+
+    def _cell_cache(self, job: Job) -> str | None:
+        """A compiled cell's own compiler cache, emptied before its first process (round 0): that compile
+        is cold, as compiling this configuration alone is; its later processes find it filled. None for
+        a configuration that compiles nothing."""
+        if not configuration(job.option).compiled:
+            return None
+        folder = cell_cache_dir(self.results_path, job.model, job.batch_size, job.option)
+        return str(emptied(folder) if job.repeat == 0 else folder)
 
     def wait_for_spares(self) -> None:
         """Every spare started has imported before a block is timed: an import beside a launch-bound
@@ -256,7 +265,7 @@ def run_round(cfg: BenchConfig, round_: Round, results_path: Path, sessions: Ses
     status). With `keep`, the group's workers stay alive for its next round unless it needs fresh
     ones or a worker failed."""
     session, fresh = sessions.open(round_)
-    run = _RoundRun(cfg, round_, Path(results_path), session, sessions.scratch if fresh and cfg.cold_compile else None,
+    run = _RoundRun(cfg, round_, Path(results_path), session, sessions.scratch if fresh else None,
                     sessions.spares)
     try:
         live = run.prepare(fresh)

@@ -140,10 +140,9 @@ def _first_call(call, device: str, fields: dict) -> None:
 
 
 def _compile_whole(model, inputs: dict, cfg, device: str, fields: dict):
-    import torch
+    from ...measure.settings import compile_model
 
-    compiled_model = torch.compile(model, fullgraph=cfg.fullgraph, dynamic=cfg.compile_dynamic(),
-                                   **cfg.compiled_configuration().compile_options())
+    compiled_model = compile_model(model, cfg.compiled_configuration(), cfg.fullgraph, cfg.compile_dynamic())
     call = lambda: compiled_model(**inputs)  # noqa: E731
     _first_call(call, device, fields)
     return call
@@ -209,7 +208,8 @@ def measure(cfg, model_name: str, strategy: str, results_path: Path, device: str
              fields: dict) -> None:
     import torch
 
-    from ...measure.cell import load_for_process, precision_context, process_inputs, with_layout
+    from ...measure.cell import load_for_process, process_inputs
+    from ...measure.settings import inductor_context, precision_context, with_layout
 
     batch_size = cfg.batch_sizes[0]
     artifacts = artifacts_path(results_path, model_name, batch_size)
@@ -226,7 +226,7 @@ def measure(cfg, model_name: str, strategy: str, results_path: Path, device: str
     with torch.inference_mode():
         reference = loaded.model(**inputs)  # eager float32
     inputs = with_layout(config, loaded.model, inputs)
-    with torch.inference_mode(), precision_context(config, device):
+    with torch.inference_mode(), precision_context(config, device), inductor_context(config):
         call, more = _compile(strategy, loaded.model, inputs, cfg, device, groups, artifacts, fields)
         fields["note"] = "; ".join(note for note in notes + more if note)  # before timing: a failure keeps it
         _steady_state(call, reference, cfg, device, fields)
