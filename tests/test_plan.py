@@ -215,32 +215,6 @@ def test_a_reader_that_goes_away_is_no_error():
     assert proc.wait(timeout=60) == 1 and stderr == ""
 
 
-def test_plan_counts_no_cost_for_a_precision_this_cpu_lacks(tmp_path):
-    avx2 = tmp_path / "avx2"
-    avx2.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
-    avx512 = tmp_path / "avx512"
-    avx512.write_text("flags\t\t: avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16\n")
-    assert plan.cpu_lacks(str(avx2), isa_cap="") == {"bf16", "fp16"}
-    assert plan.cpu_lacks(str(avx512), isa_cap="") == {"fp16"}
-    assert plan.cpu_lacks(str(tmp_path / "none"), isa_cap="") == set()  # unknown: every configuration counted
-    # oneDNN capped below the CPU (ONEDNN_MAX_CPU_ISA): the cap answers, as the workers' check does
-    assert plan.cpu_lacks(str(avx512), isa_cap="avx2") == {"bf16", "fp16"}
-    assert plan.cpu_lacks(str(avx512), isa_cap="AVX512_CORE_AMX") == {"fp16"}  # a cap above: the CPU's flags
-    assert plan.cpu_lacks(str(tmp_path / "none"), isa_cap="AVX512_CORE_BF16") == {"fp16"}
-
-
-def test_plan_reads_onednns_cap_from_the_environment_under_either_name(tmp_path, monkeypatch):
-    avx512 = tmp_path / "avx512"
-    avx512.write_text("flags\t\t: avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16\n")
-    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
-    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
-    assert plan.cpu_lacks(str(avx512)) == {"fp16"}
-    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
-    assert plan.cpu_lacks(str(avx512)) == {"bf16", "fp16"}
-    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx512_core")  # the new name wins
-    assert plan.cpu_lacks(str(avx512)) == {"fp16"}
-
-
 def test_a_tiny_model_compiles_as_long_as_a_full_one_on_a_gpu_and_a_tenth_as_long_on_a_cpu():
     # the first GPU run: a tiny ViT compiled cold in 12.5 s, ViT-B/16 in 12.3 s (docs/gpu.md)
     tiny, full = BenchConfig(**(GPU | {"size": "tiny"})), BenchConfig(**GPU)

@@ -17,33 +17,44 @@ def test_selfcheck_on_cpu_passes_every_check(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("PASS  clock: perf_counter: median sample ")
     names = [re.match(r"(PASS|FAIL|SKIP)  ([^:]+):", line).group(2) for line in lines]
-    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "reused worker", "cold cache merged",
-                     "environment record", "selfcheck cpu configurations · eager",
-                     "selfcheck cpu configurations · default+freezing", "selfcheck cpu configurations · eager+bf16-autocast",
-                     "selfcheck cpu configurations · default+bf16-autocast", "environment record",
+    assert names == ["clock", "selfcheck cpu · eager", "selfcheck cpu · default", "reused worker",
+                     "cold, then warm from the cell's own cache", "environment record",
+                     "selfcheck cpu configurations · eager", "selfcheck cpu configurations · default+freezing",
+                     "selfcheck cpu configurations · max-autotune-no-cudagraphs+freezing",
+                     "selfcheck cpu configurations · default+channels-last",
+                     "selfcheck cpu configurations · eager+bf16-autocast",
+                     "selfcheck cpu configurations · default+bf16-autocast", "setting freezing", "setting max-autotune",
+                     "setting autocast", "setting channels_last", "environment record",
                      "selfcheck cpu serving forms · eager", "selfcheck cpu serving forms · aot-inductor",
                      "selfcheck cpu serving forms · onnxruntime", "environment record",
                      "oversized batch beside live workers"]
     import importlib.util
 
-    import torch
+    from bench_utils.measure.settings import cpu_native
 
-    bf16 = torch.ops.mkldnn._is_mkldnn_bf16_supported()  # without native bfloat16 they say so: SKIP, not FAIL
+    bf16 = cpu_native("bfloat16")  # without native bfloat16 they say so: SKIP, not FAIL
     onnx = importlib.util.find_spec("onnxruntime") is not None  # without the [deploy] extra: SKIP, saying so
-    expected = (["PASS"] * 8 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS"] * 3 + ["PASS" if onnx else "SKIP"]
-                + ["PASS", "SKIP"])
+    expected = (["PASS"] * 10 + ["PASS" if bf16 else "SKIP"] * 2 + ["PASS"] * 2 + ["PASS" if bf16 else "SKIP"]
+                + ["PASS"] * 4 + ["PASS" if onnx else "SKIP"] + ["PASS", "SKIP"])
     assert [line[:4] for line in lines] == expected, proc.stdout
-    assert bf16 or "this CPU has no native bfloat16" in lines[8]
+    assert bf16 or "this CPU has no native bfloat16" in lines[10]
+    # each setting proves it took effect, by what torch read back
+    assert re.search(r"setting freezing: default\+freezing: [1-9]\d* parameters and buffers folded into constants, "
+                     r"0 parameters left as graph inputs", proc.stdout)
+    assert re.search(r"setting max-autotune: \S+: [1-9]\d* operators with several kernels", proc.stdout)
+    assert re.search(r"setting channels_last: default\+channels-last: ([1-9]\d*) of \1 convolutions", proc.stdout)
     assert lines[-1].startswith("SKIP  oversized batch beside live workers: CPU")
-    assert "16 of 16 checks passed or skipped, 0 failed" in proc.stderr
+    assert "22 of 22 checks passed or skipped, 0 failed" in proc.stderr
     sent = json.loads((tmp_path / "selfcheck.json").read_text())  # what a GPU owner sends back
     assert sent["passed"] is True and [c["status"] for c in sent["checks"]] == expected
     measured = [cell for cell in sent["cells"] if "configuration" in cell]
+    configurations = ["eager", "default+freezing", "max-autotune-no-cudagraphs+freezing", "default+channels-last",
+                      "eager+bf16-autocast", "default+bf16-autocast"]
     assert [(c["label"], c["configuration"]) for c in measured] == [
-        ("selfcheck cpu", "eager"), ("selfcheck cpu", "default"), ("selfcheck cpu configurations", "eager"),
-        ("selfcheck cpu configurations", "default+freezing"), ("selfcheck cpu configurations", "eager+bf16-autocast"),
-        ("selfcheck cpu configurations", "default+bf16-autocast"), ("selfcheck cpu serving forms", "eager"),
-        ("selfcheck cpu serving forms", "aot-inductor"), ("selfcheck cpu serving forms", "onnxruntime")]
+        ("selfcheck cpu", "eager"), ("selfcheck cpu", "default"),
+        *[("selfcheck cpu configurations", name) for name in configurations],
+        ("selfcheck cpu serving forms", "eager"), ("selfcheck cpu serving forms", "aot-inductor"),
+        ("selfcheck cpu serving forms", "onnxruntime")]
     from bench_utils.measure.profiling import PROFILE_CALLS
 
     assert measured[1]["profile_calls"] == PROFILE_CALLS and measured[1]["profile_error"] == ""  # the profiled profile
@@ -293,3 +304,29 @@ def test_a_quick_selfcheck_on_a_gpu_is_the_first_profile_with_its_core_modes():
     assert quick[0].repeats == REUSE["repeats"] and quick[0].profile and quick[0].label == profiles("cuda")[0].label
     assert len(profiles("cuda")) == 5 and "max-autotune" in profiles("cuda")[0].configurations
     assert profiles("cpu", quick=True) == profiles("cpu")  # a CPU's selfcheck is quick already
+
+
+def test_each_setting_gets_one_line_with_its_evidence_and_a_setting_not_in_effect_fails():
+    from bench_utils.results.aggregate import to_dataframe
+    from bench_utils.selfcheck import setting_checks
+
+    rows = [make_row("vit", 1, "eager", 2.0),
+            make_row("vit", 1, "default+freezing", 1.0, compile_s=2.0, params_folded=40, params_unfolded=0),
+            make_row("vit", 1, "default+channels-last", 1.5, compile_s=2.0, matmuls_seen=9, convs_seen=3,
+                     convs_channels_last=3),
+            make_row("vit", 1, "eager+bf16-autocast", None, status="unsupported",
+                     error="this CPU has no native bfloat16 (AVX2)")]
+    checks = setting_checks(to_dataframe(rows), "cpu")
+    assert [(c.name, c.status) for c in checks] == [("setting freezing", "PASS"), ("setting autocast", "SKIP"),
+                                                    ("setting channels_last", "PASS")]
+    assert checks[0].reason == ("default+freezing: 40 parameters and buffers folded into constants, 0 parameters left "
+                                "as graph inputs")
+    assert checks[1].reason == "this CPU has no native bfloat16 (AVX2)"
+    failed = [make_row("vit", 1, "eager", 2.0),
+              make_row("vit", 1, "default+freezing", None, status="error", params_folded=0, params_unfolded=53,
+                       error="SettingNotInEffect: freezing did not take effect: 53 of 53 parameters stayed inputs")]
+    [check] = setting_checks(to_dataframe(failed), "cpu")
+    assert check.status == "FAIL" and "freezing did not take effect: 53 of 53" in check.reason
+    zero = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default+freezing", 1.0, compile_s=2.0,
+                                                       params_folded=0, params_unfolded=0)]
+    assert setting_checks(to_dataframe(zero), "cpu")[0].status == "FAIL"  # nothing folded proves nothing

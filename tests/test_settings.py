@@ -4,15 +4,19 @@ import pytest
 import torch
 
 from bench_utils.config.configurations import configuration
+from bench_utils.config.cpu_precisions import cpu_lacks
 from bench_utils.measure import settings
 
 
-@pytest.mark.parametrize("avx512_bf16, amx, native", [(False, False, False), (True, False, True), (False, True, True)])
-def test_bfloat16_is_native_only_with_avx512_bf16_or_amx(monkeypatch, avx512_bf16, amx, native):
+@pytest.mark.parametrize("flags, native", [("avx2 avx512bw avx512vl avx512dq", False),
+                                           ("avx512bw avx512vl avx512dq avx512_bf16", True),
+                                           ("avx512bw avx512vl avx512dq amx_bf16 amx_tile", True)])
+def test_bfloat16_is_native_only_with_avx512_bf16_or_amx(monkeypatch, tmp_path, flags, native):
     # oneDNN's own check says yes on any AVX-512 core (it converts in software there): not enough
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"flags\t\t: fpu sse {flags}\n")
+    monkeypatch.setattr(settings, "cpu_lacks", lambda: cpu_lacks(str(cpuinfo), isa_cap=""))
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
-    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
     assert settings.cpu_native("bfloat16") is native
     reason = settings.native_precision("bfloat16", "cpu")
     assert (reason == "") is native
@@ -22,9 +26,13 @@ def test_bfloat16_is_native_only_with_avx512_bf16_or_amx(monkeypatch, avx512_bf1
             settings.check_supported(configuration("eager+bf16-autocast"), "cpu")
 
 
-def test_onednn_capped_below_bfloat16_is_not_native(monkeypatch):
-    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+def test_onednn_capped_below_bfloat16_is_not_native(monkeypatch, tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("flags\t\t: avx512bw avx512vl avx512dq amx_bf16\n")
+    assert cpu_lacks(str(cpuinfo), isa_cap="AVX512_CORE") == {"bf16", "fp16"}  # the cap takes its instructions away
+    assert cpu_lacks(str(cpuinfo), isa_cap="AVX512_CORE_BF16") == {"fp16"}
+    monkeypatch.setattr(settings, "cpu_lacks", lambda: set())
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)  # oneDNN's check: no
     assert not settings.cpu_native("bfloat16")
 
 

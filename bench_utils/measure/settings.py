@@ -18,7 +18,11 @@ import contextlib
 import torch
 
 from ..config.configurations import Configuration
+from ..config.cpu_precisions import cpu_lacks
 from .models import TORCH_DTYPES
+
+
+PRECISION_FLAG = {"bfloat16": "bf16", "float16": "fp16"}  # config/cpu_precisions.py's names
 
 
 class Unsupported(Exception):
@@ -26,16 +30,12 @@ class Unsupported(Exception):
 
 
 def cpu_native(dtype: str) -> bool:
-    """Does this CPU compute in `dtype` natively? bfloat16: AVX512-BF16 or AMX tiles (oneDNN's fast
-    path; oneDNN's own check, torch.ops.mkldnn._is_mkldnn_bf16_supported, answers yes on any AVX-512
-    core and converts in software there, slower than float32); float16: oneDNN's check (AVX512-FP16 or
-    AMX-FP16). oneDNN's check comes first: it answers for ONEDNN_MAX_CPU_ISA's cap as well."""
-    if dtype == "bfloat16":
-        cpu = torch.cpu
-        has_bf16 = getattr(cpu, "_is_avx512_bf16_supported", lambda: False)()
-        has_amx = getattr(cpu, "_is_amx_tile_supported", lambda: False)()
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported() and (has_bf16 or has_amx))
-    return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
+    """Does this CPU compute in `dtype` natively (config/cpu_precisions.py: the instructions, and oneDNN's
+    cap)? oneDNN's own check (torch.ops.mkldnn._is_mkldnn_bf16_supported) answers yes on any AVX-512 core,
+    where it converts bfloat16 in software, slower than float32: it must agree as well."""
+    onednn = {"bfloat16": torch.ops.mkldnn._is_mkldnn_bf16_supported,
+              "float16": torch.ops.mkldnn._is_mkldnn_fp16_supported}[dtype]
+    return bool(onednn()) and PRECISION_FLAG[dtype] not in cpu_lacks()
 
 
 def native_precision(dtype: str, device: str) -> str:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
+from ..config.cpu_precisions import cpu_lacks
 from ..config.modes import MODE_BY_NAME
 from ..messages import counted
 from ..results.race import SELECTION_ROUNDS
@@ -277,38 +277,6 @@ def with_spares(cfg: BenchConfig, estimates: list[RoundEstimate]) -> None:
             started = len(cfg.configurations) - ready
             e.seconds["start"] += max(0.0, started * SPARE_START_S - beside)
             ready = len(cfg.configurations)
-
-
-# oneDNN's own checks (ATen/native/mkldnn/Utils.h, mkldnn_bf16_device_check and _fp16_), the ones a
-# worker asks (measure/cell.native_precision), read here from /proc/cpuinfo's flags: plan has no torch
-CPU_FLAGS_FOR = {"bf16": ({"avx512bw", "avx512vl", "avx512dq"},), "fp16": ({"avx512_fp16"}, {"amx_fp16"})}
-
-
-# ONEDNN_MAX_CPU_ISA caps oneDNN below what the CPU has, and its checks answer for the cap (measured
-# 2026-11-27 on an AVX512-FP16/AMX Xeon, torch 2.14: bf16 false below AVX512_CORE, fp16 false below
-# AVX10_1_512); docs/method.md runs the default report as on an AVX2 CPU this way. Caps not listed
-# (AVX2_VNNI_2 and above): read as no cap, the worst case.
-ISA_CAP_LACKS = {**dict.fromkeys(("SSE41", "AVX", "AVX2", "AVX2_VNNI"), {"bf16", "fp16"}),
-                 **dict.fromkeys(("AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16"), {"fp16"})}
-
-
-def cpu_lacks(cpuinfo: str = "/proc/cpuinfo", isa_cap: str | None = None) -> set[str]:
-    """The precisions ("bf16", "fp16") this x86 CPU has no native support for, or oneDNN is capped
-    below (`isa_cap`, default the ONEDNN_MAX_CPU_ISA environment variable): their configurations
-    become unsupported rows at no cost. Unknown (no /proc/cpuinfo, not x86): none, the worst case."""
-    if isa_cap is None:  # DNNL_MAX_CPU_ISA: the variable's older name, which oneDNN still reads
-        isa_cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", "")
-    capped = ISA_CAP_LACKS.get(isa_cap.strip().upper(), set())
-    try:
-        with open(cpuinfo, encoding="ascii", errors="replace") as file:
-            line = next((line for line in file if line.startswith("flags")), "")
-    except OSError:
-        return set(capped)
-    flags = set(line.partition(":")[2].split())
-    if not flags:
-        return set(capped)
-    return capped | {need for need, alternatives in CPU_FLAGS_FOR.items()
-                     if not any(group <= flags for group in alternatives)}
 
 
 def too_long(cfg: BenchConfig, estimates: list[RoundEstimate]) -> list[tuple[RoundEstimate, str, float]]:
