@@ -105,7 +105,7 @@ def _cmd_selfcheck(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report.build import main as report_main
+    from .pipeline import main as report_main
 
     return report_main(args)
 
