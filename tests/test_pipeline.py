@@ -63,3 +63,40 @@ def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypa
                               notebook_timeout=60, compare=None, allow_long=False)
     assert pipeline.main(args) == 1
     assert "[report] summary: FAILED (notebook step 3: KeyError: 'x')" in capsys.readouterr().out
+
+
+def test_report_measures_with_runs_options(tmp_path, monkeypatch):
+    from bench_utils.sweep import loop
+
+    asked = {}
+
+    class Summary:
+        def line(self):
+            return "measured"
+
+    def run_sweep(cfg, results, retry_failed=False, progress=True):
+        asked.update(results=results, retry_failed=retry_failed, progress=progress)
+        return Summary()
+
+    monkeypatch.setattr(loop, "run_sweep", run_sweep)
+    params = tiny_params(tmp_path)
+    results = tmp_path / "elsewhere" / "results.jsonl"
+    assert pipeline.measure_profile(load_config(params), params, results, pipeline.Sweep(True, False)) == ""
+    assert asked == {"results": results, "retry_failed": True, "progress": False}
+
+
+def test_report_with_results_writes_the_page_beside_that_file_and_takes_one_profile(tmp_path, monkeypatch):
+    made = []
+    monkeypatch.setattr(pipeline, "run_profile", lambda *args: made.append(args) or pipeline.ProfileOutcome(
+        args[4], tmp_path / "page.html", tmp_path / "r.jsonl"))
+    monkeypatch.setattr(pipeline, "build_summary", lambda out, timeout: (out / "summary.html", ""))
+    monkeypatch.setattr(pipeline, "ready_here", lambda configs, why: configs)
+    monkeypatch.setattr(pipeline, "check_duration", lambda *args: None)
+    params, named = tiny_params(tmp_path), tmp_path / "elsewhere" / "mine.jsonl"
+    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False, notebook_timeout=60,
+                              compare=None, allow_long=False, results=str(named), retry_failed=True, quiet=True)
+    assert pipeline.main(args) == 0
+    assert made[0][5:] == (str(named), pipeline.Sweep(retry_failed=True, progress=False))
+    assert pipeline.profile_results(load_config(params), tmp_path / "out", named) == named.resolve()
+    with pytest.raises(ConfigError, match="--results names one file: give one parameters file with it"):
+        pipeline.main(argparse.Namespace(**(vars(args) | {"params": [params, tiny_params(tmp_path, "b.yaml", label="b")]})))
