@@ -56,9 +56,9 @@ def _check(name: str, ok: bool, reason: str) -> Check:
     return Check(name, "PASS" if ok else "FAIL", reason)
 
 
-# --quick on a GPU: the first profile's modes and the oversized batch's (a tiny model compiles about as long
-# as a full one there: 10-13 s cold in default and reduce-overhead, 26 s in max-autotune, which a whole
-# selfcheck runs, on the H200: docs/gpu.md); the rest of `profiles` is left out
+# --quick on a GPU: the first profile's modes and the oversized batch's; the rest of `profiles` is left
+# out (on a GPU a tiny model compiles about as long as a full one: 10-13 s cold in default and
+# reduce-overhead, 26 s in max-autotune, which a whole selfcheck runs; benchmarks/README.md#gpu-h200-selfcheck)
 QUICK_MODES = ("eager", "default", "reduce-overhead")
 QUICK_OOM_MODES = ("eager", "reduce-overhead")
 
@@ -67,7 +67,7 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     """The profiles measured, in order: every configuration the device offers, on tiny models. The first
     runs three rounds (REUSE) with caches of its own; a precision the machine lacks natively becomes an
     "unsupported" row (a SKIP with its reason), as in a report. `quick` (a GPU's): the first profile
-    alone, with QUICK_MODES: on the H200 the whole selfcheck took 415 s of a session's 900 (docs/gpu.md);
+    alone, with QUICK_MODES, a few minutes where the whole selfcheck takes about seven on a GPU;
     the compile rules, CUDA graphs, a reused worker, the cache's merge and the profiler are the first
     profile's, batch 16 and reduce-overhead at full size the probe profile's (benchmarks/gpu_probe.sh);
     max-autotune, the lower precisions, channels_last and graph breaks wait for a whole selfcheck."""

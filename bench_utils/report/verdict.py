@@ -195,14 +195,14 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     """What settles a figure the budget left straddling the margin: the rounds its spread asks for
     (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
     its --budget-min the sweep's clock so far (sweep_s) with those minutes and the other undecided models'
-    (`others_s`: the same command's sweep gives them rounds too; on a Zen 3 a budget sized for one
-    model's left the other undecided): sweep_time.rerun_budget_min."""
+    (`others_s`: the same command's sweep gives them rounds too, so a budget sized for one model's rounds
+    leaves the others undecided): sweep_time.rerun_budget_min."""
     extra = rounds_to_decide(row, rules.worthwhile)
     if not math.isfinite(extra):
         point, spread = row.get("race_speedup"), row.get("race_round_sd")
         if point and spread and not (pd.isna(point) or pd.isna(spread)):
-            # the distance to the margin and the spread together: a Zen 3's ResNet-50 at 1.09x (a round
-            # moving ~5%) and a ViT-B/16 at 1.08x (a round moving ~15%) both need more than MAX_ROUNDS_TO_DECIDE
+            # the distance to the margin and the spread together: 1.09x with rounds moving ~5% and 1.08x with
+            # rounds moving ~15% both need more than MAX_ROUNDS_TO_DECIDE
             return (f"at {times_beside(point, rules.worthwhile)} it lies too close to {times(rules.worthwhile)} for "
                     f"rounds that move by {plus_minus(math.expm1(spread))} each to settle it within "
                     f"{MAX_ROUNDS_TO_DECIDE} rounds: run again on a quieter machine, or set worthwhile to the gain "
