@@ -73,10 +73,10 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     max-autotune, the lower precisions, channels_last and graph breaks wait for a whole selfcheck."""
     if quick and device != "cpu":
         return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=QUICK_MODES,
-                            profile=True, **(FAST | REUSE))]
+                            profiler=True, **(FAST | REUSE))]
     if device == "cpu":
         return [BenchConfig(label="selfcheck cpu", models=("vit",), configurations=("eager", "default"), device="cpu",
-                            profile=True, **(FAST | REUSE)),
+                            profiler=True, **(FAST | REUSE)),
                 BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
                             configurations=("eager", "default+freezing", "eager+bf16-autocast", "default+bf16-autocast"),
                             **FAST),
@@ -87,20 +87,20 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     from .config.modes import COMPILE_MODES
 
     return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=("eager", *COMPILE_MODES),
-                        profile=True,
+                        profiler=True,
                         **(FAST | REUSE)),
             BenchConfig(label="selfcheck cuda batch 4", models=("vit",), device="cuda",
-                        configurations=("eager", "reduce-overhead"), profile=True, **(FAST | {"batch_sizes": (4,)})),
+                        configurations=("eager", "reduce-overhead"), profiler=True, **(FAST | {"batch_sizes": (4,)})),
             BenchConfig(label="selfcheck cuda low precision", models=("vit",), device="cuda",
                         configurations=("eager", "default+fp16-autocast", "default+bf16-autocast"), **FAST),
             BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
                         configurations=("eager", "default+fp16-autocast+channels-last",
-                                        "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST),
+                                        "reduce-overhead+fp16-autocast+channels-last"), profiler=True, **FAST),
             # tiny SegFormer breaks its graph where transformers installs its output hooks, on a model's
             # first call (benchmarks/compile_counts.py: 2 graphs). A cell calls eager first, so it may
             # measure one graph: tree_check says whether a tree of several CUDA graphs was exercised
             BenchConfig(label=GRAPH_BREAKS_LABEL, models=("segformer",), device="cuda",
-                        configurations=("eager", "reduce-overhead"), profile=True, **FAST)]
+                        configurations=("eager", "reduce-overhead"), profiler=True, **FAST)]
 
 
 def clock_check(device: str) -> Check:
@@ -356,7 +356,7 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
                 run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
-            yield from row_checks(frame, device, profiled=cfg.profile)
+            yield from row_checks(frame, device, profiled=cfg.profiler)
             if cfg.label == GRAPH_BREAKS_LABEL:
                 yield tree_check(frame)
             rows = read_results(path).rows

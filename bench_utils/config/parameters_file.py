@@ -17,7 +17,8 @@ REQUIRED_KEYS = ("label", "models", "batch_sizes", "configurations")
 # keys of earlier versions, with what says the same now: one line instead of "not a parameter"
 REPLACED_KEYS = {"modes": "configurations (e.g. [eager, default, reduce-overhead])",
                  "dtype": "configurations (e.g. default+bf16-autocast)", "autocast": "configurations (e.g. "
-                 "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)"}
+                 "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)",
+                 "profile": "profiler (true or false: the torch.profiler pass after timing)"}
 PARAMETER_NAMES = tuple(p.name for p in parameters(BenchConfig))  # the keys a file or notebook may set
 _LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models", "configurations")}
 

@@ -1,5 +1,5 @@
 """Why a configuration's cell is faster than eager or not, in one line and one chart, from the profiler pass
-(`profile: true`) of its process and of its eager cell's. No torch.
+(`profiler: true`) of its process and of its eager cell's. No torch.
 
 On CPU a call's time splits into operators (what eager dispatches one by one; what compiled code
 still hands to oneDNN/BLAS), compiled code outside operators (Inductor's fused kernels) and the rest

@@ -387,7 +387,7 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
         share = (parts["timing"] + parts["warm compile"] + parts["start"]) / cfg.repeats
         tips.append((share, f"repeats: {cfg.repeats - 1} instead of {cfg.repeats} (about {_duration(share)})"))
     if parts["profiler"] >= 1:  # the guide's tables need no profiler; the page then cannot say why a model got faster
-        tips.append((parts["profiler"], f"profile: false (about {_duration(parts['profiler'])}; "
+        tips.append((parts["profiler"], f"profiler: false (about {_duration(parts['profiler'])}; "
                                         "the page then does not explain the speedups)"))
     return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 
