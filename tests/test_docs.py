@@ -65,3 +65,51 @@ def test_no_file_speaks_of_how_machine_time_was_obtained():
     said = [f"{path.relative_to(REPO)}: {match.group(0)}" for path in project_files() if path.parts[-2] != "tests"
             for match in OBTAINING.finditer(path.read_text(errors="replace"))]
     assert said == []
+
+
+METHOD = REPO / "docs" / "method.md"
+# the words the README, the pages and --help lean on: each defined once, in the method's glossary
+JARGON = ("profile", "run", "cell", "cell-group", "configuration", "mode", "modifier", "eager", "worker", "block",
+          "round", "race", "speedup", "interval", "half-width", "margin", "budget", "answer", "cold-compile",
+          "pay-back", "profiler-pass", "study")
+
+
+def glossary_anchors() -> set[str]:
+    text = METHOD.read_text()
+    return set(re.findall(r'<a id="(term-[a-z-]+)"></a>', text[text.index("## Glossary"):]))
+
+
+def test_the_glossary_defines_every_word_the_pages_link_and_the_readme_leans_on():
+    from bench_utils.report.glossary import PAGE_TERMS
+
+    anchors = glossary_anchors()
+    assert sorted(set(PAGE_TERMS.values()) - anchors) == []
+    assert sorted({f"term-{word}" for word in JARGON} - anchors) == []
+
+
+def test_every_link_to_a_glossary_word_lands():
+    anchors = glossary_anchors() | {"glossary"}
+    links = {(str(path.relative_to(REPO)), anchor) for path in project_files() if path.suffix in (".md", ".py")
+             for anchor in re.findall(r"method\.(?:md|html)#([a-z0-9-]+)", path.read_text(errors="replace"))
+             if anchor.startswith("term-") or anchor == "glossary"}
+    assert links and sorted(link for link in links if link[1] not in anchors) == []
+
+
+def markdown_anchors(path: Path) -> set[str]:
+    """The anchors a Markdown file offers on GitHub: its headings' ids and its explicit <a id=...>."""
+    from bench_utils.report.method_page import heading_id
+
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    headings = [heading_id(line.lstrip("#")) for line in text.splitlines() if re.match(r"#{1,6} ", line)]
+    return set(headings) | set(re.findall(r'<a id="([^"]+)"', text))
+
+
+def test_every_link_between_the_documents_lands_on_an_anchor():
+    documents = [REPO / "README.md", LOG, *(REPO / "docs").glob("*.md")]
+    broken = []
+    for path in documents:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*\.md)?#([^)\s]+)\)", path.read_text()):
+            where = (path.parent / target).resolve() if target else path
+            if not where.is_file() or anchor not in markdown_anchors(where):
+                broken.append(f"{path.relative_to(REPO)} -> {target}#{anchor}")
+    assert broken == []

@@ -93,25 +93,27 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
 
 
 def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_timeout_s: int, title: str,
-           stub_label: str, also: dict | None = None) -> str:
+           stub_label: str, also: dict | None = None, method_link: str = "../method.html") -> str:
     """`notebook` executed into `executed` and exported as `page` (titled `title`); a stub page naming
-    `stub_label` and why where no executed notebook came out. Returns execute's error line ("" when ok)."""
+    `stub_label` and why where no executed notebook came out (`method_link`: the method page from
+    there). Returns execute's error line ("" when ok)."""
     error = execute(notebook, executed, parameters, step_timeout_s, also)
     if executed.exists():
         export_html(executed, page, title)
     else:
-        write_stub(page, stub_label, error)
+        write_stub(page, stub_label, error, method_link)
     return error
 
 
-def write_stub(page: Path, label: str, reason: str) -> None:
+def write_stub(page: Path, label: str, reason: str, method_link: str = "../method.html") -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
     reason = relative_text(reason, page.parent)
     write_file(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
 </head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
 <h1>{escape(label)}: no report</h1><p><strong>{escape(reason)}</strong></p>
 <p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
-same command again: measured cells are not measured twice.</p></body></html>
+same command again: measured cells are not measured twice.</p>
+<p><a href="{escape(method_link)}">How it is measured and decided</a></p></body></html>
 """, page.parent)
 
 
@@ -223,13 +225,13 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     executed = out_dir.resolve() / "summary.ipynb"
     page = out_dir / "summary.html"
     error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
-                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary")
+                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary", method_link="method.html")
     return page, error
 
 
 SUMMARY_OUTPUTS = ("index.html", "summary.html", "summary.ipynb", "method.md", "method.html")  # in the report folder
 PROFILE_OUTPUTS = ("report.html", "benchmark.ipynb", "cells.csv", "profile.json")  # in each profile folder
-COMPARE_OUTPUTS = ("compare.html", "compare.ipynb")
+COMPARE_OUTPUTS = ("compare.html", "compare.ipynb", "method.md", "method.html")  # the page links the method
 
 
 def check_outputs(out_dir: Path, results_files: list[Path], named: bool = False) -> None:
@@ -292,7 +294,9 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     shown = {path.resolve().parent: path.resolve().parent.name for path in (before, after)}
     page = out_dir / "compare.html"
     title = f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}"
-    error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown)
+    error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown,
+                   method_link="method.html")
+    copy_method(out_dir)
     print(terminal_text(f"[report] {outcome_words(error)}: open {page.resolve()}"))
     return 1 if error else 0
 
