@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the checkout)")
     _sweep_options(report, "DIR/<label>/results.jsonl; the page is written beside it")
     report.add_argument("--notebook-timeout", type=_positive_seconds, default=3600, metavar="SECONDS",
-                        help="seconds any one step (code cell) of a notebook may run (> 0)")
+                        help="seconds any one step of a notebook (a notebook cell) may run (> 0)")
     report.add_argument("--compare", nargs=2, metavar=("BEFORE.jsonl", "AFTER.jsonl"),
                         help="two results JSONL files: a page comparing them cell by cell (compare.html), nothing measured")
     report.add_argument("--report-only", action="store_true",

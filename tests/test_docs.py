@@ -113,3 +113,16 @@ def test_every_link_between_the_documents_lands_on_an_anchor():
             if not where.is_file() or anchor not in markdown_anchors(where):
                 broken.append(f"{path.relative_to(REPO)} -> {target}#{anchor}")
     assert broken == []
+
+
+README = REPO / "README.md"
+
+
+def test_the_readme_is_short_and_answers_on_its_first_screen():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 150
+    cells = [cell.strip() for line in lines if line.startswith("|") for cell in line.strip().strip("|").split("|")]
+    assert max(map(len, cells)) <= 300
+    first_screen = "\n".join(lines[:40])
+    assert "make report" in first_screen and "**How long**" in first_screen and "| machine |" in first_screen
+    assert not DATE.search(README.read_text())  # its figures point into the log, which dates them
