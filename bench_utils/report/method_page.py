@@ -33,8 +33,12 @@ def repository_path(target: str, folder: str = "docs") -> str:
 def unlinked(markdown: str) -> str:
     """`markdown` with its links to other files of the repository written as words: "the README
     (README.md in the compile-bench repository)"."""
-    return REPOSITORY_LINK.sub(
-        lambda m: f"{m.group(1)} (`{repository_path(m.group(2))}` in the compile-bench repository)", markdown)
+    def words(match) -> str:
+        anchor = match.group(2).partition("#")[2]  # an entry of the measurement log is named by its anchor
+        where = repository_path(match.group(2)) + (f"#{anchor}" if anchor else "")
+        return f"{match.group(1)} (`{where}` in the compile-bench repository)"
+
+    return REPOSITORY_LINK.sub(words, markdown)
 
 
 def heading_id(text: str) -> str:
