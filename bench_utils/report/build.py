@@ -225,7 +225,8 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     executed = out_dir.resolve() / "summary.ipynb"
     page = out_dir / "summary.html"
     error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
-                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary", method_link="method.html")
+                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary",
+                   method_link="method.html")
     return page, error
 
 

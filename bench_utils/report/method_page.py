@@ -73,7 +73,9 @@ def method_html(markdown: str) -> str:
     """The method page: a link back to the index, then the rendered Markdown, its headings anchored."""
     import mistune
 
-    body = mistune.create_markdown(renderer=_renderer(), plugins=["strikethrough", "footnotes", "table", "speedup"])(unlinked(markdown))
+    # mistune.html's own plugins, with headings anchored
+    render = mistune.create_markdown(renderer=_renderer(), plugins=["strikethrough", "footnotes", "table", "speedup"])
+    body = render(unlinked(markdown))
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>How compile-bench measures and '
             f'decides</title><style>{STYLE}</style></head><body><p><a href="{escape(INDEX_LINK)}">← All reports</a>'
             f"</p>{body}</body></html>\n")

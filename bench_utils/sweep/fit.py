@@ -2,10 +2,10 @@
 model within `budget_min` at the costs this machine has shown, and if not, which configurations the
 selection rounds still to come leave out. No torch.
 
-The first group's selection round runs every configuration: it measures what a compile, a warm-up, a
-block and a handoff cost here (CPUs of one size class differ 3x in a call and 2x in a compile:
-benchmarks/README.md#default-report-by-machine). Before each later group's selection round the sweep's remaining
-work is priced at those costs: every pending selection round with its configurations, and for every
+The first group's selection round runs every configuration: it measures what a compile, a warm-up, a block and
+a handoff cost here (CPUs of one size class differ 3x in a call and 2x in a compile:
+benchmarks/README.md#default-report-by-machine). Before each later group's selection round the sweep's
+remaining work is priced at those costs: every pending selection round with its configurations, and for every
 group the rounds of the first pass it still lacks, each of eager and the contenders its race keeps (a
 measured group's own count: a noisy first round that drops nothing makes every later round dear; a
 pending group's eager and one contender), and on a CPU its leaders' warm compiles (one per way of

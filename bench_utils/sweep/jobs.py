@@ -97,9 +97,9 @@ def profiled(cfg: BenchConfig, batch_size: int, repeat: int, name: str) -> bool:
     """Does the process of configuration `name` in round `repeat` get the profiler's pass? With
     `profiler`, the first round after the selection rounds (eager and the configurations the race kept;
     round 0 when there is no later round) at each model's smallest batch size: one pass explains a
-    model's speedup; profiling every configuration a selection round tries cost 4-13 s per model on a
-    2-core CPU (benchmarks/README.md#plan-constants), the other batch sizes would repeat it. Eager's worker, where it measures the selection round alone
-    (eager_after_selection), gets its pass in round 0."""
+    model's speedup; profiling every configuration a selection round tries cost 4-13 s per model on a 2-core
+    CPU (benchmarks/README.md#plan-constants), the other batch sizes would repeat it. Eager's worker, where it
+    measures the selection round alone (eager_after_selection), gets its pass in round 0."""
     round_ = SELECTION_ROUNDS if cfg.repeats > SELECTION_ROUNDS else 0
     if name == BASELINE and not eager_after_selection(cfg):
         round_ = 0

@@ -278,14 +278,14 @@ class Worker:
 
 
 class Spares:
-    """Workers spawned ahead of their jobs, where a worker is spawned (a GPU's: `_context`) and imports
-    torch, its compiler and transformers itself: 14-30 s from the end of the round before to a group's
-    first task on a 16-core GPU host, a third of a short run (benchmarks/README.md#plan-constants). The runner starts spares while a fresh round's workers compile (`start`, sweep/rounds.py),
-    so the next fresh round finds its workers imported, and never lets one import while a round times:
-    `wait` returns once every spare has answered the ping it was sent at its start (its imports done),
-    before the round's first block; `importing` says how many are still at it (the rows of compiles
-    beside them say so). A spare keeps the environment it was spawned with; one spawned under another
-    (an import-time variable changed since) is not used."""
+    """Workers spawned ahead of their jobs, where a worker is spawned (a GPU's: `_context`) and imports torch,
+    its compiler and transformers itself: 14-30 s from the end of the round before to a group's first task on
+    a 16-core GPU host, a third of a short run (benchmarks/README.md#plan-constants). The runner starts spares
+    while a fresh round's workers compile (`start`, sweep/rounds.py), so the next fresh round finds its
+    workers imported, and never lets one import while a round times: `wait` returns once every spare has
+    answered the ping it was sent at its start (its imports done), before the round's first block; `importing`
+    says how many are still at it (the rows of compiles beside them say so). A spare keeps the environment it
+    was spawned with; one spawned under another (an import-time variable changed since) is not used."""
 
     def __init__(self, folder: Path, start, name: str = ""):
         """`start(log_path, timeout_s)`: a new Worker (the runner's way of starting one: Sessions.worker);
