@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from . import __version__
 from .config.bench_config import ConfigError
 from .config.parameters_file import load_config, with_budget
 from .config.registry import MODELS, SIZES
@@ -105,7 +106,7 @@ def _cmd_selfcheck(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report.build import main as report_main
+    from .pipeline import main as report_main
 
     return report_main(args)
 
@@ -162,55 +163,70 @@ def _verb(sub, name: str, help_text: str, description: str = "") -> argparse.Arg
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+PARAMS_HELP = "parameters YAML, e.g. parameters/cpu.yaml"
+BUDGET_HELP = ("the profile's budget_min instead: extra rounds for precision until this many minutes of sweep "
+               "(rounds already measured count)")
+
+
+def _sweep_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """The options of a command that runs sweeps (`run`, `report`): one wording, one spelling."""
+    parser.add_argument("--results", metavar="FILE", help=f"the results JSONL file (one parameters file; default: "
+                        f"{what})")
+    parser.add_argument("--retry-failed", action="store_true", help="measure again the rounds that did not end ok")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or per-round lines")
+    parser.add_argument("--budget-min", type=_budget, metavar="MINUTES", help=BUDGET_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench_utils", description=DESCRIPTION, epilog=EXAMPLES["main"],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"compile-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{models,plan,run,report,selfcheck}")
     _verb(sub, "models", "list the registry's checkpoints (short name, task, hub id, size)").set_defaults(
         func=_cmd_models)
 
     run = _verb(sub, "run", "measure every cell of one or more parameters files (no pages)")
-    run.add_argument("params", nargs="+", help="parameters YAML, e.g. parameters/cpu.yaml (several: in turn)")
-    run.add_argument("--results", help="results JSONL (default: reports/<label>/results.jsonl)")
-    run.add_argument("--retry-failed", action="store_true", help="measure again cells that did not end ok")
-    run.add_argument("--quiet", action="store_true", help="no progress bar or per-cell lines")
+    run.add_argument("params", nargs="+", metavar="PARAMS.yaml", help=f"{PARAMS_HELP} (several: in turn)")
+    _sweep_options(run, "reports/<label>/results.jsonl")
     run.add_argument("--ray", metavar="ADDRESS", help="run the cells as Ray tasks, all profiles at once: auto "
                      "(the cluster `ray start` joined), ray://HOST:PORT, HOST:PORT, or local:N (N CPUs here)")
-    run.add_argument("--cpus-per-cell", type=int, help="with --ray: CPUs (and torch threads) per cell (default 1)")
-    run.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profile's budget_min instead: extra "
-                     "rounds for precision until this many minutes of sweep (rounds already measured count)")
+    run.add_argument("--cpus-per-cell", type=int, metavar="N", help="with --ray: CPUs (and torch threads) per cell "
+                     "(default 1)")
     run.set_defaults(func=_cmd_run)
 
     plan = _verb(sub, "plan", "estimate how long a parameters file will run, and which cells may time out")
-    plan.add_argument("params", nargs="+", help="parameters YAML files")
-    plan.add_argument("--results", help="results JSONL whose finished processes are left out (default: as run)")
-    plan.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profile's budget_min instead")
+    plan.add_argument("params", nargs="+", metavar="PARAMS.yaml", help=PARAMS_HELP)
+    plan.add_argument("--results", metavar="FILE", help="the results JSONL file whose finished rounds are left out "
+                      "(default: as run)")
+    plan.add_argument("--budget-min", type=_budget, metavar="MINUTES", help=BUDGET_HELP)
     plan.set_defaults(func=_cmd_plan)
 
     check = _verb(sub, "selfcheck", "first thing on a new machine: tiny models through every mode, each "
                   "measurement checked (PASS/FAIL)")
-    check.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    check.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                       help="where to check: auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
     check.add_argument("--keep", metavar="DIR", help="keep the results files here (default: a temporary folder)")
     check.add_argument("--json", metavar="FILE", help="also write every check and cell record to FILE: what a "
                        "first GPU run sends back (docs/gpu.md)")
     check.add_argument("--quick", action="store_true", help="a GPU's core checks alone (the clock; eager, default "
-                       "and reduce-overhead on tiny ViT; the oversized batch): what benchmarks/gpu_probe.sh runs in a "
-                       "session's 15 minutes of device time (docs/gpu.md)")
+                       "and reduce-overhead on tiny ViT; the oversized batch), a few minutes: what "
+                       "benchmarks/gpu_probe.sh runs first (docs/gpu.md)")
     check.set_defaults(func=_cmd_selfcheck)
 
     report = _verb(sub, "report", "measure the profiles, then build a page per profile, a summary and "
                    "reports/index.html")
-    report.add_argument("params", nargs="*", help="parameters YAML files (default: by hardware)")
-    report.add_argument("--out", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in the checkout)")
-    report.add_argument("--notebook-timeout", type=_positive_seconds, default=3600, help="seconds any one step (code cell) of a notebook may run (> 0)")
-    report.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+    report.add_argument("params", nargs="*", metavar="PARAMS.yaml", help=f"{PARAMS_HELP} (default: by hardware)")
+    report.add_argument("--out", metavar="DIR", help="report folder (default: $BENCH_REPORTS_DIR, else reports/ in "
+                        "the checkout)")
+    _sweep_options(report, "DIR/<label>/results.jsonl; the page is written beside it")
+    report.add_argument("--notebook-timeout", type=_positive_seconds, default=3600, metavar="SECONDS",
+                        help="seconds any one step of a notebook (a notebook cell) may run (> 0)")
+    report.add_argument("--compare", nargs=2, metavar=("BEFORE.jsonl", "AFTER.jsonl"),
                         help="two results JSONL files: a page comparing them cell by cell (compare.html), nothing measured")
     report.add_argument("--report-only", action="store_true",
                         help="measure nothing: report the results files already in the report folder")
     report.add_argument("--allow-long", action="store_true",
                         help="measure even when `plan` (printed first) estimates more than an hour")
-    report.add_argument("--budget-min", type=_budget, metavar="MIN", help="the profiles' budget_min instead: extra "
-                        "rounds for precision until this many minutes of sweep (rounds already measured count)")
     report.set_defaults(func=_cmd_report)
     return parser
 

@@ -56,9 +56,9 @@ def _check(name: str, ok: bool, reason: str) -> Check:
     return Check(name, "PASS" if ok else "FAIL", reason)
 
 
-# --quick on a GPU: the first profile's modes and the oversized batch's (a tiny model compiles about as long
-# as a full one there: 10-13 s cold in default and reduce-overhead, 26 s in max-autotune, which a whole
-# selfcheck runs, on the H200: docs/gpu.md); the rest of `profiles` is left out
+# --quick on a GPU: the first profile's modes and the oversized batch's; the rest of `profiles` is left
+# out (on a GPU a tiny model compiles about as long as a full one: 10-13 s cold in default and
+# reduce-overhead, 26 s in max-autotune, which a whole selfcheck runs; benchmarks/README.md#gpu-h200-selfcheck)
 QUICK_MODES = ("eager", "default", "reduce-overhead")
 QUICK_OOM_MODES = ("eager", "reduce-overhead")
 
@@ -67,16 +67,16 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     """The profiles measured, in order: every configuration the device offers, on tiny models. The first
     runs three rounds (REUSE) with caches of its own; a precision the machine lacks natively becomes an
     "unsupported" row (a SKIP with its reason), as in a report. `quick` (a GPU's): the first profile
-    alone, with QUICK_MODES: on the H200 the whole selfcheck took 415 s of a session's 900 (docs/gpu.md);
+    alone, with QUICK_MODES, a few minutes where the whole selfcheck takes about seven on a GPU;
     the compile rules, CUDA graphs, a reused worker, the cache's merge and the profiler are the first
     profile's, batch 16 and reduce-overhead at full size the probe profile's (benchmarks/gpu_probe.sh);
     max-autotune, the lower precisions, channels_last and graph breaks wait for a whole selfcheck."""
     if quick and device != "cpu":
         return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=QUICK_MODES,
-                            profile=True, **(FAST | REUSE))]
+                            profiler=True, **(FAST | REUSE))]
     if device == "cpu":
         return [BenchConfig(label="selfcheck cpu", models=("vit",), configurations=("eager", "default"), device="cpu",
-                            profile=True, **(FAST | REUSE)),
+                            profiler=True, **(FAST | REUSE)),
                 BenchConfig(label="selfcheck cpu configurations", models=("vit",), device="cpu",
                             configurations=("eager", "default+freezing", "max-autotune-no-cudagraphs+freezing",
                                             "default+channels-last", "eager+bf16-autocast", "default+bf16-autocast"),
@@ -88,20 +88,20 @@ def profiles(device: str, quick: bool = False) -> list[BenchConfig]:
     from .config.modes import COMPILE_MODES
 
     return [BenchConfig(label="selfcheck cuda", models=("vit",), device="cuda", configurations=("eager", *COMPILE_MODES),
-                        profile=True,
+                        profiler=True,
                         **(FAST | REUSE)),
             BenchConfig(label="selfcheck cuda batch 4", models=("vit",), device="cuda",
-                        configurations=("eager", "reduce-overhead"), profile=True, **(FAST | {"batch_sizes": (4,)})),
+                        configurations=("eager", "reduce-overhead"), profiler=True, **(FAST | {"batch_sizes": (4,)})),
             BenchConfig(label="selfcheck cuda low precision", models=("vit",), device="cuda",
                         configurations=("eager", "default+fp16-autocast", "default+bf16-autocast"), **FAST),
             BenchConfig(label="selfcheck cuda autocast channels_last", models=("resnet",), device="cuda",
                         configurations=("eager", "default+fp16-autocast+channels-last",
-                                        "reduce-overhead+fp16-autocast+channels-last"), profile=True, **FAST),
+                                        "reduce-overhead+fp16-autocast+channels-last"), profiler=True, **FAST),
             # tiny SegFormer breaks its graph where transformers installs its output hooks, on a model's
             # first call (benchmarks/compile_counts.py: 2 graphs). A cell calls eager first, so it may
             # measure one graph: tree_check says whether a tree of several CUDA graphs was exercised
             BenchConfig(label=GRAPH_BREAKS_LABEL, models=("segformer",), device="cuda",
-                        configurations=("eager", "reduce-overhead"), profile=True, **FAST)]
+                        configurations=("eager", "reduce-overhead"), profiler=True, **FAST)]
 
 
 def clock_check(device: str) -> Check:
@@ -397,7 +397,7 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
             run_sweep(cfg, path, progress=False)
             frame = load_dataframe(path)
             cells += frame.to_dict("records")
-            yield from row_checks(frame, device, profiled=cfg.profile)
+            yield from row_checks(frame, device, profiled=cfg.profiler)
             yield from setting_checks(frame, device)
             if cfg.label == GRAPH_BREAKS_LABEL:
                 yield tree_check(frame)

@@ -48,7 +48,7 @@ def main() -> int:
                         "each other")
     args = parser.parse_args()
     cfg = load_config(args.params)
-    cfg = dataclasses.replace(cfg, label="A/A check", models=tuple(args.models), weights="random", profile=False,
+    cfg = dataclasses.replace(cfg, label="A/A check", models=tuple(args.models), weights="random", profiler=False,
                               batch_sizes=tuple(args.batch_sizes or cfg.batch_sizes),
                               configurations=("eager", TWIN), budget_min=args.budget_min or cfg.budget_min,
                               eager_in_process=False if args.eager_apart else cfg.eager_in_process)

@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
-# A GPU run in one device call (docs/gpu.md): the machine's facts, `selfcheck --device cuda --quick`, the
+# A first look at a GPU in about ten minutes (docs/gpu.md): the machine's facts, `selfcheck --device cuda --quick`, the
 # short profile benchmarks/gpu-probe.yaml (or $GPU_PROBE_PARAMS), then the checks of its method on the same
 # rows: the CUDA method check (benchmarks/method_check.py: the profile's latencies and speedups against
 # Timer.blocked_autorange and do_bench in a reference process) and an A/A check (eager against eager in two
 # workers: --eager-apart, whatever the profile's eager_in_process).
 #
-# A session has 15 minutes of device time, the machine's start (about 250 s on the H200) included, and a
-# call at most 600 s: one call of this script fits both. No step runs past the call's deadline
-# (GPU_PROBE_DEADLINE_S, default 570 s from the script's start; a step cut there unwinds for up to 15 s
-# more: timeout -k): each step is promised its seconds, and gets what is left before the deadline less
+# The whole script ends by a deadline (GPU_PROBE_DEADLINE_S, default 570 s from its start; a step cut there
+# unwinds for up to 15 s more: timeout -k), so a machine held for ten minutes runs it whole: each step is promised its seconds, and gets what is left before the deadline less
 # what the steps after it are promised (so what one leaves unused goes to the next); a step left no time
 # is skipped, saying so. A step cut short still leaves what it measured in OUTDIR: selfcheck's lines and
 # its JSON of the checks made, the profile's rows (it resumes where it stopped when run again), the method
 # check's lines cell by cell, the A/A check's verdict on the rounds it measured.
 # Usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [METHOD_S] [AA_S]
 #        (each step's promise, 0 skips it; defaults 135, 290, 90 and 45: 560 s, and the machine's facts
-#        first; GPU_PROBE_SELFCHECK=full: the whole selfcheck, about 7 minutes on an H200, for a session
-#        that runs nothing else: `OUTDIR 540 0 0 0`)
-# A second call on the same warm machine resumes: the selfcheck's cells in .cache/selfcheck and the profile's
-# rows stay (the device tool keeps ignored folders), the profile's failed rows measured again
-# (--retry-failed). After a fix, GPU_PROBE_FRESH=1 removes what the last call measured first.
+#        first; GPU_PROBE_SELFCHECK=full: the whole selfcheck, about 7 minutes on a GPU, alone:
+#        `OUTDIR 540 0 0 0`)
+# Run again in the same checkout, it resumes: the selfcheck's cells in .cache/selfcheck and the profile's
+# rows stay (both are ignored folders), the profile's failed rows measured again (--retry-failed). After a
+# fix, GPU_PROBE_FRESH=1 removes what the last run measured first.
 set -u
 out=${1:?usage: benchmarks/gpu_probe.sh OUTDIR [SELFCHECK_S] [PROFILE_S] [METHOD_S] [AA_S]}
 selfcheck_s=${2:-135}

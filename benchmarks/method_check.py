@@ -155,8 +155,8 @@ def agree_within_both(engine: float, low: float, high: float, ref: float, ref_lo
     """Do two independent estimates agree: their log difference within the root sum of squares of their
     95% half-widths (log scale; each interval's wider side), the difference's own 95% interval. "The
     reference inside the engine's interval" alone treats the reference as exact, and reads a tight
-    engine interval beside a spread reference as a disagreement (2026-12-04: 0.982, the reference 0.3%
-    past the engine's bound, inside this test). None when an interval is missing (one reference process)."""
+    engine interval beside a spread reference as a disagreement (a ratio of 0.982, the reference 0.3%
+    past the engine's bound, is inside this test: benchmarks/README.md#xeon167-method-check). None when an interval is missing (one reference process)."""
     bounds = (low, high, ref_low, ref_high)
     if not all(math.isfinite(v) and v > 0 for v in bounds):
         return None

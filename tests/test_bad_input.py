@@ -102,7 +102,7 @@ def test_reports_dir_variable_naming_a_file_is_one_line(tmp_path):
 
 
 def test_report_only_warns_about_rows_measured_with_other_settings(tmp_path):
-    from bench_utils.report.build import check_results_file
+    from bench_utils.pipeline import check_results_file
 
     cfg = load_config(tiny_params(tmp_path))
     path = tmp_path / "results.jsonl"
@@ -117,7 +117,7 @@ def test_report_only_warns_about_rows_measured_with_other_settings(tmp_path):
 
 def test_report_only_refuses_rows_of_another_label(tmp_path):
     # the page would be headed with the rows' label, the console and the index with the profile's
-    from bench_utils.report.build import check_results_file
+    from bench_utils.pipeline import check_results_file
 
     cfg = load_config(tiny_params(tmp_path))
     path = tmp_path / "results.jsonl"
@@ -196,14 +196,14 @@ def test_cuda_is_refused_naming_its_profile_when_torch_sees_no_gpu_or_cannot_run
 def test_report_refuses_cpu_profiles_when_a_gpu_is_there_but_unusable(monkeypatch):
     import torch
 
-    from bench_utils.report import build as report
+    from bench_utils import pipeline
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: ["Tesla V100-SXM2-16GB"])
+    monkeypatch.setattr(pipeline, "_nvidia_smi_gpus", lambda: ["Tesla V100-SXM2-16GB"])
     with pytest.raises(ConfigError, match="nvidia-smi sees 'Tesla V100-SXM2-16GB' but torch"):
-        report.default_runs(report.repo_root())
-    monkeypatch.setattr(report, "_nvidia_smi_gpus", lambda: [])
-    assert [p.name for p, _ in report.default_runs(report.repo_root())] == ["cpu-report.yaml"]
+        pipeline.default_runs(pipeline.repo_root())
+    monkeypatch.setattr(pipeline, "_nvidia_smi_gpus", lambda: [])
+    assert [p.name for p, _ in pipeline.default_runs(pipeline.repo_root())] == ["cpu-report.yaml"]
 
 
 # --- bad input: one line on stderr, exit 2, no traceback, nothing loaded or written -----------------

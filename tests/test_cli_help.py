@@ -2,10 +2,12 @@
 
 import contextlib
 import io
+import re
 
 import pytest
 
 from bench_utils.__main__ import build_parser
+from conftest import REPO
 
 
 @pytest.mark.parametrize("verb", [None, "models", "plan", "run", "report", "selfcheck"])
@@ -22,3 +24,69 @@ def test_every_verb_has_a_description_and_examples(verb):
 def test_report_compare_takes_two_files():
     args = build_parser().parse_args(["report", "--compare", "a.jsonl", "b.jsonl"])
     assert args.compare == ["a.jsonl", "b.jsonl"] and args.params == []
+
+
+def _options(verb: str | None = None) -> set[str]:
+    """The option strings of `python -m bench_utils [verb]`."""
+    parser = build_parser()
+    if verb:
+        parser = next(a for a in parser._actions if a.dest == "command").choices[verb]
+    return {option for action in parser._actions for option in action.option_strings}
+
+
+COMMAND = re.compile(r"python -m bench_utils (models|plan|run|report|selfcheck)\b([^`\"'\n|;)]*)")
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+# where a user reads a command: the help, the advice the code prints, the README and the guides (the
+# measurement log keeps the commands as they were run, older spellings included)
+CURRENT = ["README.md", "Makefile", "benchmarks/gpu_probe.sh", *(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")),
+           *(str(p.relative_to(REPO)) for p in (REPO / "bench_utils").rglob("*.py")),
+           *(str(p.relative_to(REPO)) for p in (REPO / "notebooks").glob("*.ipynb"))]
+
+
+def test_every_flag_a_command_line_names_exists_on_that_command():
+    missing = sorted({f"{path}: {verb} {flag}" for path in CURRENT for verb, rest in
+                      COMMAND.findall((REPO / path).read_text()) for flag in FLAG.findall(rest)
+                      if flag not in _options(verb)})
+    assert missing == []
+
+
+def test_every_flag_the_advice_names_exists_on_the_command_it_names():
+    from bench_utils.report.notes import failed_and_missing_words
+    from bench_utils.report.verdict import Rules
+
+    report = Rules(params="parameters/cpu.yaml").measuring_command()
+    advice = failed_and_missing_words(2, 1, 8, report)
+    named = COMMAND.findall(advice)
+    assert [verb for verb, _ in named] == ["report", "run"]
+    assert [flag for verb, rest in named for flag in FLAG.findall(rest) if flag not in _options(verb)] == []
+    # advice built on the report's command (verdict, index, console): what follows it is report's
+    suffixes = {flag for path in (REPO / "bench_utils").rglob("*.py")
+                for flag in re.findall(r"(?:measuring_command\(\)|\btarget)\}? ?(--[a-z-]+)", path.read_text())}
+    assert suffixes >= {"--budget-min", "--report-only"} and suffixes <= _options("report")
+    # what the sweep's closing line and the plan advise, printed by both `run` and `report`
+    said = {flag for name in ("sweep/loop.py", "sweep/jobs.py", "sweep/plan.py", "sweep/fit.py")
+            for flag in FLAG.findall((REPO / "bench_utils" / name).read_text())}
+    assert said >= {"--retry-failed", "--budget-min", "--results"}
+    assert said <= _options("run") & _options("report")
+
+
+def test_the_version_is_printed_and_is_the_packages():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        build_parser().parse_args(["--version"])
+    version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert out.getvalue().strip() == f"compile-bench {version}"
+
+
+VALUE_NAMES = {"FILE", "DIR", "N", "MINUTES", "SECONDS", "ADDRESS", "PARAMS.yaml", "BEFORE.jsonl", "AFTER.jsonl"}
+
+
+@pytest.mark.parametrize("verb", ["models", "plan", "run", "report", "selfcheck"])
+def test_every_option_has_help_and_one_of_the_value_names(verb):
+    parser = next(a for a in build_parser()._actions if a.dest == "command").choices[verb]
+    for action in parser._actions:
+        assert action.help, action.dest
+        if action.nargs == 0 or action.choices:
+            continue
+        names = action.metavar if isinstance(action.metavar, tuple) else (action.metavar,)
+        assert set(names) <= VALUE_NAMES, (verb, action.dest, names)

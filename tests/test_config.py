@@ -42,7 +42,7 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     # the allocator changes eager's latency on a CPU (measure/host_memory.py): rows of either never merge
     assert base.settings_fingerprint() != BenchConfig(keep_freed_memory=False).settings_fingerprint()
     # the studies run after the sweep and change none of its cells
-    studies = BenchConfig(profile=True, serving_batch_sizes=(1, 4, 1), compile_strategies=("regional",))
+    studies = BenchConfig(profiler=True, serving_batch_sizes=(1, 4, 1), compile_strategies=("regional",))
     assert base.settings_fingerprint() == studies.settings_fingerprint()
     # the number of blocks changes what a row's samples are; the precision target and budget only
     # how many rounds a cell gets, and a row of either belongs with the others
@@ -108,7 +108,8 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     (GOOD.replace("[vit, resnet]", "[vit, vit]"), "a list without repeats"),
     (GOOD + "dynamic: sometimes\n", "dynamic: 'sometimes' is not allowed; allowed: false, true, auto"),
     (GOOD + "dynamic: 1\n", "dynamic: 1 is not allowed; allowed: false, true, auto"),
-    (GOOD + "profile: yes please\n", "profile: 'yes please' is not allowed; allowed: true or false"),
+    (GOOD + "profiler: yes please\n", "profiler: 'yes please' is not allowed; allowed: true or false"),
+    (GOOD + "profile: false\n", "profile: replaced by profiler (true or false: the torch.profiler pass after timing)"),
     (GOOD + "serving_batch_sizes: [4, 4]\n", "serving_batch_sizes: [4, 4] is not allowed; allowed: at least two"),
     (GOOD + "serving_batch_sizes: [1, 0]\n", "serving_batch_sizes: 0 is not allowed; allowed: integers >= 1"),
     (GOOD + "compile_strategies: [aot]\n", "compile_strategies: 'aot' is not allowed; allowed: regional, cache-artifacts"),
@@ -210,3 +211,12 @@ def test_profiles_of_one_command_each_need_a_results_folder_of_their_own():
     with pytest.raises(ConfigError, match="^label 'lab-a' of b.yaml uses the results folder 'lab-a' of a.yaml; "
                                           "give each profile a label of its own$"):
         check_distinct_folders([first, second], ["a.yaml", "b.yaml"])
+
+
+def test_a_renamed_key_is_one_line_naming_the_new_one_and_exit_2(tmp_path):
+    from conftest import one_error_line, run_cli
+
+    params = write(tmp_path, GOOD + "profile: true\n")
+    line = one_error_line(run_cli("plan", params, timeout=120))
+    assert line == (f"error: {params}: profile: replaced by profiler (true or false: the torch.profiler pass "
+                    "after timing)")

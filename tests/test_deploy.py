@@ -82,6 +82,6 @@ def test_a_model_that_does_not_export_is_a_row_with_the_exporters_words(monkeypa
 
     monkeypatch.setattr(torch.export, "export", refuse)
     cfg = BenchConfig(label="t", models=("resnet",), size="tiny", configurations=("eager", "aot-inductor"),
-                      weights="random", iterations=3, min_time_s=0.0, warmup=1, max_warmup_s=0.2, profile=False)
+                      weights="random", iterations=3, min_time_s=0.0, warmup=1, max_warmup_s=0.2, profiler=False)
     row = measure_cell(cfg, "resnet", 1, "aot-inductor")
     assert row.status == "error" and "Could not guard on u0 > 0" in row.error and row.compile_s is None

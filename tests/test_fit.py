@@ -1,5 +1,5 @@
 """A plan that fits the machine (bench_utils/sweep/fit.py): a later group's selection round leaves out the
-configurations the budget cannot hold at the costs the first group showed, lowest showing first."""
+configurations the budget cannot hold at the costs the first group showed, lowest rank first."""
 
 import dataclasses
 import datetime as dt
@@ -124,7 +124,7 @@ def test_a_lead_its_race_could_not_tell_apart_ranks_as_a_contender():
     assert fit.round.configurations == ("eager", "default")
 
 
-def test_among_equal_showings_one_far_behind_its_groups_best_leaves_first():
+def test_among_equal_ranks_one_far_behind_its_groups_best_leaves_first():
     """One noisy selection round tells nothing apart, yet its points say which configuration can win (the
     AMX Xeon's ResNet-50, 2026-11-29: bfloat16 compiled 1.77x beside 1.47-1.53x): a configuration more
     than the margin below its group's best leaves before one within it, whatever it costs to compile."""
@@ -135,7 +135,7 @@ def test_among_equal_showings_one_far_behind_its_groups_best_leaves_first():
     rows = selection_rows(cfg, "resnet", speed, wobble=0.2)
     record = {r["configuration"]: r for r in cells(rows)}
     assert record["default+freezing"]["race_outcome"] == "recommended"
-    assert record["default+freezing"]["versus_ci95_low"] <= 1.0  # not told apart: every showing is a contender's
+    assert record["default+freezing"]["versus_ci95_low"] <= 1.0  # not told apart: every rank is a contender's
     assert far_behind(cells(rows), cfg.label, cfg.worthwhile) == {"default", "max-autotune-no-cudagraphs+freezing"}
     rounds = [Round(model, 1, 0, CONFIGS) for model in cfg.models]
     fit = fitted(cfg, rows, rounds[1], rounds[2:], 100.0)

@@ -21,7 +21,7 @@ BLOCK = Block(after_switch=True, hand_over=False)
 
 def task(tmp_path, configuration: str = "default", fault: str = "") -> Task:
     cfg = BenchConfig(models=("vit",), configurations=("eager", configuration), iterations=4, min_time_s=0.1,
-                      max_warmup_s=1.0, blocks=2, profile=False)
+                      max_warmup_s=1.0, blocks=2, profiler=False)
     environ = {**os.environ, FAULT: fault} if fault else dict(os.environ)
     return Task(cfg, Job(CELL, "vit", 1, configuration), tmp_path / "results.jsonl", environ)
 

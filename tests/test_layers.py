@@ -1,5 +1,5 @@
 """Imports go one way: config < (paths, messages, files, stops) < results < measure < sweep < report < (studies,
-selfcheck, __main__), and no module imports itself back through others. Read from the source (ast),
+selfcheck, pipeline) < __main__, and no module imports itself back through others. Read from the source (ast),
 every import counted, those inside functions too: an import on use is still a dependency. The studies
 are plug-ins: the core reaches them by name through results/studies.REGISTRY, never by an import."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "bench_utils"
 # The rank of each room. paths, messages, files and stops are helpers every layer above config may use (paths raises
 # config's ConfigError); a study (studies/) declares its measurement and its page section, so it sits
-# above report; selfcheck and __main__ are entry points that drive sweeps and reports.
+# above report; selfcheck and pipeline drive sweeps and reports, and __main__, the command line, calls them.
 LAYERS = {"config": 0, "paths": 1, "messages": 1, "files": 1, "stops": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
-          "studies": 6, "selfcheck": 6, "__main__": 6, "__init__": 6}
+          "studies": 6, "selfcheck": 6, "pipeline": 6, "__main__": 7, "__init__": 7}
 
 
 def module_name(path: Path) -> str:
@@ -83,3 +83,61 @@ def test_the_walker_sees_relative_and_lazy_imports():
 def test_the_core_never_imports_a_study():
     core = [m for m in GRAPH if not m.startswith("bench_utils.studies")]
     assert not [m for m in core if any(dep.startswith("bench_utils.studies") for dep in GRAPH[m])]
+
+
+def _torch_imports(module: str) -> set[str]:
+    """Where `module` imports torch (or a torch submodule): "<module>" for the module's own level, else
+    the function or method holding the import."""
+    path = PACKAGE.parent / Path(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    found = set()
+
+    def visit(node, where):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else where
+            names = ([alias.name for alias in child.names] if isinstance(child, ast.Import) else
+                     [child.module or ""] if isinstance(child, ast.ImportFrom) and not child.level else [])
+            if any(name == "torch" or name.startswith("torch.") for name in names):
+                found.add(where)
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text()), "<module>")
+    return found
+
+
+def _reached(module: str) -> set[str]:
+    """Every bench_utils module `module` imports, directly or through others (imports inside functions too)."""
+    seen, todo = set(), [module]
+    while todo:
+        for dep in GRAPH[todo.pop()] - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+# The one torch import below results/ that pages may reach: torch.compile's keywords, which only a
+# measuring process asks for (measure/, studies/); test_pages_never_ask_for_compile_options holds that.
+ALLOWED_TORCH = {("bench_utils.config.configurations", "compile_options")}
+WORDS_AND_NUMBERS = ("bench_utils.report", "bench_utils.results")
+
+
+def test_nothing_under_report_or_results_imports_torch():
+    pages = [m for m in GRAPH if m.startswith(WORDS_AND_NUMBERS)]
+    assert len(pages) > 25
+    reaching = sorted(f"{m} reaches torch in {dep}.{where}" for m in pages for dep in _reached(m) | {m}
+                      for where in _torch_imports(dep) if (dep, where) not in ALLOWED_TORCH)
+    assert reaching == []
+    assert not [m for m in pages if _reached(m) & {d for d in GRAPH if d.startswith(("bench_utils.measure",
+                                                                                      "bench_utils.sweep"))}]
+
+
+def test_pages_never_ask_for_compile_options():
+    callers = sorted(str(path.relative_to(PACKAGE)) for folder in ("report", "results")
+                     for path in (PACKAGE / folder).rglob("*.py") if ".compile_options(" in path.read_text())
+    assert callers == []
+
+
+def test_the_torch_walker_sees_imports_inside_functions():
+    assert "<module>" in _torch_imports("bench_utils.measure.timing")
+    assert _torch_imports("bench_utils.pipeline") == {"_cuda_device"}
+    assert "bench_utils.measure.environment" in _reached("bench_utils.pipeline")

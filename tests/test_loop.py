@@ -81,7 +81,7 @@ def test_a_rounds_modes_run_side_by_side_each_in_a_worker_of_its_own(sweep):
         text = (logs / f"{row.model}-bs1-{row.configuration}-r{row.template_round}.log").read_text()
         commands = [line for line in text.splitlines() if line.startswith("worker: ")]
         # prepared once (no worker ever runs a second mode); each round's fork times its blocks when asked,
-        # then its row, and in round 1 (profile: true; the first after the selection round) the profiler's
+        # then its row, and in round 1 (profiler: true; the first after the selection round) the profiler's
         # pass once the row is safe with the runner; released, the template forks the next round's; then
         # the worker is asked to exit
         def forked_round(r, *more):

@@ -104,7 +104,7 @@ def test_channels_last_shows_in_the_convolutions_and_a_filled_cache_makes_a_late
 
 
 def test_a_process_times_blocks_when_asked_and_keeps_its_first_failure(monkeypatch, tmp_path):
-    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=6, warmup=1, blocks=3, profile=False, **FAST)
+    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=6, warmup=1, blocks=3, profiler=False, **FAST)
     process = CellProcess(Task(cfg, Job(CELL, "resnet", 1, "eager", 2), tmp_path / "results.jsonl"))
     process.prepare()
     assert not process.failed and process.fields["samples_s"] == []  # prepared: warmed up, nothing timed
@@ -172,7 +172,7 @@ def test_the_timed_phase_warms_up_then_times_at_least_its_iterations():
 
 def test_no_minimum_time_still_warms_up_and_times_its_calls():
     # min_time_s 0: blocks of `iterations` calls only; warm-up windows keep their floor (schedule.MIN_WINDOW_S)
-    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=4, warmup=1, blocks=2, profile=False, size="tiny",
+    cfg = BenchConfig(models=("resnet",), configurations=("eager",), iterations=4, warmup=1, blocks=2, profiler=False, size="tiny",
                       device="cpu", weights="random", min_time_s=0.0, max_warmup_s=0.5)
     row = measure_cell(cfg, "resnet", 1, "eager")
     assert row.status == "ok", row.error
@@ -289,7 +289,7 @@ def test_eager_in_process_times_eager_float32_on_the_configurations_own_model(tm
     """A real tiny compiled process: eager's calls beside it run the same module uncompiled, in float32
     (an autocast configuration's eager calls turn autocast off), and its row carries their blocks."""
     cfg = BenchConfig(models=("resnet",), configurations=("eager", "default"), iterations=4, warmup=1, blocks=2,
-                      eager_in_process=True, profile=False, **FAST)
+                      eager_in_process=True, profiler=False, **FAST)
     row = measure_cell(cfg, "resnet", 1, "default", results_path=tmp_path / "results.jsonl")
     assert row.status == "ok", row.error
     assert len(row.eager_block_lengths) == len(row.block_lengths) == 2

@@ -92,7 +92,7 @@ def test_a_checkpoint_declaring_an_absurd_size_is_oom_before_it_is_built(my_vit,
     (huge / "config.json").write_text(json.dumps(config))
     (huge / "model.safetensors").unlink()  # its architecture only: random weights
     cfg = config_from_dict({"label": "t", "models": [{"name": "huge", "checkpoint": str(huge)}], "configurations": ["eager"],
-                            "batch_sizes": [1], "device": "cpu", "weights": "auto", "profile": False,
+                            "batch_sizes": [1], "device": "cpu", "weights": "auto", "profiler": False,
                             "iterations": 2, "min_time_s": 0.0})
     row = measure_cell(cfg, "huge", 1, "eager")
     assert row.status == "oom" and row.error.startswith("MemoryError: out of memory: the checkpoint declares ")
@@ -125,7 +125,7 @@ sys.path.insert(0, {str(Path(__file__).parent)!r})
 from conftest import measure_cell
 cfg = config_from_dict({{"label": "t", "models": [{{"name": "deep", "checkpoint": {str(deep)!r}}}],
                         "configurations": ["eager"], "batch_sizes": [1], "device": "cpu", "weights": "auto",
-                        "profile": False, "iterations": 2, "min_time_s": 0.0}})
+                        "profiler": False, "iterations": 2, "min_time_s": 0.0}})
 import torch  # noqa: the cap below is for what the cell builds, not for importing torch
 virtual = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
 resource.setrlimit(resource.RLIMIT_AS, (virtual + 2**31,) * 2)  # 2 GiB more: building the layers needs more

@@ -1,6 +1,8 @@
 """The top of a run's page: header, then the verdict table, legend, page-wide caveats and links, as HTML
 from plain text (escaped)."""
 
+import re
+
 from bench_utils.report.page import CELLS_CSV, folded_figures, top_of_page
 from bench_utils.results.aggregate import to_dataframe
 from conftest import make_row, speedup_rows
@@ -39,7 +41,7 @@ def test_the_method_page_is_rendered_and_names_repository_files_instead_of_dead_
     assert repository_path("../README.md") == "README.md" and repository_path("gpu.md#item") == "docs/gpu.md"
     html = method_html("# The method\n\nSee the [README](../README.md), [below](#the-method) and "
                        "[torch](https://pytorch.org).\n")
-    assert "<h1>The method</h1>" in html and 'href="index.html"' in html
+    assert '<h1 id="the-method">The method</h1>' in html and 'href="index.html"' in html
     assert "README.md" in html and 'href="../README.md"' not in html  # no link a moved folder breaks
     assert 'href="#the-method"' in html and 'href="https://pytorch.org"' in html
 
@@ -85,3 +87,29 @@ def test_every_chart_carries_its_description():
     ax.set(title="ViT-B/16: where the time goes", xlabel="self time per call (ms)")
     html = folded_figures([fig], "per cell")
     assert 'alt="ViT-B/16: where the time goes; self time per call (ms)"' in html
+
+
+def test_the_method_page_has_contents_and_an_anchor_for_every_heading():
+    import re
+
+    from bench_utils.report.method_page import heading_id, method_html
+    from conftest import REPO
+
+    assert heading_id("Why a model gets faster (or not): the profiler pass") == \
+        "why-a-model-gets-faster-or-not-the-profiler-pass"
+    assert heading_id("2. A look: <code>benchmarks/gpu_probe.sh</code>") == "2-a-look-benchmarksgpu_probesh"
+    html = method_html((REPO / "docs" / "method.md").read_text())
+    ids = set(re.findall(r'\bid="([^"]+)"', html))
+    headings = re.findall(r"<h([23]) id=\"([^\"]+)\">", html)
+    assert len(headings) >= 30 and all(anchor in ids for _, anchor in headings)
+    assert sorted(set(re.findall(r'href="#([^"]+)"', html)) - ids) == []  # every link within the page lands
+    contents = html[html.index('id="contents"'):html.index('id="weights-and-inputs"')]
+    assert [anchor for level, anchor in headings if level == "2" and f'href="#{anchor}"' not in contents] == ["contents"]
+
+
+def test_a_pages_legend_links_its_jargon_to_the_glossary():
+    html = top_of_page(to_dataframe(speedup_rows("vit", 1, 4.0, 2.0)))
+    for anchor in ("term-speedup", "term-interval", "term-round", "term-configuration"):
+        assert f'href="../method.html#{anchor}"' in html
+    # the words stay as written: only markup is added
+    assert re.sub(r"<[^>]+>", "", html).count("Speedup: eager float32 time ÷ the configuration") == 2

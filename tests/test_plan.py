@@ -142,9 +142,9 @@ def test_plan_flags_workers_near_the_timeout_and_suggests_trims_past_an_hour():
 
 def test_plan_names_the_profilers_pass_as_a_trim_only_where_the_profile_has_one():
     """The guide's tables need no profiler: its passes are a trim a user can take (a100.yaml: about 2 min)."""
-    profiled = plan.plan_text(BenchConfig(**(GPU | {"profile": True})), "gpu.yaml")
-    assert "profile: false (about " in profiled and "does not explain the speedups" in profiled
-    assert "profile: false" not in plan.plan_text(BenchConfig(**(GPU | {"profile": False})), "gpu.yaml")
+    profiled = plan.plan_text(BenchConfig(**(GPU | {"profiler": True})), "gpu.yaml")
+    assert "profiler: false (about " in profiled and "does not explain the speedups" in profiled
+    assert "profiler: false" not in plan.plan_text(BenchConfig(**(GPU | {"profiler": False})), "gpu.yaml")
 
 
 def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
@@ -309,7 +309,7 @@ def test_on_a_gpu_a_later_round_is_its_contenders_workers_alone():
     # eager's own worker measures the selection round only where every compiled worker times eager beside
     # its blocks (jobs.eager_after_selection): later rounds cost the contenders' workers, fresh or kept
     cfg = BenchConfig(label="A100", models=("resnet",), batch_sizes=(1,), configurations=("eager", "default"),
-                      device="cuda", repeats=3, profile=False)
+                      device="cuda", repeats=3, profiler=False)
     estimates, _ = plan.estimate(cfg)
     assert [sorted(e.worker_s) for e in estimates] == [["default", "eager"], ["default"], ["default"]]
     apart = dataclasses.replace(cfg, eager_in_process=False)

@@ -11,7 +11,7 @@ from conftest import measure_cell
 
 FAST = dict(target_halfwidth=0.0, models=("resnet",), size="tiny", device="cpu", weights="random", batch_sizes=(1,),
             configurations=("eager", "default"), warmup=1, iterations=2,
-            min_time_s=0.0, max_warmup_s=0.0, repeats=1, profile=True)
+            min_time_s=0.0, max_warmup_s=0.0, repeats=1, profiler=True)
 
 
 @pytest.fixture(scope="module")

@@ -78,35 +78,9 @@ def test_a_key_the_notebook_lacks_is_refused(tmp_path):
         report.check_parameters(cfg, Path("p.yaml"), stripped)
 
 
-def test_default_profiles_follow_the_hardware(monkeypatch, capsys):
-    monkeypatch.setattr(report, "_cuda_device", lambda: None)
-    assert [(p.name, label) for p, label in report.default_runs(REPO)] == [("cpu-report.yaml", None)]
-    for gpu, expected in ((("NVIDIA A100-SXM4-80GB", 79.2, (8, 0)), ("a100.yaml", None)),
-                          (("Tesla T4", 14.6, (7, 5)), ("t4.yaml", None)),
-                          (("NVIDIA H100 80GB HBM3", 79.1, (9, 0)), ("h100.yaml", None)),
-                          (("NVIDIA H200", 139.8, (9, 0)), ("h100.yaml", "H200")),
-                          (("NVIDIA L4", 22.0, (8, 9)), ("a100.yaml", "L4"))):  # not gpu.yaml's hours
-        monkeypatch.setattr(report, "_cuda_device", lambda gpu=gpu: gpu)
-        assert [(p.name, label) for p, label in report.default_runs(REPO)] == [expected]
-    assert 'NVIDIA L4 (22 GB, compute capability 8.9): the A100 profile' in capsys.readouterr().err
-
-
 # 6 rounds of two workers timing 1000 s each: 3.3 hours
 LONG_PROFILE = ("label: long\nmodels: [vit, resnet]\nbatch_sizes: [1]\nconfigurations: [eager, default]\nsize: tiny\n"
                 "device: cpu\nweights: random\nrepeats: 3\nmin_time_s: 1000\n")
-
-
-def test_report_prints_the_plan_and_refuses_a_run_over_an_hour_without_allow_long(tmp_path, capsys):
-    params = tmp_path / "long.yaml"
-    params.write_text(LONG_PROFILE)
-    cfg = load_config(params)
-    with pytest.raises(ConfigError, match=r"long.yaml: plan estimates \d\.\d h to measure \(above\), more than "
-                                          r"1 h: run again with --allow-long, or trim the profile$"):
-        report.check_duration([cfg], [params], tmp_path / "out", allow_long=False)
-    assert capsys.readouterr().out.startswith(f"{params}: long: 6 rounds")  # the plan, before the refusal
-    report.check_duration([cfg], [params], tmp_path / "out", allow_long=True)  # asked for: no refusal
-    short = load_config(tiny_params(tmp_path))
-    report.check_duration([short], [params], tmp_path / "out", allow_long=False)
 
 
 def test_the_report_command_stops_on_a_long_plan_before_anything_runs(tmp_path):
@@ -308,33 +282,6 @@ def test_source_notebooks_are_never_an_output(tmp_path):
     line = one_error_line(run_cli("report", tiny_params(tmp_path, label="notebooks"), "--out", REPO, "--report-only"))
     assert "benchmark.ipynb" in line
     assert before == {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
-
-
-def test_a_refused_sweep_keeps_the_page_it_had(tmp_path, monkeypatch):
-    params = tiny_params(tmp_path, label="Locked")
-    page = tmp_path / "out" / "locked" / "report.html"
-    page.parent.mkdir(parents=True)
-    page.write_text("<p>complete</p>")
-    refusal = f"ResultsLockedError: {page.parent}/results.jsonl is being written by process 42"
-    monkeypatch.setattr(report, "measure_profile", lambda cfg, params, results: refusal)
-    outcome = report.run_profile(params, tmp_path / "out", 300, True, load_config(params))
-    assert outcome.error == refusal and page.read_text() == "<p>complete</p>"
-    state = json.loads((page.parent / "profile.json").read_text())
-    assert state["error"] == "ResultsLockedError: results.jsonl is being written by process 42"
-
-
-def test_a_failed_summary_says_so_on_the_terminal_and_exits_1(tmp_path, monkeypatch, capsys):
-    import argparse
-
-    params = tiny_params(tmp_path)
-    outcome = report.ProfileOutcome(load_config(params), tmp_path / "out" / "test" / "report.html",
-                                    tmp_path / "out" / "test" / "results.jsonl")
-    monkeypatch.setattr(report, "run_profile", lambda *args, **kwargs: outcome)
-    monkeypatch.setattr(report, "build_summary", lambda out, timeout: (out / "summary.html", "notebook step 3: KeyError: 'x'"))
-    args = argparse.Namespace(params=[params], out=str(tmp_path / "out"), report_only=False,
-                              notebook_timeout=60, compare=None, allow_long=False)
-    assert report.main(args) == 1
-    assert "[report] summary: FAILED (notebook step 3: KeyError: 'x')" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "ten"])

@@ -458,7 +458,7 @@ def test_the_same_graph_compiled_by_two_configurations_is_cold_in_each(tmp_path,
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     cfg = BenchConfig(label="test", models=("resnet",), size="tiny", batch_sizes=(1,), device="cpu", weights="random",
                       configurations=("eager", "default", "default+twin"), warmup=1, iterations=4, min_time_s=0.1,
-                      max_warmup_s=0.5, repeats=2, rounds_per_process=1, target_halfwidth=0.0, profile=False)
+                      max_warmup_s=0.5, repeats=2, rounds_per_process=1, target_halfwidth=0.0, profiler=False)
     run_sweep(cfg, tmp_path / "results.jsonl", progress=False)
     rows = {(row.configuration, row.repeat): row for row in read_results(tmp_path / "results.jsonl").rows}
     for name in ("default", "default+twin"):

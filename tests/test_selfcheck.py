@@ -92,7 +92,7 @@ def test_the_cuda_profiles_are_valid_configs_without_a_gpu():
     cuda = profiles("cuda")
     assert cuda[0].configurations == ("eager", "default", "reduce-overhead", "max-autotune",
                                       "max-autotune-no-cudagraphs")
-    assert all(c.profile for c in cuda if c.label != "selfcheck cuda low precision")  # the profiler pass on CUDA too
+    assert all(c.profiler for c in cuda if c.label != "selfcheck cuda low precision")  # the profiler pass on CUDA too
     assert cuda[2].configurations == ("eager", "default+fp16-autocast", "default+bf16-autocast")
     assert cuda[3].models == ("resnet",)  # channels_last on convolutions, with CUDA graphs too
     assert "reduce-overhead+fp16-autocast+channels-last" in cuda[3].configurations
@@ -301,7 +301,7 @@ def test_a_quick_selfcheck_on_a_gpu_is_the_first_profile_with_its_core_modes():
 
     quick = profiles("cuda", quick=True)
     assert len(quick) == 1 and quick[0].configurations == QUICK_MODES == ("eager", "default", "reduce-overhead")
-    assert quick[0].repeats == REUSE["repeats"] and quick[0].profile and quick[0].label == profiles("cuda")[0].label
+    assert quick[0].repeats == REUSE["repeats"] and quick[0].profiler and quick[0].label == profiles("cuda")[0].label
     assert len(profiles("cuda")) == 5 and "max-autotune" in profiles("cuda")[0].configurations
     assert profiles("cpu", quick=True) == profiles("cpu")  # a CPU's selfcheck is quick already
 

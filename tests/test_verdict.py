@@ -11,7 +11,7 @@ import pandas as pd
 
 import pytest
 
-from bench_utils.report.verdict import (Rules, page_caveats, settle_s, verdict_short, verdict_table, verdict_text,
+from bench_utils.report.verdict import (Rules, page_caveats, settling_seconds, verdict_short, verdict_table, verdict_text,
                                         verdicts)
 from bench_utils.results import decision
 from bench_utils.results.aggregate import to_dataframe
@@ -374,10 +374,10 @@ def test_an_interval_end_just_below_the_margin_never_reads_as_the_margin():
            "race_halfwidth": 0.083, "disturbed": False}
     made = decision.decide(row, 1.10, 0.05)
     assert made.outcome == decision.NO_GAIN
-    from bench_utils.report.verdict import _answer
-    answer = _answer(made.outcome, made.reason, row, RULES)
+    from bench_utils.report.verdict import _answer_sentence
+    answer = _answer_sentence(made.outcome, made.reason, row, RULES)
     assert "(0.937–1.0997×)" in answer and "less than 10% faster, below the 1.10×" in answer
-    plain = _answer(made.outcome, made.reason, row | {"race_ci95_high": 1.074}, RULES)
+    plain = _answer_sentence(made.outcome, made.reason, row | {"race_ci95_high": 1.074}, RULES)
     assert "(0.937–1.07×)" in plain and "at most 7% faster" in plain
 
 
@@ -603,7 +603,7 @@ def test_the_rerun_a_cant_tell_prints_counts_every_undecided_models_rounds():
                r"rounds, about (\d+) min: python -m bench_utils report parameters/mine\.yaml --budget-min ([0-9.]+)")
     found = {model: re.search(pattern, table.loc[model, "answer"]) for model in ("vit", "resnet")}
     assert all(found.values()), table["answer"].tolist()
-    own = {model: settle_s(row, Rules.of(cfg)) for model, row in
+    own = {model: settling_seconds(row, Rules.of(cfg)) for model, row in
            to_dataframe(rows).query("configuration == 'default'").set_index("model").iterrows()}
     both = sum(own.values())
     for model, match in found.items():

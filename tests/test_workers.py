@@ -17,7 +17,7 @@ from conftest import KILLED
 
 
 def cell_payload(fault: str, tmp_path) -> Task:
-    cfg = BenchConfig(models=("vit",), configurations=("eager",), iterations=2, min_time_s=0.0, max_warmup_s=0.0, profile=False)
+    cfg = BenchConfig(models=("vit",), configurations=("eager",), iterations=2, min_time_s=0.0, max_warmup_s=0.0, profiler=False)
     return Task(cfg, Job(CELL, "vit", 1, "eager"), tmp_path / "results.jsonl", {**os.environ, FAULT: fault})
 
 

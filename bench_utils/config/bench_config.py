@@ -31,7 +31,7 @@ EAGER_IN_PROCESS = ("auto", True, False)
 # the compile-time study's ways to cut compile time, beside whole-model compile ("whole", always measured)
 COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
-STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies")
+STUDY_FIELDS = ("profiler", "serving_batch_sizes", "compile_strategies")
 # settings of how much to measure and how to decide: not part of a measurement (the fingerprint)
 DECISION_FIELDS = ("target_halfwidth", "budget_min", "max_repeats", "worthwhile")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
@@ -118,7 +118,7 @@ class BenchConfig:
                                         "for the next call (glibc mallopt), so a CPU call does not page-fault its "
                                         "tensors in again (docs/method.md); false: glibc's defaults", "flag")
     # --- studies: none changes the sweep's numbers (STUDY_FIELDS) ---
-    profile: bool = parameter(True, "after timing, torch.profiler over a few calls of eager and each configuration "
+    profiler: bool = parameter(True, "after timing, torch.profiler over a few calls of eager and each configuration "
                               "its race keeps, once, at each model's smallest batch size: why a speedup (ops, "
                               "kernels, overhead)", "flag")
     serving_batch_sizes: tuple[int, ...] = parameter(

@@ -61,7 +61,7 @@ def cudagraphs_recorded(device: str) -> int | None:
         import torch
         from torch._inductor import cudagraph_trees
 
-        # the device index given: torch 2.11's get_manager requires it (the H200 run's rows had None)
+        # the device index given: torch 2.11's get_manager requires it (without, every row read None)
         manager = cudagraph_trees.get_manager(torch.cuda.current_device(), create_if_none_exists=False)
         if manager is None:
             return 0

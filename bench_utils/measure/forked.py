@@ -14,9 +14,9 @@ from its main thread, which never ran one: the child's main thread starts a team
 those threads has ended before the fork: libgomp counts the threads it manages process-wide, a fork
 inherits the count, and a count above the CPUs makes every team's idle threads sleep at once instead
 of spinning between parallel regions (libgomp's throttled spin count). Forked from a template whose
-computing thread lived on, ResNet-50's eager call took 48-59 ms against 31-37 ms in a fresh process
-(2-core EPYC, 2026-11-27: the second thread busy 42% of the time, not 99%); from one whose thread had
-ended, 32-41 ms, both threads busy. Thread-local state (inference mode, autocast) is entered again in
+computing thread lived on, ResNet-50's eager call took about 1.5x as long as in a fresh process on a
+2-core CPU (the second thread busy 42% of the time, not 99%); from one whose thread had ended, as long
+(benchmarks/README.md#forked-rounds). Thread-local state (inference mode, autocast) is entered again in
 the child (CellProcess.forked).
 
 The conversation: the template hands its pipe to the child for the round (the child replies to the
@@ -86,8 +86,8 @@ def own_fake_cuda_guard() -> None:
     FakeTensorMode, which every compile's tracing enters, makes that guard the first time, owned by the
     entering thread (c10/core/impl/DeviceGuardImplInterface.cpp: a thread_local unique_ptr, the registry
     keeping a plain pointer to it): a compute thread's, freed when it ends, and the next compile in any
-    thread (a fork's warm compile) segfaults at the registry's dangling pointer (seen: torch
-    2.11.0+cu130 on a CPU machine, 2026-12-02; torch 2.14 is not affected). Made here first, later
+    thread (a fork's warm compile) segfaults at the registry's dangling pointer (torch 2.11's CUDA build on
+    a CPU machine; torch 2.14 is not affected: benchmarks/README.md#zen5-fake-cuda-guard). Made here first, later
     threads find a guard with devices and leave it. It does nothing where the GPU is real or torch has
     no CUDA."""
     import torch
@@ -149,12 +149,10 @@ def freeze_heap() -> None:
     """Every Python object the template holds moved out of the cyclic collector's reach (gc.freeze) just
     before a fork: a full collection in the child walks every tracked object, its reference counts
     written, so each page of the template's heap (torch, transformers, the model: 100+ MB) is copied on
-    write in the middle of whatever the child times. Seen on a 2-core Zen 2 EPYC (2026-12-01): tiny
-    ResNet-50's eager forks took 520-920 minor page faults a call in the block a collection fell in, its
-    calls about 4x slower, in 11 of 15 runs of test_loop's small sweep once rows carried three more lists
-    (the collector's thresholds moved) and in none of 7 before; with the heap frozen, in none of 4. What
-    the child allocates itself is collected as before; the first collection here costs 0.2 s, later ones
-    walk only what came since."""
+    write in the middle of whatever the child times: hundreds of minor page faults a call in the block a
+    collection falls in, its calls about 4x slower, and which block that is moves with every allocation
+    before it (benchmarks/README.md#zen2-default-report). What the child allocates itself is collected as
+    before; the first collection here costs about 0.2 s, later ones walk only what came since."""
     gc.collect()
     gc.freeze()
 

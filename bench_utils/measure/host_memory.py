@@ -1,17 +1,16 @@
 """What the measuring process's C allocator does with freed memory. No torch.
 
-PyTorch's CPU allocator takes every tensor from the C allocator and gives it back when the tensor
-dies. With glibc's defaults a block above the mmap threshold (128 KiB, raised by use up to 32 MiB) is
-mapped fresh and unmapped when freed, and free memory at an arena's top goes back to the kernel
-(trimming): each eager call of a full-size model then page-faults its activations in again. On this
-project's 2-core VM, DeepLabV3-MobileNetV2 at 513x513 took about 50,000 minor faults per eager call
-(~460 ms a call; ~300 ms without them) and ~26,000 per compiled call, and how much a fault costs
-moved with the process's allocator state and the host: a source of disagreement between worker
-pairs (benchmarks/README.md). `keep_freed_memory` turns glibc's mmap of large blocks and its
-trimming off (mallopt; a block above the threshold's 32 MiB ceiling would otherwise still be mapped
-per call), so what one call frees the next reuses: no fault after the first calls, eager and
-compiled alike. PyTorch's CPU benchmarks reach the same with jemalloc or tcmalloc
-(torch.backends.xeon.run_cpu); a user who runs with glibc's defaults sees the faults.
+PyTorch's CPU allocator takes every tensor from the C allocator and gives it back when the tensor dies. With
+glibc's defaults a block above the mmap threshold (128 KiB, raised by use up to 32 MiB) is mapped fresh and
+unmapped when freed, and free memory at an arena's top goes back to the kernel (trimming): each eager call of
+a full-size model then page-faults its activations in again, tens of thousands of minor faults a call for
+DeepLabV3-MobileNetV2 at 513x513, about a third of its eager time, and how much a fault costs moved with the
+process's allocator state and the host: a source of disagreement between worker pairs
+(benchmarks/README.md#allocator-and-new-pairs). `keep_freed_memory` turns glibc's mmap of large blocks and its
+trimming off (mallopt; a block above the threshold's 32 MiB ceiling would otherwise still be mapped per call),
+so what one call frees the next reuses: no fault after the first calls, eager and compiled alike. PyTorch's
+CPU benchmarks reach the same with jemalloc or tcmalloc (torch.backends.xeon.run_cpu); a user who runs with
+glibc's defaults sees the faults.
 """
 
 from __future__ import annotations

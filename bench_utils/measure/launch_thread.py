@@ -1,9 +1,9 @@
 """The thread that launches a measuring process's calls, and what moves it. No torch.
 
 A launch-bound call on a GPU (eager at batch 1, a default-mode call of many small kernels) runs as fast
-as its host launches kernels: on the H100 and H200 runs of 2026-11-27 such calls moved 1.6-2x between
-processes and between stretches seconds apart in one process, pinned or not, while CUDA-graph replays
-stayed within 0.3-1% (docs/gpu.md). What the harness can remove it removes, once a GPU worker is
+as its host launches kernels: such calls moved 1.6-2x between processes and between stretches seconds
+apart in one process, pinned or not, while CUDA-graph replays stayed within 0.3-1%
+(benchmarks/README.md#gpu-h100-clocks). What the harness can remove it removes, once a GPU worker is
 prepared (measure/cell.py): its launching thread stays on the CPU it runs on (`pin`: no migration
 between blocks; the compile workers, forked before, keep every CPU; the profiler's pass, whose threads
 would inherit the one CPU, runs `unpinned`), and torch's intra-op threads are

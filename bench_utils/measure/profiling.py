@@ -94,8 +94,8 @@ def is_device_work(event) -> bool:
 
 
 def activity_type(event) -> str | None:
-    """Kineto's category of a device event. Older torches have no FunctionEvent.activity_type (torch 2.11,
-    on the first GPU run: docs/gpu.md); there a copy or fill is known by the name Kineto gives it
+    """Kineto's category of a device event. Older torches have no FunctionEvent.activity_type (torch 2.11:
+    benchmarks/README.md#gpu-h200-probe); there a copy or fill is known by the name Kineto gives it
     ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), and is_user_annotation alone marks the
     annotations."""
     if hasattr(event, "activity_type"):

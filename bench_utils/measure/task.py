@@ -64,8 +64,8 @@ class NextRound:
     repeat: int
     # on a CPU, time the compiled template's warm compile first (once per template): the runner asks it
     # of the race's leaders only, one per way of serving (sweep/jobs.Round.leaders); another contender's
-    # would cost 5-15 s of a slow CPU's budget (2026-11-28, Zen 3 EPYC, with freezing) for a figure no
-    # page shows
+    # would cost 5-15 s of a slow CPU's budget (with freezing: benchmarks/README.md#zen3-leader-warm-compiles)
+    # for a figure no page shows
     time_warm_compile: bool = True
 
 

@@ -5,9 +5,9 @@ another, host work included. On CPU that is `time.perf_counter` around the call.
 is synchronized before the call (it starts idle, as a lone request finds it) and after it (the output
 is there), and the host's clock reads the time between: a CUDA-graph replay's host work (dynamo's
 guards, the CUDA-graph tree's bookkeeping, the replay's launch) and every kernel launch count, as
-they do for a caller. CUDA events around calls queued back to back read only the device's part: on
-an H100 (2026-11-27, docs/gpu.md) 0.60 ms for ResNet-50's reduce-overhead call where a caller waits
-0.84-0.98 ms, the host preparing call n+1 while the device ran call n. When to stop warming up and
+they do for a caller. CUDA events around calls queued back to back read only the device's part, the
+host preparing call n+1 while the device runs call n: 0.60 ms for a reduce-overhead call where a caller
+waits 0.84-0.98 ms (benchmarks/README.md#gpu-h100-clocks). When to stop warming up and
 timing is decided by the pure rules of `schedule`, on the time the calls have taken.
 """
 

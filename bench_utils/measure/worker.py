@@ -37,7 +37,7 @@ import sys
 
 import torch  # noqa: F401 - imported once in the fork server: what makes a worker cheap to start
 import torch._dynamo  # noqa: F401 - and the compiler, imported at a process's first torch.compile
-import torch._inductor.compile_fx  # noqa: F401 - otherwise (2 s and 1.3 s on this project's 2-core CPU)
+import torch._inductor.compile_fx  # noqa: F401 - otherwise (1-2 s each on a 2-core CPU)
 import transformers
 
 from ..config.registry import MODELS

@@ -1,31 +1,24 @@
-"""The main job: for each parameters profile, run its sweep from this process (resumable, progress on
-the terminal, no notebook cell timeout however long it takes), then execute the benchmark notebook
-with papermill (`measure = False`: it only reads the results), export it to one self-contained HTML
-page with nbconvert, and write reports/index.html linking them.
+"""The report's pages: execute the benchmark and summary notebooks with papermill (`measure = False`:
+they only read results), export each to one self-contained HTML page with nbconvert, the stub page of a
+profile that could not be rendered, the method page beside the index, and the verdict in words for the
+terminal. What runs before (the profiles, the checks, the sweep) is the pipeline's (bench_utils/pipeline.py).
 
-A profile that fails still gets its page (papermill saves the notebook up to the failing cell; a
-notebook that never ran, or a sweep refused, gets a stub page saying why) and is flagged in the
-index; the command prints one line per failure and exits non-zero.
+A profile that fails still gets its page (papermill saves the notebook up to the failing step; a
+notebook that never ran, or a sweep refused, gets a stub page saying why).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
-import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.bench_config import BenchConfig, ConfigError
-from ..config.parameters_file import load_config, with_budget
-from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
-from ..measure.environment import ready_here
 from ..messages import terminal_text
-from ..paths import check_inductor_cache_dir, inside, relative_text, repo_root, reports_root
-from .index_page import write_profile_state
+from ..paths import inside, relative_text, repo_root
 from .page_html import escape, published_notebook
 
 KERNEL_NAME = "python3"
@@ -35,62 +28,18 @@ KERNEL_NAME = "python3"
 # through papermill, a dead kernel through nbclient (DeadKernelError), not through this log.
 QUIET_KERNEL = ["--IPKernelApp.log_level=CRITICAL"]
 HIDDEN_INPUT_TAGS = {"hide-input", "injected-parameters"}  # code is in the notebook, not the report
-LONG_RUN_S = 3600.0  # a measuring run `plan` estimates above this needs --allow-long
 
 
 @dataclass
 class ProfileOutcome:
+    """What the pipeline made of one profile: its page, its results file and why it failed, if it did."""
+
     cfg: BenchConfig
     page: Path  # the exported HTML page
     results: Path
     error: str = ""  # why the notebook failed; "" when it ran through
     params: str = ""  # the parameters file as a command names it (shown_path)
     rounds_left: int = 0  # first-pass rounds the sweep had still to run (sweep/adaptive.first_pass_state)
-
-
-CPU_PROFILES = ("cpu-report.yaml",)  # full-size; the variant profile does not fit the 10-minute budget
-
-
-def default_runs(root: Path) -> list[tuple[Path, str | None]]:
-    """(profile, label) to measure on this machine: the label a GPU without a profile of its own gives
-    the profile of its class (config/gpus.py), None where the profile's own label stands."""
-    from ..config.gpus import choose_profile
-
-    facts = _cuda_device()
-    if not facts:
-        return [(root / "parameters" / name, None) for name in CPU_PROFILES]
-    choice = choose_profile(*facts)
-    print(f"[report] {choice.why}" + (f', labelled "{choice.label}"' if choice.label else ""), file=sys.stderr)
-    return [(root / "parameters" / f"{choice.profile}.yaml", choice.label)]
-
-
-def _cuda_device() -> tuple | None:
-    """GPU 0's (name, memory GiB, compute capability) when torch can use it, else None."""
-    import torch
-
-    from ..measure.environment import gpu_facts
-
-    facts = gpu_facts()
-    if facts:
-        return facts
-    gpus = _nvidia_smi_gpus()
-    if gpus:  # a GPU torch cannot use: measuring the CPU profiles instead would answer the wrong question
-        raise ConfigError(f"nvidia-smi sees {gpus[0]!r} but torch {torch.__version__} cannot use it (driver too "
-                          "old for this build, or no CUDA build): install a matching torch, or name CPU profiles")
-    return None
-
-
-def _nvidia_smi_gpus() -> list[str]:
-    """GPU names nvidia-smi lists (none without the tool or a driver)."""
-    import subprocess
-
-    if not shutil.which("nvidia-smi"):
-        return []
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.split(":", 1)[1].split("(UUID")[0].strip() for line in out.splitlines() if line.startswith("GPU ")]
 
 
 def check_parameters(cfg: BenchConfig, params_path: Path, notebook: Path) -> dict:
@@ -144,25 +93,27 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
 
 
 def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_timeout_s: int, title: str,
-           stub_label: str, also: dict | None = None) -> str:
+           stub_label: str, also: dict | None = None, method_link: str = "../method.html") -> str:
     """`notebook` executed into `executed` and exported as `page` (titled `title`); a stub page naming
-    `stub_label` and why where no executed notebook came out. Returns execute's error line ("" when ok)."""
+    `stub_label` and why where no executed notebook came out (`method_link`: the method page from
+    there). Returns execute's error line ("" when ok)."""
     error = execute(notebook, executed, parameters, step_timeout_s, also)
     if executed.exists():
         export_html(executed, page, title)
     else:
-        write_stub(page, stub_label, error)
+        write_stub(page, stub_label, error, method_link)
     return error
 
 
-def write_stub(page: Path, label: str, reason: str) -> None:
+def write_stub(page: Path, label: str, reason: str, method_link: str = "../method.html") -> None:
     """A page for a profile whose notebook could not be rendered: what happened, and what to do."""
     reason = relative_text(reason, page.parent)
     write_file(page, f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(label)}</title>
 </head><body style="font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto">
 <h1>{escape(label)}: no report</h1><p><strong>{escape(reason)}</strong></p>
 <p>Rows already measured are kept in <code>results.jsonl</code> beside this page. Fix the cause and run the
-same command again: measured cells are not measured twice.</p></body></html>
+same command again: measured cells are not measured twice.</p>
+<p><a href="{escape(method_link)}">How it is measured and decided</a></p></body></html>
 """, page.parent)
 
 
@@ -182,8 +133,10 @@ def export_html(notebook: Path, page: Path, title: str) -> None:
     write_file(page, body, page.parent)
 
 
-def profile_results(cfg: BenchConfig, out_dir: Path) -> Path:
-    return (out_dir / cfg.slug()).resolve() / "results.jsonl"
+def profile_results(cfg: BenchConfig, out_dir: Path, results: Path | None = None) -> Path:
+    """The profile's results file: `results` where a command names one (--results), else
+    OUT/<label>/results.jsonl. Its page, notebook and cells.csv are written beside it."""
+    return Path(results).resolve() if results else (out_dir / cfg.slug()).resolve() / "results.jsonl"
 
 
 def results_rows(path: Path, option: str = "--results") -> list:
@@ -205,74 +158,6 @@ def results_rows(path: Path, option: str = "--results") -> list:
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return loaded.rows
-
-
-def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
-    """For --report-only: the profile's results file must exist and hold rows of its label (a one-line
-    error: a page headed with one label beside an index and console naming another contradicts itself);
-    rows measured with other settings than `params` names are reported as measured, with a warning that
-    names the settings."""
-    if not path.is_file():  # one a run is writing now was refused before (check_no_live_run)
-        # results copied back from another machine sit in another profile's folder: name the profile
-        others = sorted(p.parent.name for p in path.parent.parent.glob("*/results.jsonl") if p != path)
-        found = (f"; results found in {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}: name the "
-                 "parameters file they were measured with (report PARAMS.yaml --report-only)" if others else "")
-        raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure{found})")
-    from ..sweep.jobs import settings_differing
-
-    rows = results_rows(path)
-    labels = sorted({row.label for row in rows} - {cfg.label})
-    if labels:
-        raise ConfigError(f"{path} holds rows of the label {labels[0]!r}, not {params.name}'s {cfg.label!r}: "
-                          "name the parameters file they were measured with")
-    other = [row for row in rows if row.settings != cfg.settings_fingerprint()]
-    if other:
-        warnings.warn(f"{path}: {len(other)} of {len(rows)} rows were measured with other settings than "
-                      f"{params.name} ({settings_differing(cfg, other)}); the page reports them as measured, and "
-                      "a run would not add to them", stacklevel=2)
-
-
-def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
-    """The profile's sweep in this process; "" when it ran, else why it was refused (one line)."""
-    from ..results.rows import OtherFormatError, ResultsTooLargeError
-    from ..results.runs import MixedRunsError
-    from ..results.writer import NotAResultsFileError, ResultsLockedError
-    from ..sweep.jobs import SettingsMismatchError
-    from ..sweep.loop import run_sweep
-
-    print(f"[report] {params.name}: measuring -> {results}", file=sys.stderr)
-    try:
-        print(f"[report] {run_sweep(cfg, results).line()}", file=sys.stderr)
-    except (ResultsLockedError, NotAResultsFileError, SettingsMismatchError, MixedRunsError, OtherFormatError,
-            ResultsTooLargeError) as err:
-        return f"{type(err).__name__}: {err}"
-    return ""
-
-
-def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
-                cfg: BenchConfig) -> ProfileOutcome:
-    """`cfg`: the profile as main() loaded and adjusted it (a GPU's own label, live_groups fit)."""
-    notebook = repo_root() / "notebooks" / "benchmark.ipynb"
-    parameters = check_parameters(cfg, params, notebook)
-    results = profile_results(cfg, out_dir)
-    page = results.parent / "report.html"
-    error = measure_profile(cfg, params, results) if measure else ""
-    refused = bool(error)
-    if error:  # a sweep refused (e.g. results locked by a run): the page it had stays, the index says why
-        if not page.exists():
-            write_stub(page, cfg.label, error)
-    else:
-        parameters |= {"results_path": str(results), "measure": False,  # measured above: the notebook only reads
-                       "params_file": shown_path(params)}
-        executed = results.parent / "benchmark.ipynb"
-        print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
-        error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label,
-                       users_folders(cfg))
-    from ..sweep.adaptive import first_pass_state
-
-    left = (first_pass_state(cfg, results) or (0, 0))[0]
-    write_profile_state(results.parent, cfg, params.name, error, left, page_rebuilt=not refused)
-    return ProfileOutcome(cfg, page, results, error, shown_path(params), left)
 
 
 def users_folders(cfg: BenchConfig) -> dict[str, str]:
@@ -340,24 +225,26 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
     executed = out_dir.resolve() / "summary.ipynb"
     page = out_dir / "summary.html"
     error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
-                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary")
+                   step_timeout_s, "Summary: torch.compile against eager, every run", "Summary",
+                   method_link="method.html")
     return page, error
 
 
 SUMMARY_OUTPUTS = ("index.html", "summary.html", "summary.ipynb", "method.md", "method.html")  # in the report folder
 PROFILE_OUTPUTS = ("report.html", "benchmark.ipynb", "cells.csv", "profile.json")  # in each profile folder
-COMPARE_OUTPUTS = ("compare.html", "compare.ipynb")
+COMPARE_OUTPUTS = ("compare.html", "compare.ipynb", "method.md", "method.html")  # the page links the method
 
 
-def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
+def check_outputs(out_dir: Path, results_files: list[Path], named: bool = False) -> None:
     """Before anything runs: the notebooks the command writes must not be the checkout's own (`--out .`
     with a label "notebooks", or `--out notebooks`, would overwrite them with executed copies), and no
-    file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker)."""
+    file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker).
+    `named`: the results file is the one --results named, whose folder may be anywhere (as for `run`)."""
     if out_dir.exists() and not out_dir.is_dir():  # before a plan is printed and a sweep started, not after
         raise ConfigError(f"--out {out_dir} is a file, not a folder: give the folder the reports go to")
     sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
-    folders = [profile_results(cfg, out_dir).parent for cfg in configs]
-    for folder in folders:  # a profile folder that is a symlink out of the reports folder is refused
+    folders = [path.parent for path in results_files]
+    for folder in [] if named else folders:  # a profile folder that is a link out of the reports folder is refused
         inside(folder / "report.html", out_dir)
     for output in [out_dir / "summary.ipynb"] + [folder / "benchmark.ipynb" for folder in folders]:
         if output.resolve() in sources:
@@ -408,73 +295,13 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     shown = {path.resolve().parent: path.resolve().parent.name for path in (before, after)}
     page = out_dir / "compare.html"
     title = f"Compare: {before.parent.name}/{before.name} against {after.parent.name}/{after.name}"
-    error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown)
-    print(terminal_text(f"[report] {_state(error)}: open {page.resolve()}"))
+    error = render(notebook, executed, page, parameters, step_timeout_s, title, "Compare", also=shown,
+                   method_link="method.html")
+    copy_method(out_dir)
+    print(terminal_text(f"[report] {outcome_words(error)}: open {page.resolve()}"))
     return 1 if error else 0
 
 
-def _state(error: str) -> str:
+def outcome_words(error: str) -> str:
     return f"FAILED ({error})" if error else "ok"
 
-
-def relabelled(cfg: BenchConfig, label: str | None) -> BenchConfig:
-    import dataclasses
-
-    return cfg if label is None else dataclasses.replace(cfg, label=label)
-
-
-def check_duration(configs: list[BenchConfig], profiles: list[Path], out_dir: Path, allow_long: bool) -> None:
-    """Print each profile's plan (what is left of it) before measuring; a run estimated past
-    LONG_RUN_S stops here with one line unless `allow_long` (max-autotune's cold compiles take hours)."""
-    from ..sweep.jobs import SettingsMismatchError
-    from ..sweep.plan import estimate, plan_text
-
-    for cfg, path in zip(configs, profiles):
-        results = profile_results(cfg, out_dir)
-        try:
-            print(plan_text(cfg, str(path), results), flush=True)
-            seconds = sum(e.total for e in estimate(cfg, results)[0])
-        except SettingsMismatchError:
-            continue  # the sweep refuses it with its own line (run_profile)
-        if seconds > LONG_RUN_S and not allow_long:
-            raise ConfigError(f"{path}: plan estimates {seconds / 3600:.1f} h to measure (above), more than "
-                              f"{LONG_RUN_S / 3600:.0f} h: run again with --allow-long, or trim the profile")
-
-
-def main(args) -> int:
-    """`python -m bench_utils report [PARAMS ...]`: returns 0 when every profile ran through."""
-    from .index_page import profile_lines, write_index
-
-    out_dir = Path(args.out) if args.out else reports_root()
-    if args.compare:
-        return compare_main(Path(args.compare[0]), Path(args.compare[1]), out_dir, args.notebook_timeout)
-
-    runs = [(Path(p), None) for p in args.params] or default_runs(repo_root())
-    profiles = [path for path, _ in runs]
-    # every file is checked before anything runs
-    configs = with_budget([relabelled(load_config(path), label) for path, label in runs],
-                          getattr(args, "budget_min", None))
-    check_distinct_folders(configs, profiles)
-    check_outputs(out_dir, configs)
-    if args.report_only:
-        for cfg, path in zip(configs, profiles):
-            check_results_file(profile_results(cfg, out_dir), path, cfg)
-    else:
-        check_inductor_cache_dir()
-        configs = ready_here(configs, "report")
-        check_duration(configs, profiles, out_dir, args.allow_long)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started = dt.datetime.now()
-    outcomes = [run_profile(p, out_dir, args.notebook_timeout, not args.report_only, cfg)
-                for p, cfg in zip(profiles, configs)]
-    summary_page, summary_error = build_summary(out_dir, args.notebook_timeout)
-    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
-                        relative_text(summary_error, out_dir))
-    copy_method(out_dir)
-    minutes = (dt.datetime.now() - started).total_seconds() / 60
-    for outcome in outcomes:
-        print(terminal_text(f"[report] {outcome.cfg.label}: {_state(outcome.error)} -> {outcome.page}"))
-    print(terminal_text(f"[report] summary: {_state(summary_error)} -> {summary_page}"))
-    print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
-    print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
-    return 1 if summary_error or any(outcome.error for outcome in outcomes) else 0

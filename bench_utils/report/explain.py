@@ -1,5 +1,5 @@
 """Why a configuration's cell is faster than eager or not, in one line and one chart, from the profiler pass
-(`profile: true`) of its process and of its eager cell's. No torch.
+(`profiler: true`) of its process and of its eager cell's. No torch.
 
 On CPU a call's time splits into operators (what eager dispatches one by one; what compiled code
 still hands to oneDNN/BLAS), compiled code outside operators (Inductor's fused kernels) and the rest
@@ -31,8 +31,8 @@ def _change(before: float, after: float) -> str:
 
 
 def explanation(row) -> str:
-    """One line for a configuration's cell (a DataFrame row with its eager cell's profile beside it), its
-    numbers as every page rounds them (display.number); "" when either side was not profiled. The
+    """One line for a configuration's cell (a DataFrame row with its eager cell's profiler figures beside
+    it), its numbers as every page rounds them (display.number); "" when either side was not profiled. The
     configuration is named: an eager one (bfloat16 autocast) is profiled too and compiles nothing."""
     if row.get("configuration") == "eager" or not _present(row.get("profile_ops_per_call")) \
             or not _present(row.get("eager_profile_ops_per_call")):

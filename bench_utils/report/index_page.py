@@ -19,6 +19,7 @@ from ..results import decision as codes
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
 from .display import MISSING, number
+from .glossary import linked_terms
 from .header import page_header
 from .page_html import escape
 from .tables import cell_states, cell_states_text
@@ -220,6 +221,17 @@ def _title(lines: list[ProfileLine]) -> str:
     return "torch.compile benchmark: " + " | ".join(h.title for h in heads) if heads else "torch.compile benchmark"
 
 
+METHOD_LINK = "method.html"  # docs/method.md rendered beside the index (report/build.copy_method)
+# what the index shows, its jargon linked to the method's glossary
+INTRO = linked_terms(
+    "Should you <code>torch.compile</code> these Hugging Face vision models? One page per machine. Per model: the\n"
+    "verdict, the speedup of its fastest accurate configuration (eager float32 latency ÷ its latency) with the 95%\n"
+    "interval, and what compiling costs; the bar draws that speedup (1× = as fast as eager; green: worth it, red:\n"
+    "slower, grey: a gain too small or not sure). Models built with\n"
+    '<span class="random">random</span> weights have the checkpoint\'s architecture, not its weights: latency stands,\n'
+    "predictions do not.", METHOD_LINK)
+
+
 def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, summary_error: str = "") -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = "\n".join(_row_html(line) for line in lines)
@@ -231,16 +243,13 @@ def write_index(lines: list[ProfileLine], path: Path, summary_page: str | None, 
 <html lang="en"><head><meta charset="utf-8"><title>{escape(_title(lines))}</title>
 <style>{_STYLE}</style></head><body>
 <h1>torch.compile vs eager: benchmark reports</h1>
-<p>Should you <code>torch.compile</code> these Hugging Face vision models? One page per machine. Per model: the
-verdict, the speedup of its fastest accurate configuration (eager float32 latency ÷ its latency) with the 95%
-interval, and what compiling costs; the bar draws that speedup (1× = as fast as eager; green: worth it, red:
-slower, grey: a gain too small or not sure). Models built with
-<span class="random">random</span> weights have the checkpoint's architecture, not its weights: latency stands,
-predictions do not.</p>
+<p>{INTRO}</p>
 <table><thead><tr><th>Run</th><th>Machine</th><th>Cells</th><th>Verdict</th><th>State</th></tr></thead><tbody>
 {body}
 </tbody></table>
 {summary}
+<p><a href="{METHOD_LINK}">How it is measured and decided</a> (what each word means: <a
+href="{METHOD_LINK}#glossary">glossary</a>)</p>
 <p><small>Generated {stamp} by <code>python -m bench_utils report</code>.</small></p>
 </body></html>
 """

@@ -12,6 +12,7 @@ import io
 import pandas as pd
 
 from .display import alt_text
+from .glossary import linked_terms
 from .header import PageHeader, page_header
 from .verdict import Rules, legend, page_caveats, race_table, short_legend, verdict_table
 from .page_html import escape  # the one place text becomes HTML
@@ -29,7 +30,8 @@ def header_html(header: PageHeader) -> str:
 
 
 def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, int] | None = None) -> str:
-    """The verdict table (pandas escapes its cells), a short legend, the page-wide caveats (`first_pass`:
+    """The verdict table (pandas escapes its cells), a short legend (its jargon linked to the method's
+    glossary), the page-wide caveats (`first_pass`:
     the first-pass rounds left and in all, verdict.page_caveats) and `studies`' verdict lines (plain
     text, one per study); the race behind each answer and the whole legend folded below, there for
     whoever asks."""
@@ -37,13 +39,13 @@ def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, in
     if table.empty:
         return "<h2>Should you compile?</h2><p>No measured cells yet: no verdict.</p>"
     body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
-    notes = [f'<p class="bench-legend">{escape(short_legend(rules))}</p>']
+    notes = [f'<p class="bench-legend">{linked_terms(escape(short_legend(rules)), METHOD_LINK)}</p>']
     notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass, rules)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
     race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")
     folded = ("<details><summary>The race behind each answer: the runner-up, the others, why the choice is faster"
               f"</summary>{race}</details><details><summary>How the answers are read</summary>"
-              f'<p class="bench-legend-full">{escape(legend(rules))}</p></details>')
+              f'<p class="bench-legend-full">{linked_terms(escape(legend(rules)), METHOD_LINK)}</p></details>')
     return "<h2>Should you compile?</h2>" + body + "".join(notes) + folded
 
 

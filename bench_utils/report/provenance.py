@@ -73,7 +73,7 @@ def launch_host_text(run: pd.DataFrame) -> str:
     if ok.empty or "launch_cpus" not in ok.columns:
         return MISSING
     read = [cpus for cpus in ok["launch_cpus"] if isinstance(cpus, list) and cpus]
-    if not read:  # rows measured before the host was recorded (2026-12-01)
+    if not read:  # rows of a version that did not record the launching thread's CPUs
         return "not recorded by this run's version"
     cpus = sorted({int(cpu) for cpus in read for cpu in cpus if cpu >= 0})
     where = (f"each worker's launching thread pinned to the CPU it warmed up on ({len(cpus)} CPU"

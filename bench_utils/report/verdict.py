@@ -138,7 +138,9 @@ def latency_words(rec) -> str:
     return f"{number(eager)} ms → {number(chosen)} ms"
 
 
-def _answer(outcome: str, reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
+def _answer_sentence(outcome: str, reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
+    """The answer in words: the decision's outcome with the chosen configuration's figure, or why there
+    is none ("Can't tell", with what settles it)."""
     if row is None:
         return ""
     config = configuration(row["configuration"])
@@ -179,7 +181,7 @@ def _cant_tell(reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
     return f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; {_more_rounds(row, rules, others_s)}"
 
 
-def settle_s(row, rules: Rules) -> float:
+def settling_seconds(row, rules: Rules) -> float:
     """Seconds of the rounds that would settle a figure straddling the margin (decision.rounds_to_decide
     times the cell's round_s); 0 where more rounds cannot (their spread too wide) or no round time is known."""
     extra = rounds_to_decide(row, rules.worthwhile)
@@ -193,21 +195,21 @@ def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
     """What settles a figure the budget left straddling the margin: the rounds its spread asks for
     (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
     its --budget-min the sweep's clock so far (sweep_s) with those minutes and the other undecided models'
-    (`others_s`: the same command's sweep gives them rounds too; on a Zen 3 a budget sized for one
-    model's left the other undecided): sweep_time.rerun_budget_min."""
+    (`others_s`: the same command's sweep gives them rounds too, so a budget sized for one model's rounds
+    leaves the others undecided): sweep_time.rerun_budget_min."""
     extra = rounds_to_decide(row, rules.worthwhile)
     if not math.isfinite(extra):
         point, spread = row.get("race_speedup"), row.get("race_round_sd")
         if point and spread and not (pd.isna(point) or pd.isna(spread)):
-            # the distance to the margin and the spread together: a Zen 3's ResNet-50 at 1.09x (a round
-            # moving ~5%) and a ViT-B/16 at 1.08x (a round moving ~15%) both need more than MAX_ROUNDS_TO_DECIDE
+            # the distance to the margin and the spread together: 1.09x with rounds moving ~5% and 1.08x with
+            # rounds moving ~15% both need more than MAX_ROUNDS_TO_DECIDE
             return (f"at {times_beside(point, rules.worthwhile)} it lies too close to {times(rules.worthwhile)} for "
                     f"rounds that move by {plus_minus(math.expm1(spread))} each to settle it within "
                     f"{MAX_ROUNDS_TO_DECIDE} rounds: run again on a quieter machine, or set worthwhile to the gain "
                     "that matters to you")
         return ("its rounds spread too widely for more of them to settle it: run again on a quiet machine, or set "
                 "worthwhile to the gain that matters to you")
-    seconds = settle_s(row, rules)
+    seconds = settling_seconds(row, rules)
     spent = row.get("sweep_s")
     budget = rerun_budget_min(spent if spent and not pd.isna(spent) else 0.0, seconds + others_s)
     target = rules.measuring_command()
@@ -265,7 +267,7 @@ def _runner_up(rec, runner, rules: Rules) -> str:
 FORM_WORDS = {COMPILE_FORM: "torch.compile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
 
 
-def _forms(rows: pd.DataFrame) -> str:
+def _serving_forms_line(rows: pd.DataFrame) -> str:
     """The deployment question in one line, where the profile raced a form compiled ahead of time: per
     way to serve the model (torch.compile in the process, each file built ahead of time), its fastest
     accurate configuration's figure and what it costs to start; a form that could not run it, why (the
@@ -299,7 +301,7 @@ def _forms(rows: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def _others(rows: pd.DataFrame, rec) -> str:
+def _also_raced_line(rows: pd.DataFrame, rec) -> str:
     """Plain torch.compile's figure beside the choice, and the configurations out of the race, why, each named
     as the page names a configuration (Configuration.words), never by its code."""
     parts = []
@@ -389,7 +391,7 @@ def _undecided_s(rows: pd.DataFrame, rules: Rules) -> float:
     """The seconds of rounds that would settle a group whose answer is "Can't tell" (0 for any other)."""
     rec = first_row(rows, "race_outcome", "recommended")
     decision = _decision(rows, rec, rules)
-    return settle_s(rec, rules) if decision.outcome == codes.CANT_TELL and decision.reason != "busy" else 0.0
+    return settling_seconds(rec, rules) if decision.outcome == codes.CANT_TELL and decision.reason != "busy" else 0.0
 
 
 def _decision(rows: pd.DataFrame, rec, rules: Rules):
@@ -419,8 +421,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     precision = configuration(rec["configuration"]).precision if rec else ""
     record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
               "verdict": decision.outcome,
-              "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules), "others": _others(rows, rec),
-              "forms": _forms(rows),
+              "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules),
+              "others": _also_raced_line(rows, rec), "forms": _serving_forms_line(rows),
               "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
@@ -431,7 +433,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
-    answer = _answer(decision.outcome, decision.reason, rec, rules, others_s)
+    answer = _answer_sentence(decision.outcome, decision.reason, rec, rules, others_s)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
                "compile_cold": compiled_cold(rec), "breakeven_calls": cold,
@@ -510,7 +512,7 @@ def verdict_table(df, rules: Rules = Rules()) -> pd.DataFrame:
     when several. The race behind each answer: race_table."""
     table = verdicts(df, rules)
     shown = pd.DataFrame({"Model": [model_text(m, with_checkpoint=True) for m in table["model"]],
-                          "For": _for(table), "Latency (eager → chosen)": table["latency"].fillna(MISSING),
+                          "For": _holds_for(table), "Latency (eager → chosen)": table["latency"].fillna(MISSING),
                           "Answer": table["answer"], "Compile cost": table["cost"],
                           "Watch out": [c or MISSING for c in table["caveats"].fillna("")]})
     if table["forms"].fillna("").astype(bool).any():  # the profile raced forms built ahead of time
@@ -524,7 +526,7 @@ def race_table(df, rules: Rules = Rules()) -> pd.DataFrame:
     """The race behind each answer of verdict_table: the runner-up and how the choice compares with it,
     the configurations out of the race and why, why the choice is faster."""
     table = verdicts(df, rules)
-    shown = pd.DataFrame({"Model": [model_text(m) for m in table["model"]], "For": _for(table),
+    shown = pd.DataFrame({"Model": [model_text(m) for m in table["model"]], "For": _holds_for(table),
                           "Runner-up": table["runner_up"], "Also raced": table["others"],
                           "Why": [w or MISSING for w in table["why"]]})
     if table["label"].nunique() > 1:
@@ -532,7 +534,8 @@ def race_table(df, rules: Rules = Rules()) -> pd.DataFrame:
     return shown
 
 
-def _for(table: pd.DataFrame) -> list[str]:
+def _holds_for(table: pd.DataFrame) -> list[str]:
+    """What each answer holds for: "batch 1, float32, cpu"."""
     return [", ".join(filter(None, (f"batch {b}", p, d)))
             for b, p, d in zip(table["batch_size"], table["precision"], table["device"])]
 

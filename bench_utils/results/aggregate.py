@@ -187,7 +187,7 @@ def combine(rows: list) -> dict:
     record["held_mem_mb"] = held_memory_mb(record)
     record["compile_notes"] = compile_notes(record)
     # a compile that hit the cache was not cold, whatever the column's name: the page must not price a
-    # pay-back or call it "cold" from it (the Zen 5's second report of 2026-12-02: "4.0 s cold", a hit)
+    # pay-back or call it "cold" from it (a second report read "4.0 s cold" for a cache hit)
     record["compile_cold"] = record.get("compile_s") is not None and not (record.get("fx_cache_hits") or 0) > 0
     return record
 

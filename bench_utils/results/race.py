@@ -170,9 +170,9 @@ def simpler_first(result: Race) -> Race:
     as_fast = 1 / EQUIVALENT <= versus.ci95_low <= 1.0 <= versus.ci95_high <= EQUIVALENT
     # a compile must add the margin over what runs without one (the margin is "the smallest speedup worth
     # a compile"): a compiled leader less than EQUIVALENT ahead of a runner-up that compiles nothing, by
-    # their paired figure, is not worth its compile (ResNet-50 on the Zen 5, 2026-11-28: default + bf16
-    # 1.7% ahead of eager bf16, the page saying "Compile" beside "no pay-back"). The point, not the low
-    # end: with three rounds the low end lies below the margin for a compile 20% ahead in every round
+    # their paired figure, is not worth its compile (else a page says "Compile" beside "no pay-back": a
+    # compile 1.7% ahead of eager bf16, benchmarks/README.md#decisive-3-margin-first). The point, not the
+    # low end: with three rounds the low end lies below the margin for a compile 20% ahead in every round
     adds_too_little = (configuration(lead.record["configuration"]).compiled
                        and not configuration(runner.record["configuration"]).compiled
                        and versus.speedup < EQUIVALENT)
@@ -240,10 +240,10 @@ def first_round_spread(records: list[dict]) -> float:
     scale, stats.first_round_halfwidth): over the configurations of `records` (the run's cells) that ran
     the selection round and two later rounds at least, FIRST_ROUND_CONFIGURATIONS of them or more; else 0.
     Every group of a run shares its machine. The leaders count too, their deviation lifted by the pick
-    (E_k * s): the floor errs wide by that much. On an AMX Xeon (2026-12-04, two default reports back to back)
-    the leader of SegFormer-B0 read 4.02, 4.00, 4.01 over three rounds, its four dropped rivals' one-round
-    intervals were +-2-5%, and the second report's figures fell outside all four; meanwhile ViT-B/16's
-    eager in bfloat16 autocast read 9.0% and 11.8% above its later rounds in round 0 of both reports."""
+    (E_k * s): the floor errs wide by that much. Why: on a quiet machine a leader's rounds can agree to a
+    fraction of a per cent, so its dropped rivals' one-round intervals came out too narrow to hold a re-run's
+    figures, while the selection round itself stood some per cent from the later rounds
+    (benchmarks/README.md#xeon167-default-report; docs/method.md, "Across re-runs")."""
     deviations = []
     for record in records:
         if record["configuration"] == BASELINE or record.get("status") != "ok":

@@ -176,7 +176,7 @@ class BenchResult(Row):
     convs_channels_last: int | None = None  # ... of them with a channels_last input
     break_reasons: list[str] = field(default_factory=list)  # dynamo's graph-break reasons, first lines
     recompile_reasons: list[str] = field(default_factory=list)  # the guards that failed, first lines
-    # --- why (profile: true, repeat 0 only): torch.profiler over a few calls after timing, per call ---
+    # --- why (profiler: true, repeat 0 only): torch.profiler over a few calls after timing, per call ---
     profile_calls: int | None = None  # calls profiled
     profile_call_ms: float | None = None  # a profiled call (slower than timed calls: the profiler's cost)
     profile_ops_per_call: float | None = None  # dispatcher operators, top of their nesting

@@ -24,9 +24,9 @@ import numpy as np
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 NOISY_SPREAD = 0.10  # (p90 - p10) / median above this flags a noisy cell
 # Below this many rounds an interval over rounds is unreliable both ways: two rounds that agree by
-# chance give one far too narrow (SegFormer-B0 1.730-1.736x, then 1.49-1.92x in the next report),
-# two that disagree one far too wide (benchmarks/README.md, 2026-11-25). The sweep never stops on
-# precision before it (sweep/adaptive.py); the page says when a figure rests on fewer.
+# chance give one far too narrow, two that disagree one far too wide
+# (benchmarks/README.md#race-default-report). The sweep never stops on precision before it
+# (sweep/adaptive.py); the page says when a figure rests on fewer.
 FEW_ROUNDS = 5
 OUTLIER_MEAN = 0.10  # a mean more than this above the median: a few slow calls pull the mean up
 
@@ -109,8 +109,7 @@ def summarize_runs(samples_per_process) -> LatencySummary:
     geometric mean of the processes' medians, with a t-interval over processes when there are two or
     more, else the order-statistic interval of the one process; p10 and p90 are the geometric means of
     the processes' own, so each process weighs the same in all three. Pooled, a fast round's many calls
-    outvoted a slow round's few: a tiny ResNet-50's eager read a median of 12.3 ms beside a p90 of
-    3.32 ms (2026-12-04).
+    outvoted a slow round's few, and a p90 could read below the median.
     """
     medians = process_medians_ms(samples_per_process)
     pooled = summarize([v for run in samples_per_process for v in run])

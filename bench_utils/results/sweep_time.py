@@ -19,9 +19,9 @@ def round_durations(rows: list) -> dict[tuple[str, int, int], float]:
     return rounds
 
 
-# a gap between rows at most this long is the sweep's own work, counted: a profiler pass after a row,
-# the handoff to the next round (on a Zen 3's deploy report, 2026-11-28, such gaps were 39 s of a 992-s
-# sweep, and the last round ended 32 s past the budget); a longer one is a pause between invocations
+# a gap between rows at most this long (seconds) is the sweep's own work, counted: a profiler pass after a
+# row, the handoff to the next round (left out, they let a sweep end past its budget:
+# benchmarks/README.md#zen3-serving-forms); a longer one is a pause between invocations
 WORK_GAP_S = 30.0
 
 
@@ -61,7 +61,7 @@ def epoch(stamp: str) -> float | None:
         return None
 
 
-RERUN_SPARE = 1.2  # a rerun's budget gives the rounds it was priced for a fifth more: rounds vary (a Zen 3's ran 10-30% over their price)
+RERUN_SPARE = 1.2  # a rerun's budget gives the rounds it was priced for a fifth more: rounds run 10-30% over their price
 
 
 def rerun_budget_min(spent_s: float, more_s: float) -> float:

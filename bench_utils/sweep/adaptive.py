@@ -216,10 +216,10 @@ def rounds_to_target(rows: list, racing: dict, target: float, eager_worker: bool
     jobs.eager_after_selection), if their rounds kept the spread they had
     (stats.rounds_for_halfwidth per contender wider than it: a group's round holds every contender, so the
     group needs its most-wanting one's), priced at the group's later rounds; None when every group is
-    within it (or there is no target). A projection, as the next round's offer is: what the closing line
-    tells a user a narrower answer costs on this machine (on a 2-core Xeon whose calls moved by 20-56% for
-    seconds at a time, 7 minutes more than the 9 its budget held for +-10%, as a rerun then measured:
-    benchmarks/README.md). A group past MAX_REPEATS, the most rounds a profile may ask, makes it inf."""
+    within it (or there is no target). A projection, as the next round's offer is: what the closing line tells
+    a user a narrower answer costs on this machine (a rerun measured what it priced:
+    benchmarks/README.md#xeon207-precision-cost). A group past MAX_REPEATS, the most rounds a profile may ask,
+    makes it inf."""
     if target <= 0:
         return None
     log_target = math.log1p(target)

@@ -80,10 +80,9 @@ CPU_CONSTANT_MODELS = ("resnet", "vit", "segformer", "deeplabv3-mobilenet")
 
 def cpu_compile_scale(model: str) -> float:
     """A full-size model's CPU compile against plan.CPU_COMPILE_S's: its size_factor over the default
-    report's models' mean (1.0 for a model the counts lack). Measured (benchmarks/README.md, "CPU compiles
-    by model size", a Zen 4 EPYC, 2026-12-03, default mode, cold, batch 1): ResNet-50 25 s, ConvNeXt-L 29,
-    BEiT 36, DETR-ResNet-50 54, Mask2Former 195 s, at size factors 1.0, 1.0, 1.3, 1.9 and 5.3: 25-37 s per
-    unit, where one constant for every model had said 35 s for Mask2Former."""
+    report's models' mean (1.0 for a model the counts lack). Why per model: one constant for every model
+    priced Mask2Former's compile at a fifth of what it takes; by size factor, five models' cold compiles
+    came within 25-37 s per unit (benchmarks/README.md#cpu-compiles-by-model-size)."""
     factor = size_factor(model)
     if factor is None:
         return 1.0

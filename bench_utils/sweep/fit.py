@@ -2,16 +2,16 @@
 model within `budget_min` at the costs this machine has shown, and if not, which configurations the
 selection rounds still to come leave out. No torch.
 
-The first group's selection round runs every configuration: it measures what a compile, a warm-up, a
-block and a handoff cost here (a 2-core AVX2 EPYC calls 3x slower and compiles 2x slower than the AMX
-Xeon the default report was sized on). Before each later group's selection round the sweep's remaining
-work is priced at those costs: every pending selection round with its configurations, and for every
+The first group's selection round runs every configuration: it measures what a compile, a warm-up, a block and
+a handoff cost here (CPUs of one size class differ 3x in a call and 2x in a compile:
+benchmarks/README.md#default-report-by-machine). Before each later group's selection round the sweep's
+remaining work is priced at those costs: every pending selection round with its configurations, and for every
 group the rounds of the first pass it still lacks, each of eager and the contenders its race keeps (a
 measured group's own count: a noisy first round that drops nothing makes every later round dear; a
 pending group's eager and one contender), and on a CPU its leaders' warm compiles (one per way of
 serving), timed before its first later round. When that ends past the budget, configurations leave the
 pending selection rounds one at a time, those the measured groups' races ranked lowest first (failed or
-beaten everywhere before leading somewhere, a lead counting only where the race told it apart: `showing`;
+beaten everywhere before leading somewhere, a lead counting only where the race told it apart: `best_ranks`;
 among equals one whose speedup lies more than the margin below its group's best first: `far_behind`, then
 the most elaborate, then the dearest), until the rest fits or only
 each form's best-ranked configuration is left (torch.compile's, an AOTInductor package's, ONNX
@@ -37,10 +37,10 @@ from .jobs import Round, eager_after_selection
 from .plan import CPU_COMPILE_S
 from .workers import uses_cuda
 
-# how a configuration's showing in a measured group's race ranks it (higher: kept longer), counting only
-# what the race told apart (`showing`)
+# how a configuration's place in a measured group's race ranks it (higher: kept longer), counting only
+# what the race told apart (`best_ranks`)
 LED, CONTENDED, BEATEN, BROKE = 2, 1, 0, -1
-SHOWING = {RECOMMENDED: LED, RUNNER_UP: CONTENDED, CONTENDER: CONTENDED, DROPPED: BEATEN, INACCURATE: BROKE,
+RACE_RANK = {RECOMMENDED: LED, RUNNER_UP: CONTENDED, CONTENDER: CONTENDED, DROPPED: BEATEN, INACCURATE: BROKE,
            FAILED: BROKE}
 UNMEASURED = CONTENDED  # a configuration no measured group ran (it did not apply there): as a contender
 
@@ -133,19 +133,19 @@ def _warm_compile_s(rows: list, selection: list) -> float:
     return statistics.median(cold) * low_warm / low_cold if cold else 0.0
 
 
-def showing(records: list, label: str) -> dict[str, int]:
-    """Each configuration's best showing over the measured groups' races (`records`: aggregate.cells of the rows
-    measured so far; SHOWING), as far as a race told its configurations apart: a leader whose paired interval over
-    its runner-up holds 1x (the rounds cannot say which is faster) shows as a contender, like the runner-up, and a
-    contender the leader beats beyond doubt (race_trailing) as beaten. On a Zen 3, where no configuration helps
-    ResNet-50, its selection round's order was the noise's: the fit kept max-autotune + freezing for SegFormer-B0
-    and DeepLabV3 in one run (1.41x, 1.48x) and plain default in the next (1.65x, 1.65x; 2026-11-29,
-    benchmarks/README.md). Among equals the fit's own order decides (plain torch.compile stays last)."""
+def best_ranks(records: list, label: str) -> dict[str, int]:
+    """Each configuration's best rank over the measured groups' races (`records`: aggregate.cells of the rows
+    measured so far; RACE_RANK), as far as a race told its configurations apart: a leader whose paired interval over
+    its runner-up holds 1x (the rounds cannot say which is faster) ranks as a contender, like the runner-up, and a
+    contender the leader beats beyond doubt (race_trailing) as beaten. Why: where no configuration helps a model,
+    its selection round's order is the noise's, and a fit that followed it kept a different configuration from one
+    run to the next (benchmarks/README.md#zen3-five-pairs). Among equals the fit's own order decides (plain
+    torch.compile stays last)."""
     best: dict[str, int] = {}
     for record in records:
-        if record["label"] != label or record["race_outcome"] not in SHOWING:
+        if record["label"] != label or record["race_outcome"] not in RACE_RANK:
             continue
-        rank, low = SHOWING[record["race_outcome"]], record["versus_ci95_low"]
+        rank, low = RACE_RANK[record["race_outcome"]], record["versus_ci95_low"]
         if rank == LED and low is not None and low <= 1.0:  # no rival (NaN): the lead stands
             rank = CONTENDED
         if rank == CONTENDED and record["race_trailing"]:
@@ -156,19 +156,17 @@ def showing(records: list, label: str) -> dict[str, int]:
 
 
 def far_behind(records: list, label: str, margin: float) -> set[str]:
-    """The configurations whose speedup over eager (the point over their rounds, from `records` as `showing` reads
-    them) lies more than `margin` (the verdict's, `worthwhile`) below their group's best in every measured group
-    that ran them: among equal showings these leave first. One noisy selection round often tells nothing apart (a
-    showing of contenders all), yet its points still say which configuration can win: on the AMX Xeon (2026-11-29)
-    ResNet-50's round read bfloat16-autocast compiled 1.77x beside 1.47-1.53x for the float32 compiles, its paired
-    interval over the runner-up holding 1x (from 0.80x), and the order among equals (the dearest compile first) left
-    the bfloat16 compile out of the three other models' races: SegFormer-B0 and DeepLabV3 were recommended at 1.65x
-    and 2.0x, where the other runs measured it 2.6-2.9x (benchmarks/README.md). Within the margin the points are the
-    noise's (the Zen 3's ResNet-50, every compile within 5% of eager), and the order among equals stays."""
+    """The configurations whose speedup over eager (the point over their rounds, from `records` as `best_ranks`
+    reads them) lies more than `margin` (the verdict's, `worthwhile`) below their group's best in every measured
+    group that ran them: among equal ranks these leave first. Why: one noisy selection round often tells nothing
+    apart (every rank a contender's), yet its points still say which configuration can win; ordered by cost alone,
+    the fit left the fastest compile (a dear one) out of the other models' races
+    (benchmarks/README.md#xeon207-default-report). Within the margin the points are the noise's, and the order
+    among equals stays."""
     best: dict[tuple, float] = {}
     points: dict[str, list] = {}
     for record in records:
-        if record["label"] != label or SHOWING.get(record["race_outcome"], BROKE) == BROKE:
+        if record["label"] != label or RACE_RANK.get(record["race_outcome"], BROKE) == BROKE:
             continue
         point = record["speedup"]  # over its rounds, not lowered for the pick: which can win, not by how much
         if point is None or not math.isfinite(point):
@@ -220,10 +218,10 @@ def fitted(cfg: BenchConfig, rows: list, round_: Round, later_selections: list[R
         return remaining_s(cfg, rows, rounds, costs)
 
     full_s = elapsed_s + need(round_.configurations)
-    records = cells(rows)  # the measured groups' races, once: showing and far_behind read them
-    rank = showing(records, cfg.label)
+    records = cells(rows)  # the measured groups' races, once: best_ranks and far_behind read them
+    rank = best_ranks(records, cfg.label)
     behind = far_behind(records, cfg.label, cfg.worthwhile)
-    # the first to leave: the lowest showing, then one far behind its group's best, then the most
+    # the first to leave: the lowest rank, then one far behind its group's best, then the most
     # elaborate, then the dearest
     order = sorted((name for name in keep if name != BASELINE and name not in costs.free),
                    key=lambda name: (rank.get(name, UNMEASURED), name not in behind, -configuration(name).elaborate,

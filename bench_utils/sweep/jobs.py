@@ -95,16 +95,15 @@ def later_round_configurations(cfg: BenchConfig, contenders) -> tuple[str, ...]:
 
 def profiled(cfg: BenchConfig, batch_size: int, repeat: int, name: str) -> bool:
     """Does the process of configuration `name` in round `repeat` get the profiler's pass? With
-    `profile`, the first round after the selection rounds (eager and the configurations the race kept;
+    `profiler`, the first round after the selection rounds (eager and the configurations the race kept;
     round 0 when there is no later round) at each model's smallest batch size: one pass explains a
-    model's speedup; profiling every configuration a selection round tries cost 4-13 s per model on a
-    2-core CPU (2026-11-28, Zen 5: 5 calls each at 2-3x their latency, and the trace), the other batch
-    sizes would repeat it. Eager's worker, where it measures the selection round alone
-    (eager_after_selection), gets its pass in round 0."""
+    model's speedup; profiling every configuration a selection round tries cost 4-13 s per model on a 2-core
+    CPU (benchmarks/README.md#plan-constants), the other batch sizes would repeat it. Eager's worker, where it
+    measures the selection round alone (eager_after_selection), gets its pass in round 0."""
     round_ = SELECTION_ROUNDS if cfg.repeats > SELECTION_ROUNDS else 0
     if name == BASELINE and not eager_after_selection(cfg):
         round_ = 0
-    return cfg.profile and repeat == round_ and batch_size == cfg.smallest_batch_size
+    return cfg.profiler and repeat == round_ and batch_size == cfg.smallest_batch_size
 
 
 def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, batch_size: int) -> bool:
@@ -114,8 +113,8 @@ def needs_fresh_workers(cfg: BenchConfig, repeat: int, first_round: int | None, 
     least (results/stats.design_effect can weigh their disagreement) and a warm compile (a fresh worker's,
     from the cache round 0 filled). Where eager is timed beside each configuration (no eager worker in the
     later rounds: eager_after_selection) only at each model's smallest batch size: every speedup is then
-    paired within one process, and a warm compile does not depend on the batch size (3.3-4.9 s for
-    ResNet-50 and ViT-B/16 at batch 1 and 16 alike on the H200, docs/gpu.md), so the other batch sizes'
+    paired within one process, and a warm compile does not depend on the batch size (the same seconds at
+    batch 1 and 16: benchmarks/README.md#gpu-h200-probe), so the other batch sizes'
     fresh workers would cost the guide's A100 matrix 4 minutes for figures a model's first already gives.
     On a CPU every round is a process of its own already and the warm compile is measured in a fork
     of the prepared one (measure/forked.py): a fresh start at the first pass's end would only cost."""

@@ -34,29 +34,24 @@ from .jobs import (Round, done_keys, first_rounds, later_round_configurations, p
                    read_cell_rows, retryable_failures, round_pending)
 from .workers import uses_cuda
 
-START_S = {"cpu": 1.5, "cuda": 6.0}  # a worker: fork from the preloaded server (CPU) or spawn and import
-# (CUDA: sweep/workers.py), model build or load, .to(device) (CUDA: a context per process). CPU: measured
-# here (full-size ResNet-50); CUDA: the first GPU run's fresh eager workers took 9-11 s from start to
-# row, 2 s of it warm-up and a few of timing; the H200 race of 2026-11-27 took 14-30 s from a round's end
-# to the next group's first task, two to four workers spawned together (docs/gpu.md)
-# ... of it, what a spare does ahead (workers.Spares: the interpreter and its imports), the rest (model build,
-# CUDA context) 0.4-1.1 s in the same race: from a task to the worker's warm-up
+# Each constant below is calibrated in the measurement log, benchmarks/README.md#plan-constants, where its
+# runs are named; the comments say what it stands for.
+# A worker's start, seconds: a fork from the preloaded server (CPU) or a spawn that imports torch
+# (CUDA: sweep/workers.py), then the model's build or load and .to(device) (CUDA: a context per process).
+START_S = {"cpu": 1.5, "cuda": 6.0}
+# ... of it, seconds: what a spare does ahead (workers.Spares: the interpreter and its imports); the rest
+# (model build, CUDA context) comes after its task arrives
 SPARE_START_S = 5.0
-# what a tiny config's compile costs against a full-size model's: a tenth on a CPU; on a GPU as much (the
-# first GPU run, docs/gpu.md: a tiny ViT compiled cold in 12.5 s, ViT-B/16 in 12.3 s; Triton's kernel
-# compiles, not the model's size, take the time)
+# what a tiny config's compile costs against a full-size model's: a tenth on a CPU; on a GPU as much
+# (Triton's kernel compiles, not the model's size, take the time)
 TINY_SHARE = {"cpu": 0.1, "cuda": 1.0}
-# Inductor's C++ backend compiling a full-size model of the default report on a 2-core CPU (seconds,
-# cold and warm; the mode table's constants are for GPUs), times the modifiers' compile_cost and, for
-# another model, compile_estimate.cpu_compile_scale (Mask2Former's compile is 5x theirs). CPUs
-# differ 2-4x: "point", the AVX2 EPYC of 2026-11-25, 24-41 s cold and 4-5 s warm in default mode
-# (max-autotune-no-cudagraphs with freezing no longer); "high", a Zen 3 EPYC (AVX2) of 2026-11-28, ResNet-50
-# in default mode 55 s cold (the run's first compile) and 5.5 s warm (its other cold compiles 26-62 s,
-# benchmarks/README.md); "low", the AMX Xeon, 8-27 s cold over its default reports, 14 s cold and 2.7 s
-# warm the means of one report's compiles (2026-11-27: 16 cold, 7.9-25.5 s; 8 warm, 2.1-3.0 s)
+# Inductor's C++ backend compiling a full-size model of the default report on a 2-core CPU, seconds (cold,
+# warm) in default mode; the mode table's constants are for GPUs. Times the modifiers' compile_cost and, for
+# another model, compile_estimate.cpu_compile_scale (Mask2Former's compile is 5x theirs). CPUs of one
+# size differ 2-4x: "low" the fastest compiling CPU measured, "high" the slowest, "point" between.
 CPU_COMPILE_S = {"low": (14.0, 2.7), "point": (35.0, 4.5), "high": (55.0, 5.5)}
 # the profiler's pass of one process (a few calls and the trace), seconds, where the results file has none
-# (rows' profile_s): a CPU figure (2026-11-28, 5 calls at 2-3x their latency and the trace), unmeasured on a GPU
+# (rows' profile_s): measured on a CPU, not yet on a GPU
 PROFILE_S = 5.0
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
 PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
@@ -305,7 +300,7 @@ def _leave_order(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list
 def fit_cut(cfg: BenchConfig, estimates: list[RoundEstimate]) -> tuple[list[str], float]:
     """What the fit (fit.py) would leave out of the later models' races at this estimate, and the sweep's
     estimate then, seconds: configurations leave in _leave_order until the rest fits budget_min. At run
-    time the first model's race ranks them (fit.showing), so which ones leave is its to say; how many is
+    time the first model's race ranks them (fit.best_ranks), so which ones leave is its to say; how many is
     this estimate's."""
     order, later_s = _leave_order(cfg, estimates)
     total, cut = sum(e.total for e in estimates), []
@@ -360,7 +355,7 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
         share = (parts["timing"] + parts["warm compile"] + parts["start"]) / cfg.repeats
         tips.append((share, f"repeats: {cfg.repeats - 1} instead of {cfg.repeats} (about {_duration(share)})"))
     if parts["profiler"] >= 1:  # the guide's tables need no profiler; the page then cannot say why a model got faster
-        tips.append((parts["profiler"], f"profile: false (about {_duration(parts['profiler'])}; "
+        tips.append((parts["profiler"], f"profiler: false (about {_duration(parts['profiler'])}; "
                                         "the page then does not explain the speedups)"))
     return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 

@@ -188,7 +188,7 @@ class _RoundRun:
         inflate compile_s. plan.py counts every worker's preparation for this reason.
 
         Spares (workers.Spares) for the next fresh round start when this one's first compile does: a
-        spawned worker's imports (14-30 s a group on the H200's host) run beside compiles, which are
+        spawned worker's imports (14-30 s a group on a GPU host) run beside compiles, which are
         not timed, and are done before any block is (`wait_for_spares`)."""
         jobs = self.round.jobs
         # one at a time, also kept workers on a CPU: each forks a process that warms up (measure/forked.py)

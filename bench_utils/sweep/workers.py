@@ -59,7 +59,7 @@ def _context(device: str):
     itself. A fork of a process that has asked CUDA anything (even `torch.cuda.is_available()`, which
     registers torch's fork guard) cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"),
     and the server's imports may ask: torch 2.11's `torch/_inductor/runtime/benchmarking.py` calls
-    `torch.cuda.is_available()` at import (seen on the first GPU run, docs/gpu.md). A spawned worker
+    `torch.cuda.is_available()` at import (benchmarks/README.md#gpu-h200-probe). A spawned worker
     starts in seconds (its imports), not milliseconds; `plan` counts it (sweep/plan.py, START_S)."""
     global _server_environment
     if uses_cuda(device):
@@ -278,15 +278,14 @@ class Worker:
 
 
 class Spares:
-    """Workers spawned ahead of their jobs, where a worker is spawned (a GPU's: `_context`) and imports
-    torch, its compiler and transformers itself: a cell group's fresh workers took 14-30 s from the end
-    of the round before to their first task on the H200's 16-core host (docs/gpu.md), 36% of a short
-    run. The runner starts spares while a fresh round's workers compile (`start`, sweep/rounds.py),
-    so the next fresh round finds its workers imported, and never lets one import while a round times:
-    `wait` returns once every spare has answered the ping it was sent at its start (its imports done),
-    before the round's first block; `importing` says how many are still at it (the rows of compiles
-    beside them say so). A spare keeps the environment it was spawned with; one spawned under another
-    (an import-time variable changed since) is not used."""
+    """Workers spawned ahead of their jobs, where a worker is spawned (a GPU's: `_context`) and imports torch,
+    its compiler and transformers itself: 14-30 s from the end of the round before to a group's first task on
+    a 16-core GPU host, a third of a short run (benchmarks/README.md#plan-constants). The runner starts spares
+    while a fresh round's workers compile (`start`, sweep/rounds.py), so the next fresh round finds its
+    workers imported, and never lets one import while a round times: `wait` returns once every spare has
+    answered the ping it was sent at its start (its imports done), before the round's first block; `importing`
+    says how many are still at it (the rows of compiles beside them say so). A spare keeps the environment it
+    was spawned with; one spawned under another (an import-time variable changed since) is not used."""
 
     def __init__(self, folder: Path, start, name: str = ""):
         """`start(log_path, timeout_s)`: a new Worker (the runner's way of starting one: Sessions.worker);
