@@ -13,8 +13,8 @@ is a new process loading the file and answering once (measure/deploy.py).
 
 Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
 (sweep/compile_estimate.py scales them per model; a tiny model takes as long: sweep/plan.py,
-TINY_SHARE). Measured on the first GPU run (docs/gpu.md: an H200 with a 16-core host, torch 2.11,
-2026-11-27), except max-autotune at full size:
+TINY_SHARE). Measured on the first GPU run (an H200 with a 16-core host, torch 2.11:
+benchmarks/README.md#gpu-h200-probe), except max-autotune at full size:
 - cold (empty compiler cache): ResNet-50 compiled in 15.3 s and 13.1 s (default, batch 1 and 16) and
   14.4 s and 14.5 s (reduce-overhead); ViT-B/16 in 12-17 s. Public figures agree on the order: 28 s
   (pytorch/benchmark#1547). A host with fewer or slower cores compiles slower (`plan`'s range is
@@ -69,11 +69,13 @@ MODE_TABLE = (
     Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=434.0,
          warm_compile_s=15.0),
     # export and package as default's compile until a GPU run measures it; a new process loads the package
-    # and answers in 0.55 s for a full-size ResNet-50 on the 2-core Zen 5 (benchmarks/deploy_probe.py)
+    # and answers in about half a second for a full-size ResNet-50 on a 2-core CPU
+    # (benchmarks/README.md#serving-forms-first)
     Mode("aot-inductor", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=0.6,
          form="aot-inductor"),
-    # the export and an ONNX file: 5.6 s for a full-size ResNet-50 on the 2-core Zen 5, a new process's
-    # session and first answer 0.8 s (benchmarks/deploy_probe.py); the CPU execution provider only so far
+    # the export and an ONNX file: about 6 s for a full-size ResNet-50 on a 2-core CPU, a new process's
+    # session and first answer under a second (benchmarks/README.md#serving-forms-first); the CPU
+    # execution provider only so far
     Mode("onnxruntime", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=6.0, warm_compile_s=0.8,
          form="onnxruntime", inductor_options=False, devices=("cpu",)),
 )
