@@ -26,6 +26,20 @@ def reports_root() -> Path:
     return root
 
 
+def shown_path(path: Path) -> str:
+    """A path as a page or a command it prints names it: relative to the checkout when inside it, else
+    its name alone (a page names no folder of this machine)."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(repo_root())) if resolved.is_relative_to(repo_root()) else Path(path).name
+
+
+def out_argument(results_path: Path) -> str:
+    """The `--out` a command that measures more of a results file needs: "" where the file's profile
+    folder lies in the default reports folder, else that reports folder as shown_path names it."""
+    folder = Path(results_path).resolve().parent.parent
+    return "" if folder == reports_root().resolve() else shown_path(folder)
+
+
 def inside(path: Path, folder: Path) -> Path:
     """`path`, after checking that it lies inside `folder` (its folder's symlinks and `..` resolved; a
     symlink at `path` itself is what a writer replaces, so it is not followed): every file the tool

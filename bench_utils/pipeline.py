@@ -22,10 +22,10 @@ from .config.parameters_file import load_config, with_budget
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text
-from .paths import check_inductor_cache_dir, relative_text, repo_root, reports_root
+from .paths import check_inductor_cache_dir, relative_text, repo_root, reports_root, shown_path
 from .report.build import (ProfileOutcome, build_summary, check_outputs, check_parameters, compare_main,
                            copy_method, outcome_words, page_title, profile_results, render, results_rows,
-                           shown_path, users_folders, verdict_lines, write_stub)
+                           users_folders, verdict_lines, write_stub)
 from .report.index_page import profile_lines, write_index, write_profile_state
 
 LONG_RUN_S = 3600.0  # seconds: a measuring run `plan` estimates above this needs --allow-long
@@ -148,7 +148,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
     from .sweep.adaptive import first_pass_state
 
     left = (first_pass_state(cfg, results) or (0, 0))[0]
-    write_profile_state(results.parent, cfg, params.name, error, left, page_rebuilt=not refused)
+    write_profile_state(results.parent, cfg, shown_path(params), error, left, page_rebuilt=not refused)
     return ProfileOutcome(cfg, page, results, error, shown_path(params), left)
 
 

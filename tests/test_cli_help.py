@@ -50,24 +50,28 @@ def test_every_flag_a_command_line_names_exists_on_that_command():
     assert missing == []
 
 
-def test_every_flag_the_advice_names_exists_on_the_command_it_names():
-    from bench_utils.report.notes import failed_and_missing_words
-    from bench_utils.report.verdict import Rules
+MAKE_REPORT = re.compile(r'make report PARAMS="([^"]*)"')
 
-    report = Rules(params="parameters/cpu.yaml").measuring_command()
-    advice = failed_and_missing_words(2, 1, 8, report)
-    named = COMMAND.findall(advice)
-    assert [verb for verb, _ in named] == ["report", "run"]
-    assert [flag for verb, rest in named for flag in FLAG.findall(rest) if flag not in _options(verb)] == []
-    # advice built on the report's command (verdict, index, console): what follows it is report's
+
+def test_every_flag_the_advice_names_exists_on_the_command_it_names():
+    """The one next step (report/next_step.py) is `make report PARAMS="..."`, which runs `python -m
+    bench_utils report` with those arguments: every flag it can carry must be report's."""
+    import pandas as pd
+
+    from bench_utils.report.next_step import next_step
+    from bench_utils.report.verdict import Rules
+    from bench_utils.results import decision
+
+    answers = pd.DataFrame({"verdict": [decision.CANT_TELL], "settle_rounds": [3.0], "settle_s": [90.0],
+                            "sweep_s": [500.0], "model": ["vit"]})
+    step = next_step(answers, Rules(params="parameters/cpu.yaml", out="elsewhere"), rounds_left=2, failed=1)
+    [arguments] = MAKE_REPORT.findall(step)
+    assert arguments.startswith("parameters/cpu.yaml --out elsewhere")
+    assert set(FLAG.findall(arguments)) == {"--out", "--budget-min", "--retry-failed"} <= _options("report")
+    # every flag the code hands to measuring_command(...): report's
     suffixes = {flag for path in (REPO / "bench_utils").rglob("*.py")
-                for flag in re.findall(r"(?:measuring_command\(\)|\btarget)\}? ?(--[a-z-]+)", path.read_text())}
-    assert suffixes >= {"--budget-min", "--report-only"} and suffixes <= _options("report")
-    # what the sweep's closing line and the plan advise, printed by both `run` and `report`
-    said = {flag for name in ("sweep/loop.py", "sweep/jobs.py", "sweep/plan.py", "sweep/fit.py")
-            for flag in FLAG.findall((REPO / "bench_utils" / name).read_text())}
-    assert said >= {"--retry-failed", "--budget-min", "--results"}
-    assert said <= _options("run") & _options("report")
+                for flag in re.findall(r"(?:measuring_command\(|flags\.append\()f?['\"](--[a-z-]+)", path.read_text())}
+    assert suffixes >= {"--retry-failed", "--report-only"} and suffixes <= _options("report")
 
 
 def test_the_version_is_printed_and_is_the_packages():

@@ -4,8 +4,10 @@ coloured by the verdict, against a line at 1x."""
 import re
 
 from bench_utils.report import index_page
+from bench_utils.report.verdict import Rules
 from bench_utils.results.aggregate import to_dataframe
 from conftest import speedup_rows
+
 
 
 def _bars(svg: str) -> list[tuple[float, str, str]]:
@@ -62,7 +64,8 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
     # "old" was measured by `run` alone: no page to link, and the line says what builds it
     assert [line.page_made for line in lines] == [True, True, False]
     assert 'href="old/report.html"' not in page and '<span class="run">Old</span>' in page
-    assert "no page yet: python -m bench_utils report PARAMS.yaml --report-only builds it" in page
+    # the command, as typed after `make report` (this reports folder is not the default one: --out)
+    assert 'no page yet: make report PARAMS=&quot;PARAMS.yaml --out reports --report-only&quot; builds it' in page
 
 
 def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp_path):
@@ -85,9 +88,11 @@ def test_a_profile_whose_sweep_stopped_early_is_unfinished_not_complete(tmp_path
     the index says how many rounds are still to measure, not "complete"."""
     rows = speedup_rows("vit", 1, 4.0, 2.0)
     line = index_page.ProfileLine("CPU", "cpu/report.html", "cpu.yaml", "", len(to_dataframe(rows)), rows,
-                                  rounds_left=7)
+                                  rules=Rules(params="cpu.yaml"), rounds_left=7)
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
-    assert "unfinished: 7 rounds still to measure (python -m bench_utils report cpu.yaml measures them)" in page
+    # the run's one next step, as the page and the console say it
+    assert ("next step: Finish the run (7 rounds of its first pass still to measure): "
+            "make report PARAMS=&quot;cpu.yaml&quot;") in page
     assert '<span class="ok">complete</span>' not in page
     # profile.json carries the count from the report command to every later index
     from bench_utils.config.bench_config import BenchConfig
@@ -117,8 +122,9 @@ def test_results_measured_after_the_page_are_flagged_not_counted_with_the_page_s
     (line,) = index_page.profile_lines(tmp_path / "out")
     assert line.page_behind and line.rounds_left == 0
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
-    assert "its page is older than its results: rebuild it (python -m bench_utils report cpu.yaml --report-only)" in page
-    assert "unfinished" not in page and '<span class="ok">complete</span>' not in page
+    assert ("its page is older than its results: rebuild it (make report PARAMS=&quot;cpu.yaml --out out "
+            "--report-only&quot;)") in page
+    assert "Finish the run" not in page and '<span class="ok">complete</span>' not in page
 
 
 def write_rows(path, rows):

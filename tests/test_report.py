@@ -156,12 +156,15 @@ def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_repor
     assert 'href="fixture-cpu/report.html"' in index and 'href="summary.html"' in index
     assert "1 failed, 1 missing" in index  # resnet bs=4 default OOM, vit bs=4 default never measured
     # vit bs=4's two rounds never ran (a sweep stopped early): the index and the page say so
-    # the command that measures them: report without --report-only (the page was made with it, which measures nothing)
-    assert "unfinished: 2 rounds still to measure (python -m bench_utils report " in index
-    assert " measures them); 1 failed, 1 missing" in index and "--report-only measures" not in index
+    # one next step, the command that measures them: report without --report-only (the page was made with it,
+    # which measures nothing), failed cells measured again too
+    step = ("Finish the run (2 rounds of its first pass still to measure); measure the 1 failed cell again (after a "
+            "timeout, raise timeout_s first): make report PARAMS=")
+    assert f"1 failed, 1 missing; next step: {step}" in index and "--report-only" not in index.split("next step:")[1]
+    assert f"Next step: {step}" in (out / "fixture-cpu" / "report.html").read_text().replace("<strong>Next step:</strong>", "Next step:")
     assert "The sweep stopped before its first pass ended: 2 of 8 rounds are still to measure" in (
         out / "fixture-cpu" / "report.html").read_text()
-    assert "Fixture CPU (unfinished: 2 rounds of its first pass still to measure" in proc.stdout + proc.stderr
+    assert f"  Next step: {step}" in proc.stdout + proc.stderr
 
 
 def test_profile_page_shows_failed_and_missing_cells_and_hides_code(fixture_report):

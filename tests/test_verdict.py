@@ -11,7 +11,7 @@ import pandas as pd
 
 import pytest
 
-from bench_utils.report.verdict import (Rules, page_caveats, settling_seconds, verdict_short, verdict_table, verdict_text,
+from bench_utils.report.verdict import (Rules, page_caveats, run_next_step, verdict_short, verdict_table, verdict_text,
                                         verdicts)
 from bench_utils.results import decision
 from bench_utils.results.aggregate import to_dataframe
@@ -82,10 +82,11 @@ def test_slower_and_cant_tell_say_why_and_what_settles_it():
     assert table.loc[("resnet", 1), "answer"].startswith("Don't compile — slower: 0.80")
     vit = table.loc[("vit", 1)]
     assert (vit["verdict"], vit["reason"]) == (decision.CANT_TELL, "budget")  # wider than the +-5% asked for
-    assert "straddles 1.10×: the budget ran out at ±" in vit["answer"]
-    # what settles it: the rounds its spread asks for, as a command (test_a_cant_tell_for_the_budget_...)
-    assert re.search(r"about \d+ more rounds? would settle it.*: python -m bench_utils report PARAMS\.yaml --budget-min [0-9.]+ \(the rounds "
-                     "measured are kept\)", vit["answer"]) or "to settle it within 100 rounds" in vit["answer"]
+    assert "straddles 1.10×: " in vit["answer"] and "budget ran out" not in vit["answer"]  # the target is not the point
+    # what settles it: the rounds its spread asks for; the command is the run's one next step
+    assert re.search(r"about \d+ more rounds? would settle it.*: see the next step$", vit["answer"]) or \
+        "to settle it within 100 rounds" in vit["answer"]
+    assert "make report" not in vit["answer"] and "--budget-min" not in vit["answer"]
     close = verdict_of(race_rows("vit", {"default": STRADDLE}), Rules(1.10, 0.5, 8.0)).loc[("vit", 1)]
     assert (close["verdict"], close["reason"]) == (decision.CANT_TELL, "close")
     assert re.search("more rounds? would settle it", close["answer"]) or "to settle it within 100 rounds" in close["answer"]
@@ -96,15 +97,10 @@ def test_where_a_profile_asks_for_no_extra_rounds_the_advice_is_more_repeats_not
     rules = Rules(1.10, 0.0, 8.0, "cpu.yaml")
     vit = verdict_of(race_rows("vit", {"default": (1.05, 1.25, 1.1, 1.3)}), rules).loc[("vit", 1)]
     assert vit["verdict"] == decision.CANT_TELL
-    assert re.search(r"would settle it.*: this profile's target_halfwidth is 0, which asks for no rounds beyond "
-                     r"repeats, so raise its repeats by \d+ \(or set target_halfwidth\) and run python -m "
-                     r"bench_utils report cpu.yaml again", vit["answer"]), vit["answer"]
-    assert "--budget-min" not in vit["answer"]
-    few = to_dataframe(race_rows("vit", {"default": (1.5, 1.52)}))
-    (note,) = [n for n in page_caveats(few, rules=rules) if n.startswith("Every figure")]
-    assert "raise repeats (or set target_halfwidth)" in note and "budget_min" not in note
-    (note,) = [n for n in page_caveats(few) if n.startswith("Every figure")]
-    assert "raise budget_min" in note
+    step = run_next_step(to_dataframe(race_rows("vit", {"default": (1.05, 1.25, 1.1, 1.3)})), rules)
+    assert re.fullmatch(r"Settle ViT-B/16 \(about \d+ more rounds?(, about \d+ min)?\): raise repeats by \d+ in cpu\.yaml, "
+                        r'then make report PARAMS="cpu\.yaml"', step), step
+    assert "--budget-min" not in step
 
 
 @pytest.mark.parametrize("low, high, target, width, disturbed, outcome", [
@@ -337,18 +333,15 @@ def test_random_weights_and_one_process_per_cell_are_said_once_per_page():
     assert any("One process per cell" in note for note in page_caveats(to_dataframe(single)))
 
 
-def test_a_warm_up_that_had_not_ended_is_a_caveat_of_its_model_when_the_blocks_show_it():
-    """A fork's one-window warm-up is rarely "steady" by its own window (rounds move more than 5%): that
-    alone said "warm-up ended before the latency settled" beside every model of the Zen 5's page. The
-    caveat now needs the blocks to show it: a round's first block slower than its others."""
-    steady = verdict_of(race_rows("vit", {"default": {"speedups": CLEAR, "warmup_steady": False}}))
-    assert "warm-up" not in (steady.loc[("vit", 1), "caveats"] or "")
+def test_a_warm_up_that_had_not_ended_is_no_caveat_of_the_answer():
+    """Whether a round's first block ran slower is the method's diagnosis (the blocks' warm-up tail, in the
+    page's measurement notes), not advice about the user's model beside its answer."""
     rows = race_rows("vit", {"default": CLEAR})
     slow_start = [dataclasses.replace(row, samples_s=[s * (1.2 if i < 4 else 1.0) for i, s in enumerate(row.samples_s)])
                   if row.configuration == "default" else row for row in rows]  # its first block 20% slower
-    caveats = verdict_of(slow_start).loc[("vit", 1), "caveats"]
-    assert re.search(r"the first timed block of a round ran 1\d% slower than the others: the warm-up had not ended",
-                     caveats), caveats
+    table = verdict_of(slow_start)
+    assert "warm-up" not in (table.loc[("vit", 1), "caveats"] or "")
+    assert to_dataframe(slow_start).set_index("configuration").loc["default", "warmup_unfinished"]  # still measured
 
 
 def test_a_figure_on_fewer_than_five_rounds_is_said_once_for_the_page_or_per_model():
@@ -404,9 +397,9 @@ def test_a_cant_tell_for_the_budget_advises_a_command_whose_budget_adds_the_roun
                  make_row("vit", 1, "default", 2.0 / speedup, repeat=repeat, duration_s=30.0, **forked)]
     df = to_dataframe(rows)
     text = verdict_text(df, Rules.of(cfg, "parameters/mine.yaml"))
-    assert "Can't tell" in text and "the budget ran out" in text
-    found = re.search(r"about (\d+) more rounds? would settle it \(about (\d+) min\): python -m bench_utils report "
-                      r"parameters/mine\.yaml --budget-min ([0-9.]+)", text)
+    assert "Can't tell" in text and "would settle it" in text
+    found = re.search(r"Next step: Settle ViT-B/16 \(about (\d+) more rounds?, about (\d+) min\): "
+                      r'make report PARAMS="parameters/mine\.yaml --budget-min ([0-9.]+)"$', text)
     assert found, text
     extra, budget = int(found.group(1)), float(found.group(3))
     spent = seconds_spent(rows)
@@ -480,13 +473,14 @@ def test_the_rules_defaults_are_the_configs_written_once():
         cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min)
 
 
-def test_a_runner_up_not_yet_told_apart_is_not_called_as_fast(monkeypatch):
-    """Three rounds of a noisy machine: the versus interval holds 1x but reaches far past the margin: the
-    rounds have not told the two apart, so the faster-looking compiled one stays the choice, not the
-    simpler one (which would flip a Compile into a Don't compile)."""
+def test_configurations_the_rounds_cannot_tell_apart_give_way_to_the_simpler():
+    """Three rounds of a noisy machine: the faster-looking compile's speed over eager in bfloat16 autocast
+    has an interval holding 1x: nothing measured says it is faster, so the simpler (nothing to compile) is
+    recommended, and the answer says the two were not told apart, with the rival's figure and their
+    paired comparison in the same row."""
     from conftest import make_row
 
-    from bench_utils.results import race
+    from bench_utils.report.verdict import verdicts
     from bench_utils.results.aggregate import to_dataframe
 
     def blocks(ms_first: float, ms_second: float) -> dict:  # round 0's two blocks apart: it drops neither
@@ -500,12 +494,14 @@ def test_a_runner_up_not_yet_told_apart_is_not_called_as_fast(monkeypatch):
                           compile_s=12.0 if first else None, **(blocks(160 / 1.5, 160 / 2.3) if first else {})),
                  make_row("deeplabv3-mobilenet", 1, "eager+bf16-autocast", 160.0 / autocast, repeat=repeat,
                           **(blocks(160 / 1.9, 160 / 1.1) if first else {}))]
-    df = to_dataframe(rows).set_index("configuration")
-    chosen = df.loc["default+freezing"]
-    assert chosen["race_outcome"] == "recommended" and not chosen["race_simpler"]
-    assert chosen["versus_ci95_low"] <= 1.0 and chosen["versus_ci95_high"] > race.EQUIVALENT  # not told apart
-    monkeypatch.setattr(race, "EQUIVALENT", 100.0)  # "holds 1x" alone: the simpler would be chosen
-    assert to_dataframe(rows).set_index("configuration").loc["eager+bf16-autocast", "race_outcome"] == "recommended"
+    df = to_dataframe(rows)
+    chosen = df.set_index("configuration").loc["eager+bf16-autocast"]
+    assert chosen["race_outcome"] == "recommended" and chosen["race_simpler"]
+    assert chosen["versus_ci95_low"] <= 1.0 <= chosen["versus_ci95_high"]  # not told apart
+    answer = verdicts(df).iloc[0]["answer"]
+    assert re.search(r"\(compile \(default mode\) with freezing reads 1\.\d+×, but the rounds cannot tell it from this "
+                     r"choice: this choice runs at 0\.\d+× \(0\.\d+–1\.\d+×\) its speed over the rounds both ran; the simpler "
+                     r"is recommended\.\)$", answer), answer
 
 
 def test_a_compile_adding_less_than_the_margin_over_a_run_without_one_is_not_recommended():
@@ -578,13 +574,14 @@ def test_a_form_the_budget_left_out_is_not_raced_not_unable_to_serve():
     assert line.startswith(f"torch.compile: not raced ({why})") and "cannot serve" not in line
 
 
-def test_the_rerun_a_cant_tell_prints_counts_every_undecided_models_rounds():
-    """Two models undecided on one page: each line's --budget-min holds the rounds of both, since the
-    same command's sweep gives both their rounds (on a Zen 3 the budget one line advised, sized for its
-    own model, was spent on both and left the widest undecided)."""
+def test_one_next_step_settles_every_undecided_model_in_one_sweep():
+    """Two models undecided on one page: one next step, whose --budget-min holds the rounds of both, since
+    the same command's sweep gives both their rounds; each answer points at it instead of a command of
+    its own."""
     import datetime as dt
 
     from bench_utils.config.bench_config import BenchConfig
+    from bench_utils.report.next_step import Settling
     from bench_utils.results.aggregate import to_dataframe
     from conftest import make_row
 
@@ -598,18 +595,20 @@ def test_the_rerun_a_cant_tell_prints_counts_every_undecided_models_rounds():
             forked = dict(started_at=when, template_round=0)
             rows += [make_row(model, 1, "eager", 2.0, repeat=repeat, duration_s=29.0, **forked),
                      make_row(model, 1, "default", 2.0 / speedup, repeat=repeat, duration_s=30.0, **forked)]
-    table = verdicts(to_dataframe(rows), Rules.of(cfg, "parameters/mine.yaml")).set_index("model")
-    pattern = (r"about (\d+) more rounds? would settle it \(about (\d+) min\); with the other undecided models' "
-               r"rounds, about (\d+) min: python -m bench_utils report parameters/mine\.yaml --budget-min ([0-9.]+)")
-    found = {model: re.search(pattern, table.loc[model, "answer"]) for model in ("vit", "resnet")}
-    assert all(found.values()), table["answer"].tolist()
-    own = {model: settling_seconds(row, Rules.of(cfg)) for model, row in
-           to_dataframe(rows).query("configuration == 'default'").set_index("model").iterrows()}
-    both = sum(own.values())
-    for model, match in found.items():
-        assert float(match.group(4)) * 60 >= 240.0 + both  # the clock so far (8 rounds of 30 s) and both models' rounds
-    alone = verdicts(to_dataframe([row for row in rows if row.model == "vit"]), Rules.of(cfg, "parameters/mine.yaml"))
-    assert "other undecided" not in alone.iloc[0]["answer"]  # one undecided model: its own rounds only
+    df = to_dataframe(rows)
+    rules = Rules.of(cfg, "parameters/mine.yaml")
+    table = verdicts(df, rules).set_index("model")
+    assert all(table.loc[model, "answer"].endswith("would settle it (about 1 min): see the next step")
+               or "would settle it (about" in table.loc[model, "answer"] for model in ("vit", "resnet"))
+    step = run_next_step(df, rules)
+    found = re.fullmatch(r"Settle ViT-B/16 and ResNet-50 \(about (\d+) more rounds?, about (\d+) min\): "
+                         r'make report PARAMS="parameters/mine\.yaml --budget-min ([0-9.]+)"', step)
+    assert found, step
+    own = {model: Settling.of(row, cfg.worthwhile).seconds for model, row in
+           df.query("configuration == 'default'").set_index("model").iterrows()}
+    assert float(found.group(3)) * 60 >= 240.0 + sum(own.values())  # the clock so far (8 rounds of 30 s) and both
+    text = verdict_text(df, rules)
+    assert text.count("make report") == 1 and text.endswith(f"Next step: {step}")  # one step, said once
 
 
 def test_a_gain_on_the_margin_says_it_lies_too_close_for_rounds_to_settle_it():
@@ -620,7 +619,7 @@ def test_a_gain_on_the_margin_says_it_lies_too_close_for_rounds_to_settle_it():
     row = verdict_of(race_rows("resnet", {"default": on_the_margin})).loc[("resnet", 1)]
     assert row["verdict"] == decision.CANT_TELL
     assert re.search(r"at 1\.099\d× it lies too close to 1\.10× for rounds that move by ±[2-4]% each to settle it "
-                     r"within 100 rounds: run again on a quieter machine", row["answer"]), row["answer"]
+                     r"within 100 rounds: set worthwhile to the gain that matters to you", row["answer"]), row["answer"]
     assert "spread too widely" not in row["answer"]
 
 

@@ -176,12 +176,6 @@ def users_folders(cfg: BenchConfig) -> dict[str, str]:
     return folders
 
 
-def shown_path(params: Path) -> str:
-    """A parameters file as a reproduce line names it: relative to the checkout when inside it."""
-    resolved = Path(params).resolve()
-    return str(resolved.relative_to(repo_root())) if resolved.is_relative_to(repo_root()) else Path(params).name
-
-
 def page_title(results: Path, label: str) -> str:
     """The page's <title>: its header facts (run, machine, versions, date, weights)."""
     from ..results.aggregate import load_dataframe
@@ -209,12 +203,9 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     blocks = []
     for outcome in outcomes:
         if outcome.results.exists():
-            text = verdict_text(load_dataframe(outcome.results), Rules.of(outcome.cfg, outcome.params))
-            rounds = f"{outcome.rounds_left} round{'' if outcome.rounds_left == 1 else 's'}"
-            unfinished = (f" (unfinished: {rounds} of its first pass still to measure: "
-                          f"{Rules(params=outcome.params).measuring_command()} measures them)"
-                          if outcome.rounds_left else "")
-            blocks.append(f"{outcome.cfg.label}{unfinished}:\n{text}")
+            rules = Rules.of(outcome.cfg, outcome.params, outcome.results)
+            text = verdict_text(load_dataframe(outcome.results), rules, outcome.rounds_left)
+            blocks.append(f"{outcome.cfg.label}:\n{text}")
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
 

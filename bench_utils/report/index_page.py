@@ -14,7 +14,7 @@ from pathlib import Path
 from ..config.bench_config import ConfigError
 from ..config.registry import display_name
 from ..files import write_file, written_here
-from ..paths import relative_text
+from ..paths import out_argument, relative_text
 from ..results import decision as codes
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
@@ -23,7 +23,7 @@ from .glossary import linked_terms
 from .header import page_header
 from .page_html import escape
 from .tables import cell_states, cell_states_text
-from .verdict import Rules, verdict_short, verdicts
+from .verdict import Rules, run_next_step, verdict_short, verdicts
 
 PROFILE_STATE = "profile.json"  # in each profile folder: what the last report command of it knew
 MAX_CELLS = 1_000_000  # a profile's cells (models x batch sizes x modes) or rounds at most: a larger count is no count
@@ -95,16 +95,14 @@ def _row_html(line: ProfileLine) -> str:
     missing = max(line.expected_cells - len(line.frame), 0)
     problems = []
     if not line.page_made:  # measured by `run` alone: the folder has rows, no page to link
-        problems.append(f"no page yet: {Rules(params=line.params).measuring_command()} --report-only builds it")
+        problems.append(f"no page yet: {line.rules.measuring_command('--report-only')} builds it")
     elif line.page_behind:
-        problems.append(f"its page is older than its results: rebuild it ({Rules(params=line.params).measuring_command()}"
-                        " --report-only)")
-    if line.rounds_left:
-        rounds = f"{line.rounds_left} round{'' if line.rounds_left == 1 else 's'}"
-        problems.append(f"unfinished: {rounds} still to measure ({Rules(params=line.params).measuring_command()} "
-                        "measures them)")
+        problems.append(f"its page is older than its results: rebuild it ({line.rules.measuring_command('--report-only')})")
     if failed or missing:
         problems.append(f"{failed} failed, {missing} missing")
+    step = run_next_step(line.frame, line.rules, line.rounds_left)  # the page's and the console's, word for word
+    if step:
+        problems.append(f"next step: {step}")
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else f'<span class="failed">{escape("; ".join(problems))}</span>' if problems
              else '<span class="ok">complete</span>')
@@ -171,11 +169,12 @@ def _profile_state(folder: Path) -> dict:
     return state if isinstance(state, dict) else {}
 
 
-def _rules(state: dict) -> Rules:
-    """The profile's verdict rules from its profile.json; the defaults for a value that is not a number."""
+def _rules(state: dict, results: Path) -> Rules:
+    """The profile's verdict rules from its profile.json (the defaults for a value that is not a number),
+    its advice a command on its parameters file and `results`' reports folder."""
     values = {key: state[key] for key in ("worthwhile", "target_halfwidth", "budget_min")
               if type(state.get(key)) in (int, float) and 0 <= state[key] < 1e6}
-    return Rules(**values)
+    return Rules(**values, params=_text(state, "params", ""), out=out_argument(results))
 
 
 def _text(state: dict, key: str, default: str) -> str:
@@ -198,7 +197,7 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
-                                 _rules(state), left if type(left) is int and 0 <= left <= MAX_CELLS and not behind
+                                 _rules(state, results), left if type(left) is int and 0 <= left <= MAX_CELLS and not behind
                                  else 0, behind, page.is_file()))
     return lines
 

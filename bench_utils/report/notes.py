@@ -100,13 +100,7 @@ def outcome_words(record) -> str:
     return "; ".join(words)
 
 
-def failed_and_missing_words(failed: int, missing: int, cells: int, measuring_command: str) -> str:
-    """The page's sentence over its failed and missing cells, with what measures each: the report's
-    command resumes the missing ones, and only --retry-failed measures a failed one again (a re-run
-    skips it, its row kept)."""
-    words = f"{failed} failed; {missing} of {cells} cells missing."
-    run = measuring_command.replace(" report ", " run ", 1)
-    todo = ([f"{measuring_command} measures the missing ones"] if missing else []) + (
-        [f"{run} --retry-failed measures the failed ones again (after a timeout, raise timeout_s first)"]
-        if failed else [])
-    return f"{words} {'; '.join(todo)}." if todo else words
+def failed_and_missing_words(failed: int, missing: int, cells: int) -> str:
+    """The page's sentence over its failed and missing cells; what measures them is the run's one next
+    step, at the top of the page (next_step.py)."""
+    return f"{failed} failed; {missing} of {cells} cells missing: the next step at the top of the page measures them."

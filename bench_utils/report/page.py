@@ -14,7 +14,7 @@ import pandas as pd
 from .display import alt_text
 from .glossary import linked_terms
 from .header import PageHeader, page_header
-from .verdict import Rules, legend, page_caveats, race_table, short_legend, verdict_table
+from .verdict import Rules, legend, page_caveats, race_table, run_next_step, short_legend, verdict_table
 from .page_html import escape  # the one place text becomes HTML
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
@@ -39,7 +39,9 @@ def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, in
     if table.empty:
         return "<h2>Should you compile?</h2><p>No measured cells yet: no verdict.</p>"
     body = table.to_html(index=False, escape=True, border=0, classes="bench-verdict", na_rep="—")
-    notes = [f'<p class="bench-legend">{linked_terms(escape(short_legend(rules)), METHOD_LINK)}</p>']
+    step = run_next_step(df, rules, (first_pass or (0, 0))[0])
+    notes = [f'<p class="bench-next"><strong>Next step:</strong> {escape(step)}</p>'] if step else []
+    notes += [f'<p class="bench-legend">{linked_terms(escape(short_legend(rules)), METHOD_LINK)}</p>']
     notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass, rules)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
     race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")

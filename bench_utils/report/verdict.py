@@ -12,6 +12,7 @@ ride on it, the others said once (page_caveats): docs/method.md, "What the page 
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass
 
 import pandas as pd
@@ -21,13 +22,15 @@ from ..config.configurations import BASELINE, configuration
 from ..config.modes import COMPILE_FORM
 from ..config.registry import display_name
 from ..results import decision as codes
-from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide, rounds_to_decide
+from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide
 from ..results.race import CONTENDER, DROPPED, RUNNER_UP
 from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
-from ..results.sweep_time import rerun_budget_min
+from ..messages import counted
+from ..paths import out_argument
 from .display import (MISSING, model_text, number, plus_minus, rounded, span, status_text, times,
                       times_beside)
 from .explain import why_sentence
+from .next_step import Settling, next_step
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
 from .tables import RACE_FIGURES, check_frame, compiled_cold, cuda_graph_cells, first_row, ordered_models
@@ -35,7 +38,7 @@ from .tables import RACE_FIGURES, check_frame, compiled_cold, cuda_graph_cells, 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
            "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "compile_cold", "breakeven_calls",
            "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others", "forms",
-           "caveats", "why", "summary"]
+           "caveats", "why", "summary", "settle_rounds", "settle_s", "sweep_s"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
 WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
          codes.SLOWER: "don't compile (slower)", codes.CANT_TELL: "can't tell", codes.INACCURATE: "no accurate option",
@@ -51,15 +54,21 @@ class Rules:
     target_halfwidth: float = BenchConfig.target_halfwidth
     budget_min: float = BenchConfig.budget_min
     params: str = ""  # the parameters file a page was measured with: its advice is a command on it
+    out: str = ""  # the reports folder it was measured into, where not the default one
 
     @classmethod
-    def of(cls, cfg, params: str = "") -> "Rules":
-        return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min, params)
+    def of(cls, cfg, params: str = "", results_path=None) -> "Rules":
+        """The profile's rules; its advice measures into `results_path`'s reports folder (paths.out_argument)."""
+        return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min, params,
+                   out_argument(results_path) if results_path is not None else "")
 
-    def measuring_command(self) -> str:
-        """The command that measures more of the profile: `report` on its parameters file, which resumes
-        (a page made with --report-only, which measures nothing, must not say "the same command")."""
-        return f"python -m bench_utils report {self.params or 'PARAMS.yaml'}"
+    def measuring_command(self, *flags: str) -> str:
+        """The command that measures more of the profile, as typed in the checkout after `make report`:
+        `report` on its parameters file (and reports folder), which resumes, with `flags` (a page made
+        with --report-only, which measures nothing, must not say "the same command")."""
+        words = [shlex.quote(self.params or "PARAMS.yaml"), *(["--out", shlex.quote(self.out)] if self.out else []),
+                 *flags]
+        return f'make report PARAMS="{" ".join(words)}"'
 
 
 def _bounds(row, margin: float = math.nan) -> str:
@@ -130,15 +139,17 @@ def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
 
 
 def latency_words(rec) -> str:
-    """What a caller waits, per call: eager float32's median and the chosen configuration's, in the
-    rounds the two were timed in turns ("36 ms → 17 ms"), the figure the guide leads with."""
-    eager, chosen = rec.get("eager_ms_median"), rec.get("latency_ms_median")
-    if eager is None or chosen is None or pd.isna(eager) or pd.isna(chosen):
+    """What a caller waits, per call: eager float32's median over the rounds the choice ran, and the same
+    at the choice's speedup ("36 ms → 17 ms"), so the two latencies and the speedup beside them are one
+    figure (the choice's own median, a ratio of medians rather than the rounds' paired figure, is in the
+    tables below)."""
+    eager, speedup = rec.get("eager_ms_median"), rec.get("race_speedup")
+    if eager is None or speedup is None or pd.isna(eager) or pd.isna(speedup) or not speedup > 0:
         return MISSING
-    return f"{number(eager)} ms → {number(chosen)} ms"
+    return f"{number(eager)} ms → {number(eager / speedup)} ms"
 
 
-def _answer_sentence(outcome: str, reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
+def _answer_sentence(outcome: str, reason: str, row, rules: Rules) -> str:
     """The answer in words: the decision's outcome with the chosen configuration's figure, or why there
     is none ("Can't tell", with what settles it)."""
     if row is None:
@@ -158,83 +169,43 @@ def _answer_sentence(outcome: str, reason: str, row, rules: Rules, others_s: flo
         return (f"No worthwhile gain: {interval} with {what}: {at_most} faster, below the "
                 f"{times(rules.worthwhile)} a compile must bring")
     return (f"Can't tell: {interval} with {what} straddles {times(rules.worthwhile)}: "
-            f"{_cant_tell(reason, row, rules, others_s)}")
+            f"{_cant_tell(reason, row, rules)}")
 
 
-def _cant_tell(reason: str, row, rules: Rules, others_s: float = 0.0) -> str:
-    """Why the interval straddles the margin, and what settles it."""
+def _cant_tell(reason: str, row, rules: Rules) -> str:
+    """Why the interval straddles the margin, and whether more rounds settle it (the run's one next step
+    measures them: next_step.py)."""
     width = row.get("race_halfwidth")
-    if reason == "budget":
-        least, pairs = row.get("race_least_pair"), row.get("race_pairs") or 0
-        # the blocks say "faster" where the rounds' interval cannot yet: that first
-        if least and least > 1.0 and pairs >= 4 and row["race_ci95_low"] <= 1.0:
-            return (f"faster in every one of its {pairs:.0f} block pairs (by {times(least)} at least), but over "
-                    f"{row['race_rounds']:.0f} rounds how much faster is known to {plus_minus(width)} only; "
-                    f"{_more_rounds(row, rules, others_s)}")
-        return (f"the budget ran out at {plus_minus(width)} (target ±{rules.target_halfwidth:.0%}); "
-                f"{_more_rounds(row, rules, others_s)}")
     if reason == "busy":
         state = "was busy" if machine_was_busy(row) else "moved"
         return f"the machine {state} while timing ({disturbance_words(row)}); run again on a quiet machine"
     if width is None or not math.isfinite(width):  # one block pair: no spread to halve
         return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
-    return f"the gain is within {plus_minus(width)} of {times(rules.worthwhile)}; {_more_rounds(row, rules, others_s)}"
+    least, pairs = row.get("race_least_pair"), row.get("race_pairs") or 0
+    # the blocks say "faster" where the rounds' interval cannot yet: that first
+    blocks = (f"faster in every one of its {pairs:.0f} block pairs (by {times(least)} at least), but over "
+              f"{row['race_rounds']:.0f} rounds known to {plus_minus(width)} only; "
+              if least and least > 1.0 and pairs >= 4 and row["race_ci95_low"] <= 1.0 else "")
+    return blocks + _more_rounds(row, rules)
 
 
-def settling_seconds(row, rules: Rules) -> float:
-    """Seconds of the rounds that would settle a figure straddling the margin (decision.rounds_to_decide
-    times the cell's round_s); 0 where more rounds cannot (their spread too wide) or no round time is known."""
-    extra = rounds_to_decide(row, rules.worthwhile)
-    round_s = row.get("round_s")
-    if not math.isfinite(extra) or not round_s or pd.isna(round_s):
-        return 0.0
-    return extra * round_s
-
-
-def _more_rounds(row, rules: Rules, others_s: float = 0.0) -> str:
-    """What settles a figure the budget left straddling the margin: the rounds its spread asks for
-    (decision.rounds_to_decide), their minutes (the cell's round_s), and the command that measures them,
-    its --budget-min the sweep's clock so far (sweep_s) with those minutes and the other undecided models'
-    (`others_s`: the same command's sweep gives them rounds too, so a budget sized for one model's rounds
-    leaves the others undecided): sweep_time.rerun_budget_min."""
-    extra = rounds_to_decide(row, rules.worthwhile)
-    if not math.isfinite(extra):
+def _more_rounds(row, rules: Rules) -> str:
+    """What settles a figure straddling the margin: the rounds its spread asks for (next_step.Settling),
+    in minutes of this machine; the command is the run's next step."""
+    settling = Settling.of(row, rules.worthwhile)
+    if not settling.possible:
         point, spread = row.get("race_speedup"), row.get("race_round_sd")
         if point and spread and not (pd.isna(point) or pd.isna(spread)):
             # the distance to the margin and the spread together: 1.09x with rounds moving ~5% and 1.08x with
             # rounds moving ~15% both need more than MAX_ROUNDS_TO_DECIDE
             return (f"at {times_beside(point, rules.worthwhile)} it lies too close to {times(rules.worthwhile)} for "
                     f"rounds that move by {plus_minus(math.expm1(spread))} each to settle it within "
-                    f"{MAX_ROUNDS_TO_DECIDE} rounds: run again on a quieter machine, or set worthwhile to the gain "
-                    "that matters to you")
+                    f"{MAX_ROUNDS_TO_DECIDE} rounds: set worthwhile to the gain that matters to you, or run on a "
+                    "quieter machine")
         return ("its rounds spread too widely for more of them to settle it: run again on a quiet machine, or set "
                 "worthwhile to the gain that matters to you")
-    seconds = settling_seconds(row, rules)
-    spent = row.get("sweep_s")
-    budget = rerun_budget_min(spent if spent and not pd.isna(spent) else 0.0, seconds + others_s)
-    target = rules.measuring_command()
-    minutes = f" (about {max(1, round(seconds / 60))} min)" if seconds else ""
-    also = (f"; with the other undecided models' rounds, about {max(1, round((seconds + others_s) / 60))} min"
-            if others_s else "")
-    rounds = f"{extra:.0f} more round" + ("s" if round(extra) != 1 else "")
-    if not rules.target_halfwidth:  # no extra rounds in this profile: a larger budget buys none
-        return (f"about {rounds} would settle it{minutes}{also}: {NO_EXTRA_ROUNDS}, so raise its repeats by "
-                f"{extra:.0f} (or set target_halfwidth) and run {target} again (the rounds measured are kept)")
-    return (f"about {rounds} would settle it{minutes}{also}: {target} --budget-min {budget:g} (the rounds "
-            "measured are kept)")
-
-
-# why a larger budget_min measures nothing more where target_halfwidth is 0 (sweep/adaptive.py: the extra
-# rounds chase that target; the first pass is `repeats`)
-NO_EXTRA_ROUNDS = "this profile's target_halfwidth is 0, which asks for no rounds beyond repeats"
-
-
-def more_rounds_how(rules: Rules) -> str:
-    """What measures more rounds of a profile: a larger budget_min, or, where it asks for no extra rounds
-    (target_halfwidth 0), a larger repeats."""
-    if not rules.target_halfwidth:
-        return f"{NO_EXTRA_ROUNDS}: raise repeats (or set target_halfwidth) and run {rules.measuring_command()} again"
-    return f"raise budget_min and run {rules.measuring_command()} again"
+    minutes = f" (about {max(1, round(settling.seconds / 60))} min)" if settling.seconds else ""
+    return f"about {counted(round(settling.rounds), 'more round')} would settle it{minutes}: see the next step"
 
 
 def _runner_up(rec, runner, rules: Rules) -> str:
@@ -335,6 +306,29 @@ def _also_raced_line(rows: pd.DataFrame, rec) -> str:
     return "; ".join(parts) or MISSING
 
 
+def _faster_looking(rows: pd.DataFrame, rec, runner) -> str:
+    """Why the choice is recommended over a configuration whose figure reads higher, in the same answer
+    (a reader would otherwise see a tool that picked the slower one): the rounds could not tell the two
+    apart, and the choice is the simpler (results/race.simpler_first); or, over the rounds both ran, the
+    choice was faster, its own figure lowered for the luck that picked it (results/race.py)."""
+    if rec is None or pd.isna(rec.get("race_speedup")):
+        return ""
+    higher = [row for row in rows.to_dict("records") if row["configuration"] != rec["configuration"]
+              and row.get("race_outcome") in ALTERNATIVE_OUTCOMES and not pd.isna(row.get("race_speedup"))
+              and row["race_speedup"] > rec["race_speedup"]]
+    if not higher:
+        return ""
+    rival = max(higher, key=lambda row: row["race_speedup"])
+    named = f"{configuration(rival['configuration']).words} reads {times(rival['race_speedup'])}"
+    low, high = rec.get("versus_ci95_low"), rec.get("versus_ci95_high")
+    if runner is None or rival["configuration"] != runner["configuration"] or pd.isna(low):
+        return f"({named} over its own rounds: the choice's figure is lowered for the luck that picked it.)"
+    paired = f"this choice runs at {times(rec['versus_runner_up'])} ({span(low, high)}) its speed over the rounds both ran"
+    if rec.get("race_simpler"):
+        return f"({named}, but the rounds cannot tell it from this choice: {paired}; the simpler is recommended.)"
+    return f"({named} over its own rounds, but {paired}: the choice's figure is lowered for the luck that picked it.)"
+
+
 def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     """What sets this model's answer apart from the page's other answers (`few_rounds_apart`: some
     figures of the page rest on FEW_ROUNDS rounds or more, so fewer sets a model apart)."""
@@ -352,9 +346,6 @@ def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
     spread = _spread(rec)
     if spread > NOISY_SPREAD and spread > NOISY_FACTOR * typical_spread:
         notes.append(f"noisy timings: calls spread ±{spread / 2:.0%}, {spread / typical_spread:.0f}× the page's typical")
-    if rec.get("warmup_unfinished"):  # results/aggregate.warmup_tail: what the blocks say, not the warm-up's window
-        notes.append(f"the first timed block of a round ran {rec['warmup_tail']:.0%} slower than the others: "
-                     "the warm-up had not ended")
     notes += [words for words in (compile_note_words(rec), outcome_words(rec)) if words]
     return notes
 
@@ -380,18 +371,9 @@ def verdicts(df, rules: Rules = Rules()) -> pd.DataFrame:
         groups = [(model, int(batch), run[(run["model"] == model) & (run["batch_size"] == batch)])
                   for model in ordered_models(run["model"])
                   for batch in sorted(set(run.loc[run["model"] == model, "batch_size"]))]
-        undecided = {(model, batch): _undecided_s(rows, rules) for model, batch, rows in groups}
         for model, batch, rows in groups:
-            others_s = sum(undecided.values()) - undecided[(model, batch)]
-            records.append(_verdict_record(label, model, batch, rows, rules, typical, few_apart, others_s))
+            records.append(_verdict_record(label, model, batch, rows, rules, typical, few_apart))
     return pd.DataFrame.from_records(records, columns=COLUMNS)
-
-
-def _undecided_s(rows: pd.DataFrame, rules: Rules) -> float:
-    """The seconds of rounds that would settle a group whose answer is "Can't tell" (0 for any other)."""
-    rec = first_row(rows, "race_outcome", "recommended")
-    decision = _decision(rows, rec, rules)
-    return settling_seconds(rec, rules) if decision.outcome == codes.CANT_TELL and decision.reason != "busy" else 0.0
 
 
 def _decision(rows: pd.DataFrame, rec, rules: Rules):
@@ -413,7 +395,7 @@ def _few_rounds_everywhere(df) -> bool:
 
 
 def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rules: Rules, typical: float,
-                    few_apart: bool, others_s: float = 0.0) -> dict:
+                    few_apart: bool) -> dict:
     rec = first_row(rows, "race_outcome", "recommended")
     runner = first_row(rows, "configuration", rec["runner_up"]) if rec is not None and rec.get("runner_up") else None
     decision = _decision(rows, rec, rules)
@@ -433,8 +415,12 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
-    answer = _answer_sentence(decision.outcome, decision.reason, rec, rules, others_s)
+    answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules),
+                                    _faster_looking(rows, rec, runner)]))
+    settling = (Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL and decision.reason != "busy"
+                else Settling(math.inf, 0.0))
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
+               "settle_rounds": settling.rounds, "settle_s": settling.seconds, "sweep_s": rec.get("sweep_s"),
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
                "compile_cold": compiled_cold(rec), "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
@@ -476,14 +462,13 @@ def short_legend(rules: Rules = Rules()) -> str:
 
 def page_caveats(df, first_pass: tuple[int, int] | None = None, rules: Rules = Rules()) -> list[str]:
     """Caveats that hold for every model of the page: said once, under the verdict. `first_pass`: the
-    profile's first-pass rounds left and in all (sweep/adaptive.first_pass_state), when known; `rules`:
-    what more rounds would take (more_rounds_how)."""
+    profile's first-pass rounds left and in all (sweep/adaptive.first_pass_state), when known; what to do
+    about them is the run's one next step (next_step.py)."""
     notes = []
     left, rounds = first_pass or (0, 0)
     if left:  # first: every figure below is of an unfinished run, and the cure is not a larger budget
         notes.append(f"The sweep stopped before its first pass ended: {left} of {rounds} rounds are still to measure, "
-                     "so some figures rest on fewer rounds than the profile asks, and cells may be missing. "
-                     f"{rules.measuring_command()} finishes them (the rounds measured are kept).")
+                     "so some figures rest on fewer rounds than the profile asks, and cells may be missing.")
     ok = df[df["status"] == "ok"]
     if not ok.empty and "random" in set(ok.get("weights", [])):
         notes.append(f"{weights_words(ok).capitalize()}: the latencies stand (same architecture and input shape), "
@@ -502,7 +487,7 @@ def page_caveats(df, first_pass: tuple[int, int] | None = None, rules: Rules = R
         notes.append("One process per cell: the intervals leave out the variation from one run to the next.")
     if _few_rounds_everywhere(df) and not left:
         notes.append(f"Every figure rests on fewer than {FEW_ROUNDS} rounds: an interval over so few can be too narrow or "
-                     f"too wide. For more, {more_rounds_how(rules)} (measured rounds are kept).")
+                     "too wide.")
     return notes
 
 
@@ -540,12 +525,22 @@ def _holds_for(table: pd.DataFrame) -> list[str]:
             for b, p, d in zip(table["batch_size"], table["precision"], table["device"])]
 
 
-def verdict_text(df, rules: Rules = Rules()) -> str:
-    """The verdict as lines of plain text, for the terminal after `report`."""
+FAILED_STATUSES = ("oom", "error", "timeout", "crashed")  # a cell that --retry-failed measures again
+
+
+def run_next_step(df, rules: Rules = Rules(), rounds_left: int = 0) -> str:
+    """The run's one next step (next_step.py) from its DataFrame, as the page, the console and the index say it."""
+    failed = int(df["status"].isin(FAILED_STATUSES).sum()) if "status" in df else 0
+    return next_step(verdicts(df, rules), rules, rounds_left, failed) if len(df) else ""
+
+
+def verdict_text(df, rules: Rules = Rules(), rounds_left: int = 0) -> str:
+    """The verdict as lines of plain text, for the terminal after `report`, and the run's next step."""
     table = verdicts(df, rules)
     if table.empty:
         return "No measured cells yet: no verdict."
-    return "\n".join(f"  {row.summary}" for row in table.itertuples())
+    step = run_next_step(df, rules, rounds_left)
+    return "\n".join([f"  {row.summary}" for row in table.itertuples()] + ([f"  Next step: {step}"] if step else []))
 
 
 def verdict_short(df, rules: Rules = Rules()) -> list[str]:

@@ -149,39 +149,47 @@ def simplicity(record: dict) -> tuple:
             compile_s if compile_s is not None and compile_s == compile_s else math.inf)
 
 
-# two configurations within this factor of each other either way are as fast for a user: the verdict's
-# default margin (a race is decided without the profile's settings)
+# a compile must add at least this over what runs without one: the verdict's default margin (a race is
+# decided without the profile's settings)
 EQUIVALENT = BenchConfig.worthwhile
 
 
 def simpler_first(result: Race) -> Race:
-    """Between two configurations the rounds show to be as fast (the leader's speed over a runner-up that
-    ran every round, paired round by round, has an interval holding 1x and lying within EQUIVALENT
-    either way), recommend the simpler (`simplicity`): the faster-looking one's lead is within the noise
-    and the margin, and the simpler costs less to compile and to keep. So too a runner-up that compiles
-    nothing, when the compiled leader is less than EQUIVALENT faster than it. An interval wider than that (a
-    round or three of a noisy machine: 1.22x, 0.95-1.57x) says the two are not yet told apart, not
-    that they are as fast: the faster-looking one stays. The choice's figure is its own over every
+    """Recommend the simplest (`simplicity`) of the configurations the rounds cannot tell from the leader:
+    each contender that ran beside it in every round, whose speed over the leader, paired round by
+    round, has an interval holding 1x. The leader's lead over it is within the noise, so nothing
+    measured says it is faster, and the simpler costs less to compile and to keep; the page says they
+    are as fast (within the interval shown). So too a contender that compiles nothing, when the compiled
+    leader is less than EQUIVALENT faster than it by their paired figure (the point, not the low end:
+    with three rounds the low end lies below the margin for a compile 20% ahead in every round), since a
+    compile must add the margin over what runs without one. The choice's figure is its own over every
     round, never lowered for a pick it did not win."""
-    if result.leader is None or result.runner_up is None or result.versus is None:
+    if result.leader is None:
         return result
-    lead, runner = result.entries[result.leader], result.entries[result.runner_up]
-    versus = result.versus
-    as_fast = 1 / EQUIVALENT <= versus.ci95_low <= 1.0 <= versus.ci95_high <= EQUIVALENT
-    # a compile must add the margin over what runs without one (the margin is "the smallest speedup worth
-    # a compile"): a compiled leader less than EQUIVALENT ahead of a runner-up that compiles nothing, by
-    # their paired figure, is not worth its compile (else a page says "Compile" beside "no pay-back": a
-    # compile 1.7% ahead of eager bf16, benchmarks/README.md#decisive-3-margin-first). The point, not the
-    # low end: with three rounds the low end lies below the margin for a compile 20% ahead in every round
-    adds_too_little = (configuration(lead.record["configuration"]).compiled
-                       and not configuration(runner.record["configuration"]).compiled
-                       and versus.speedup < EQUIVALENT)
-    if runner.outcome != RUNNER_UP or not (as_fast or adds_too_little):
+    lead = result.entries[result.leader]
+    rivals = {}  # name -> the leader's speed over it, paired by round
+    for name, entry in result.entries.items():
+        if name == result.leader or entry.outcome not in (CONTENDER, RUNNER_UP) or entry.estimate is None:
+            continue
+        versus = (result.versus if name == result.runner_up else
+                  _versus(lead.record, entry.record, lead.rounds, 0.0, list(range(SELECTION_ROUNDS))))
+        if versus is None:
+            continue
+        told_apart = not versus.ci95_low <= 1.0 <= versus.ci95_high
+        adds_too_little = (configuration(lead.record["configuration"]).compiled
+                           and not configuration(entry.record["configuration"]).compiled
+                           and versus.speedup < EQUIVALENT)
+        if not told_apart or adds_too_little:
+            rivals[name] = versus
+    simplest = min(rivals, key=lambda name: simplicity(result.entries[name].record), default=None)
+    if simplest is None or simplicity(result.entries[simplest].record) >= simplicity(lead.record):
         return result
-    if simplicity(runner.record) >= simplicity(lead.record):
-        return result
-    lead.outcome, runner.outcome = RUNNER_UP, RECOMMENDED
-    return Race(result.entries, leader=result.runner_up, runner_up=result.leader, simpler=True,
+    versus, chosen = rivals[simplest], result.entries[simplest]
+    for entry in result.entries.values():
+        if entry.outcome == RUNNER_UP:
+            entry.outcome = CONTENDER
+    lead.outcome, chosen.outcome = RUNNER_UP, RECOMMENDED
+    return Race(result.entries, leader=simplest, runner_up=result.leader, simpler=True,
                 versus=SpeedupEstimate(1 / versus.speedup, 1 / versus.ci95_high, 1 / versus.ci95_low,
                                        versus.between_process))
 
