@@ -33,11 +33,21 @@ def shown_path(path: Path) -> str:
     return str(resolved.relative_to(repo_root())) if resolved.is_relative_to(repo_root()) else Path(path).name
 
 
+OUT_PLACEHOLDER = "DIR"  # a reports folder outside the checkout and the home folder: a page names no such path
+
+
 def out_argument(results_path: Path) -> str:
     """The `--out` a command that measures more of a results file needs: "" where the file's profile
-    folder lies in the default reports folder, else that reports folder as shown_path names it."""
+    folder lies in the default reports folder, else that reports folder relative to the checkout, or
+    to the home folder ("~/..."), or, elsewhere, a placeholder the reader fills in (a published page
+    names no folder of this machine)."""
     folder = Path(results_path).resolve().parent.parent
-    return "" if folder == reports_root().resolve() else shown_path(folder)
+    if folder == reports_root().resolve():
+        return ""
+    if folder.is_relative_to(repo_root()):
+        return str(folder.relative_to(repo_root()))
+    home = Path.home().resolve()
+    return f"~/{folder.relative_to(home)}" if folder.is_relative_to(home) and folder != home else OUT_PLACEHOLDER
 
 
 def inside(path: Path, folder: Path) -> Path:

@@ -64,8 +64,9 @@ def test_the_index_lists_every_profile_folder_whichever_command_made_it(tmp_path
     # "old" was measured by `run` alone: no page to link, and the line says what builds it
     assert [line.page_made for line in lines] == [True, True, False]
     assert 'href="old/report.html"' not in page and '<span class="run">Old</span>' in page
-    # the command, as typed after `make report` (this reports folder is not the default one: --out)
-    assert 'no page yet: make report PARAMS=&quot;PARAMS.yaml --out reports --report-only&quot; builds it' in page
+    # the command, as typed after `make report` (this reports folder, outside the checkout and the home folder,
+    # is not named: a placeholder)
+    assert 'no page yet: make report PARAMS=&quot;PARAMS.yaml --out DIR --report-only&quot; builds it' in page
 
 
 def test_a_profile_whose_only_other_cells_are_not_supported_here_is_complete(tmp_path):
@@ -122,7 +123,7 @@ def test_results_measured_after_the_page_are_flagged_not_counted_with_the_page_s
     (line,) = index_page.profile_lines(tmp_path / "out")
     assert line.page_behind and line.rounds_left == 0
     page = index_page.write_index([line], tmp_path / "index.html", "summary.html").read_text()
-    assert ("its page is older than its results: rebuild it (make report PARAMS=&quot;cpu.yaml --out out "
+    assert ("its page is older than its results: rebuild it (make report PARAMS=&quot;cpu.yaml --out DIR "
             "--report-only&quot;)") in page
     assert "Finish the run" not in page and '<span class="ok">complete</span>' not in page
 

@@ -499,9 +499,8 @@ def test_configurations_the_rounds_cannot_tell_apart_give_way_to_the_simpler():
     assert chosen["race_outcome"] == "recommended" and chosen["race_simpler"]
     assert chosen["versus_ci95_low"] <= 1.0 <= chosen["versus_ci95_high"]  # not told apart
     answer = verdicts(df).iloc[0]["answer"]
-    assert re.search(r"\(compile \(default mode\) with freezing reads 1\.\d+×, but the rounds cannot tell it from this "
-                     r"choice: this choice runs at 0\.\d+× \(0\.\d+–1\.\d+×\) its speed over the rounds both ran; the simpler "
-                     r"is recommended\.\)$", answer), answer
+    assert re.search(r"\(compile \(default mode\) with freezing reads 1\.\d+×, but the rounds cannot tell the two apart: "
+                     r"this choice runs at 0\.\d+× \(0\.\d+–1\.\d+×\) its speed; the simpler is recommended\.\)$", answer), answer
 
 
 def test_a_compile_adding_less_than_the_margin_over_a_run_without_one_is_not_recommended():

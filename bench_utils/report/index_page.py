@@ -148,7 +148,7 @@ def write_profile_state(folder: Path, cfg, params: str, error: str, rounds_left:
         size = _profile_state(folder).get("results_bytes", size)
     state = {"label": cfg.label, "params": params, "error": relative_text(error, folder),
              "expected_cells": len(cfg.cells()), "rounds_left": rounds_left, "worthwhile": cfg.worthwhile,
-             "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min,
+             "target_halfwidth": cfg.target_halfwidth, "budget_min": cfg.budget_min, "max_repeats": cfg.max_repeats,
              "results_bytes": size}
     write_file(folder / PROFILE_STATE, json.dumps(state) + "\n", folder)
 
@@ -172,7 +172,7 @@ def _profile_state(folder: Path) -> dict:
 def _rules(state: dict, results: Path) -> Rules:
     """The profile's verdict rules from its profile.json (the defaults for a value that is not a number),
     its advice a command on its parameters file and `results`' reports folder."""
-    values = {key: state[key] for key in ("worthwhile", "target_halfwidth", "budget_min")
+    values = {key: state[key] for key in ("worthwhile", "target_halfwidth", "budget_min", "max_repeats")
               if type(state.get(key)) in (int, float) and 0 <= state[key] < 1e6}
     return Rules(**values, params=_text(state, "params", ""), out=out_argument(results))
 

@@ -71,6 +71,9 @@ def _settle(undecided: pd.DataFrame, rules) -> tuple[str, list[str], str]:
     models = " and ".join(dict.fromkeys(display_name(m) for m in undecided["model"]))
     minutes = f", about {max(1, round(seconds / 60))} min" if seconds else ""
     what = f"settle {models} (about {counted(rounds, 'more round')}{minutes})"
+    params = rules.params or "the parameters file"
     if not rules.target_halfwidth:  # a larger budget buys no round: the sweep runs `repeats` and stops
-        return what, [], f"raise repeats by {rounds} in {rules.params or 'the parameters file'}, then "
-    return what, [f"--budget-min {rerun_budget_min(spent, seconds):g}"], ""
+        return what, [], f"raise repeats by {rounds} in {params}, then "
+    needed = int((undecided["rounds"] + undecided["settle_rounds"]).max())
+    before = f"raise max_repeats to {needed} in {params}, then " if needed > rules.max_repeats else ""
+    return what, [f"--budget-min {rerun_budget_min(spent, seconds):g}"], before

@@ -11,10 +11,15 @@ import io
 
 import pandas as pd
 
+from ..config.configurations import configuration
+from ..config.registry import display_name
+from ..results import decision as codes
+from .apply_code import code_text
 from .display import alt_text
 from .glossary import linked_terms
 from .header import PageHeader, page_header
-from .verdict import Rules, legend, page_caveats, race_table, run_next_step, short_legend, verdict_table
+from .verdict import (Rules, legend, page_caveats, race_table, run_next_step, serving_form_choices, short_legend,
+                      verdict_table, verdicts)
 from .page_html import escape  # the one place text becomes HTML
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top
@@ -44,11 +49,43 @@ def verdict_html(df, studies: list[str], rules: Rules, first_pass: tuple[int, in
     notes += [f'<p class="bench-legend">{linked_terms(escape(short_legend(rules)), METHOD_LINK)}</p>']
     notes += [f'<p class="bench-caveat">⚠ {escape(caveat)}</p>' for caveat in page_caveats(df, first_pass, rules)]
     notes += [f"<p>{escape(line)}</p>" for line in studies]
+    notes.append(code_html(df, rules))
     race = race_table(df, rules).to_html(index=False, escape=True, border=0, classes="bench-race", na_rep="—")
     folded = ("<details><summary>The race behind each answer: the runner-up, the others, why the choice is faster"
               f"</summary>{race}</details><details><summary>How the answers are read</summary>"
               f'<p class="bench-legend-full">{linked_terms(escape(legend(rules)), METHOD_LINK)}</p></details>')
     return "<h2>Should you compile?</h2>" + body + "".join(notes) + folded
+
+
+ACTIONABLE = (codes.COMPILE, codes.USE)  # answers that say to run a configuration: their code is shown
+
+
+def code_html(df, rules: Rules) -> str:
+    """The code that applies each answer to run a configuration (report/apply_code.py), one block per
+    configuration with the models it answers for, then, folded, each serving form's best where the
+    profile raced forms built ahead of time; "" when no answer says to run one."""
+    answers: dict[tuple[str, str], list[str]] = {}
+    forms: dict[tuple[str, str], list[str]] = {}
+    for row in verdicts(df, rules).itertuples():
+        device = str(row.device).lower()
+        if row.verdict in ACTIONABLE:
+            answers.setdefault((row.configuration, device), []).append(display_name(row.model))
+        group = df[(df["label"] == row.label) & (df["model"] == row.model) & (df["batch_size"] == row.batch_size)]
+        for name in serving_form_choices(group):
+            forms.setdefault((name, device), []).append(display_name(row.model))
+    if not answers and not forms:
+        return ""
+    blocks = "".join(_code_block(name, device, models) for (name, device), models in answers.items())
+    if forms:
+        blocks += ("<details><summary>The code of each way to serve it</summary>"
+                   + "".join(_code_block(name, device, models) for (name, device), models in forms.items())
+                   + "</details>")
+    return f'<div class="bench-code"><h3>The code that applies it</h3>{blocks}</div>'
+
+
+def _code_block(name: str, device: str, models: list[str]) -> str:
+    head = f"{', '.join(dict.fromkeys(models))}: {configuration(name).words}"
+    return f"<p>{escape(head)}</p><pre><code>{escape(code_text(name, device))}</code></pre>"
 
 
 def links_html(reproduce: str) -> str:

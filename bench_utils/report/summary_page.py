@@ -62,6 +62,7 @@ def geometric_mean(values) -> float:
 
 
 GUIDE_SAME_MODE = "Guide, the choice's mode (×)"
+RECOMMENDED = "Recommended configuration"
 
 
 def _guide_same_mode(row, other_modes: dict) -> str:
@@ -94,12 +95,12 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
         plain = (math.nan if default is None else default["race_speedup"] if default["status"] == "ok"
                  else status_notes([default["status"]])[0])
         records.append({"Run": row.label, "Model": model_text(row.model), "Batch (images)": row.batch_size,
-                        "Fastest accurate configuration": row.configuration if isinstance(row.configuration, str)
+                        RECOMMENDED: configuration(row.configuration).words if isinstance(row.configuration, str)
                         else MISSING, "Its speedup (×)": row.race_speedup, "Plain torch.compile (×)": plain,
                         **{column: published.get((row.model, int(row.batch_size), gpu), math.nan)
                            for gpu, column in guides.items()},
                         GUIDE_SAME_MODE: _guide_same_mode(row, other_modes),
-                        "Verdict": WORDS[row.verdict]})
+                        "Verdict": WORDS[row.verdict] + (f" {row.rival}" if row.rival else "")})
     table = pd.DataFrame.from_records(records)
     if table.empty:
         return table
@@ -111,7 +112,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
 
     if (table[GUIDE_SAME_MODE] == MISSING).all():  # no choice in a mode the guide timed besides default
         table = table.drop(columns=GUIDE_SAME_MODE)
-    means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, "Fastest accurate configuration": MISSING,
+    means = [{"Run": run, "Model": "Geometric mean", "Batch (images)": MISSING, RECOMMENDED: MISSING,
               **{column: same_models(rows[column], rows["Its speedup (×)"])
                  for column in ("Its speedup (×)", "Plain torch.compile (×)", *guides.values())},
               "Verdict": MISSING}

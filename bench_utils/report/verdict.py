@@ -38,7 +38,7 @@ from .tables import RACE_FIGURES, check_frame, compiled_cold, cuda_graph_cells, 
 COLUMNS = ["label", "model", "batch_size", "precision", "device", "verdict", "reason", "configuration", "race_speedup",
            "race_ci95_low", "race_ci95_high", "compile_s", "compile_warm_s", "compile_cold", "breakeven_calls",
            "breakeven_warm_calls", "latency", "answer", "cost", "runner_up", "others", "forms",
-           "caveats", "why", "summary", "settle_rounds", "settle_s", "sweep_s"]
+           "caveats", "why", "summary", "settle_rounds", "settle_s", "sweep_s", "rival", "rounds"]
 NOISY_FACTOR = 2.0  # a cell is "noisy" beside the others when its spread is this many times the run's typical one
 WORDS = {codes.COMPILE: "compile", codes.USE: "don't compile (faster without)", codes.NO_GAIN: "no worthwhile gain",
          codes.SLOWER: "don't compile (slower)", codes.CANT_TELL: "can't tell", codes.INACCURATE: "no accurate option",
@@ -55,12 +55,13 @@ class Rules:
     budget_min: float = BenchConfig.budget_min
     params: str = ""  # the parameters file a page was measured with: its advice is a command on it
     out: str = ""  # the reports folder it was measured into, where not the default one
+    max_repeats: int = BenchConfig.max_repeats  # rounds per cell the profile allows
 
     @classmethod
     def of(cls, cfg, params: str = "", results_path=None) -> "Rules":
         """The profile's rules; its advice measures into `results_path`'s reports folder (paths.out_argument)."""
         return cls(cfg.worthwhile, cfg.target_halfwidth, cfg.budget_min, params,
-                   out_argument(results_path) if results_path is not None else "")
+                   out_argument(results_path) if results_path is not None else "", cfg.max_repeats)
 
     def measuring_command(self, *flags: str) -> str:
         """The command that measures more of the profile, as typed in the checkout after `make report`:
@@ -238,22 +239,43 @@ def _runner_up(rec, runner, rules: Rules) -> str:
 FORM_WORDS = {COMPILE_FORM: "torch.compile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
 
 
-def _serving_forms_line(rows: pd.DataFrame) -> str:
-    """The deployment question in one line, where the profile raced a form compiled ahead of time: per
-    way to serve the model (torch.compile in the process, each file built ahead of time), its fastest
-    accurate configuration's figure and what it costs to start; a form that could not run it, why (the
-    exporter's or the runtime's first line)."""
+def _by_form(rows: pd.DataFrame) -> dict[str, list[dict]]:
+    """The compiled configurations' cells of a group by way of serving (FORM_WORDS' order)."""
     forms: dict[str, list[dict]] = {}
     for row in rows.to_dict("records"):
         config = configuration(row["configuration"])
         if config.compiled:
             forms.setdefault(config.form, []).append(row)
+    return dict(sorted(forms.items(), key=lambda item: list(FORM_WORDS).index(item[0])))
+
+
+def _accurate(members: list[dict]) -> list[dict]:
+    """The cells measured ok that kept eager's answer and have a figure."""
+    return [row for row in members if row["status"] == "ok" and row.get("accuracy_ok") is True
+            and not pd.isna(row["race_speedup"])]
+
+
+def serving_form_choices(rows: pd.DataFrame) -> list[str]:
+    """Per way of serving a group raced beside torch.compile (a file built ahead of time), its fastest
+    accurate configuration; [] where the profile raced none."""
+    forms = _by_form(rows)
+    if not any(form != COMPILE_FORM for form in forms):
+        return []
+    return [max(accurate, key=lambda row: row["race_speedup"])["configuration"]
+            for accurate in map(_accurate, forms.values()) if accurate]
+
+
+def _serving_forms_line(rows: pd.DataFrame) -> str:
+    """The deployment question in one line, where the profile raced a form compiled ahead of time: per
+    way to serve the model (torch.compile in the process, each file built ahead of time), its fastest
+    accurate configuration's figure and what it costs to start; a form that could not run it, why (the
+    exporter's or the runtime's first line)."""
+    forms = _by_form(rows)
     if not any(form != COMPILE_FORM for form in forms):
         return ""
     parts = []
-    for form, members in sorted(forms.items(), key=lambda item: list(FORM_WORDS).index(item[0])):
-        accurate = [row for row in members if row["status"] == "ok" and row.get("accuracy_ok") is True
-                    and not pd.isna(row["race_speedup"])]
+    for form, members in forms.items():
+        accurate = _accurate(members)
         if not accurate:
             failed = next((row for row in members if row["status"] not in ("ok", "skipped")), None)
             shown = failed or next((row for row in members if row["status"] == "skipped"), members[0])
@@ -323,10 +345,11 @@ def _faster_looking(rows: pd.DataFrame, rec, runner) -> str:
     low, high = rec.get("versus_ci95_low"), rec.get("versus_ci95_high")
     if runner is None or rival["configuration"] != runner["configuration"] or pd.isna(low):
         return f"({named} over its own rounds: the choice's figure is lowered for the luck that picked it.)"
-    paired = f"this choice runs at {times(rec['versus_runner_up'])} ({span(low, high)}) its speed over the rounds both ran"
-    if rec.get("race_simpler"):
-        return f"({named}, but the rounds cannot tell it from this choice: {paired}; the simpler is recommended.)"
-    return f"({named} over its own rounds, but {paired}: the choice's figure is lowered for the luck that picked it.)"
+    paired = f"this choice runs at {times(rec['versus_runner_up'])} ({span(low, high)}) its speed"
+    if low <= 1.0 <= high:  # results/race.simpler_first: the simplest of those the rounds cannot tell apart
+        return f"({named}, but the rounds cannot tell the two apart: {paired}; the simpler is recommended.)"
+    return (f"({named} on its own, but {paired} where both ran; the choice's figure is lowered for the luck that "
+            "picked it.)")
 
 
 def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
@@ -415,12 +438,14 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
-    answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules),
-                                    _faster_looking(rows, rec, runner)]))
+    rival = _faster_looking(rows, rec, runner)
+    answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules), rival]))
     settling = (Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL and decision.reason != "busy"
                 else Settling(math.inf, 0.0))
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "settle_rounds": settling.rounds, "settle_s": settling.seconds, "sweep_s": rec.get("sweep_s"),
+               "rounds": _rounds(rec),
+               "rival": rival,
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
                "compile_cold": compiled_cold(rec), "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
@@ -433,9 +458,11 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
 
 LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fast), the two timed in turns within "
           "each round and compared block by block, with its 95% interval over every round; the recommended one's is "
-          "lowered by the most the round that chose it can have lifted it. It can differ a little from the ratio of "
-          "the medians in the tables (eager's over the rounds the configuration ran): a ratio of medians is not the "
-          "median of the blocks' ratios. The improvement (%) is the speedup's. Worth it when the whole interval is at "
+          "lowered by the most the round that chose it can have lifted it; between configurations the rounds cannot "
+          "tell apart, the simpler is recommended, and its answer names the faster-looking one. The latencies beside "
+          "an answer are eager's median over the rounds the choice ran and the same at the choice's speedup; each "
+          "configuration's own median, in the tables, gives a ratio of medians, which is not the median of the blocks' "
+          "ratios and can differ a little. The improvement (%) is the speedup's. Worth it when the whole interval is at "
           "or above the margin (worthwhile, "
           "{margin}); no worthwhile gain when all of it is below; can't tell when it straddles the margin. A configuration "
           "is a compile mode and its modifiers; the fastest one that keeps eager's answer is recommended. Pays back: "
@@ -446,9 +473,9 @@ LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fa
 
 
 SHORT_LEGEND = ("Speedup: eager float32 time ÷ the configuration's (2× = twice as fast), with its 95% interval over "
-                "the rounds. Compile when the whole interval is at or above {margin}; no worthwhile gain when all of it "
-                "is below; can't tell when it straddles {margin}. Compile cost: cold with an empty compiler cache, warm "
-                "with it filled.")
+                "the rounds; the chosen latency is eager's at that speedup. Compile when the whole interval is at or "
+                "above {margin}; no worthwhile gain when all of it is below; can't tell when it straddles {margin}. "
+                "Compile cost: cold with an empty compiler cache, warm with it filled.")
 
 
 def legend(rules: Rules = Rules()) -> str:

@@ -101,7 +101,8 @@ RECORD = (
     Column("mean_outliers", "computed", meaning="the mean is more than 10% above the median: a few slow calls"),
     # --- against eager (a compiled cell; an eager cell leaves them empty), over the rounds both ran ---
     Column("eager_ms_mean", "computed", "ms", "the eager float32 cell's mean over the rounds this cell ran", "Eager mean (ms)"),
-    Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran", "Eager median (ms)"),
+    Column("eager_ms_median", "computed", "ms", "the eager cell's median over the rounds this cell ran",
+           "Eager median, its rounds (ms)"),
     Column("eager_ms_p90", "computed", "ms", "the eager cell's 90th percentile over the rounds this cell ran",
            "Eager p90 (ms)"),
     Column("eager_images_per_s", "computed", "images/s", "the eager cell's throughput over the rounds this cell "
