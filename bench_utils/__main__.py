@@ -83,14 +83,14 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    from .sweep.plan import plan_text
     from .sweep.jobs import SettingsMismatchError
     from .sweep.loop import default_results_path
+    from .sweep.plan import plan_summary, plan_text
 
     configs = _configs(args)
     for cfg, path in zip(configs, args.params):
         try:
-            print(plan_text(cfg, path, args.results or default_results_path(cfg)))
+            print((plan_text if args.detail else plan_summary)(cfg, path, args.results or default_results_path(cfg)))
         except SettingsMismatchError as err:
             raise ConfigError(str(err)) from None
     return 0
@@ -143,6 +143,7 @@ EXAMPLES = {
 Cells already in the results file are skipped: run the same command again to resume.""",
     "plan": """examples:
   python -m bench_utils plan parameters/cpu-report.yaml
+  python -m bench_utils plan parameters/cpu-report.yaml --detail
   python -m bench_utils plan parameters/h100.yaml --results reports/h100/results.jsonl""",
     "selfcheck": """examples:
   python -m bench_utils selfcheck                 # cuda when there is one, else cpu
@@ -199,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--results", metavar="FILE", help="the results JSONL file whose finished rounds are left out "
                       "(default: as run)")
     plan.add_argument("--budget-min", type=_budget, metavar="MINUTES", help=BUDGET_HELP)
+    plan.add_argument("--detail", action="store_true", help="everything behind the estimate: where the time goes, "
+                      "per model, the constants used, what to trim (default: at most six lines, as report prints)")
     plan.set_defaults(func=_cmd_plan)
 
     check = _verb(sub, "selfcheck", "first thing on a new machine: tiny models through every mode, each "

@@ -161,11 +161,11 @@ def check_duration(configs: list[BenchConfig], profiles: list[Path], results_fil
     """Print each profile's plan (what is left of it) before measuring; a run estimated past
     LONG_RUN_S stops here with one line unless `allow_long` (max-autotune's cold compiles take hours)."""
     from .sweep.jobs import SettingsMismatchError
-    from .sweep.plan import estimate, plan_text
+    from .sweep.plan import estimate, plan_summary
 
     for cfg, path, results in zip(configs, profiles, results_files):
         try:
-            print(plan_text(cfg, str(path), results), flush=True)
+            print(plan_summary(cfg, str(path), results), flush=True)
             seconds = sum(e.total for e in estimate(cfg, results)[0])
         except SettingsMismatchError:
             continue  # the sweep refuses it with its own line (run_profile)

@@ -63,7 +63,7 @@ def test_every_flag_the_advice_names_exists_on_the_command_it_names():
     from bench_utils.results import decision
 
     answers = pd.DataFrame({"verdict": [decision.CANT_TELL], "settle_rounds": [3.0], "settle_s": [90.0],
-                            "sweep_s": [500.0], "model": ["vit"]})
+                            "sweep_s": [500.0], "model": ["vit"], "rounds": [3]})
     step = next_step(answers, Rules(params="parameters/cpu.yaml", out="elsewhere"), rounds_left=2, failed=1)
     [arguments] = MAKE_REPORT.findall(step)
     assert arguments.startswith("parameters/cpu.yaml --out elsewhere")

@@ -59,14 +59,16 @@ def test_the_printed_command_run_on_recorded_results_adds_the_rounds_it_promised
     from bench_utils.results.rows import read_results
 
     env = {"BENCH_REPORTS_DIR": str(tmp_path / "reports")}  # the default reports folder: no --out needed
-    params = tiny_params(tmp_path, configurations=["eager", "default"], repeats=2, target_halfwidth=0.001,
+    # eager against itself (an A/A pair): a figure near 1x whose interval holds 1x, measured without a compile
+    params = tiny_params(tmp_path, configurations=["eager", "eager+twin"], repeats=3, target_halfwidth=0.001,
                          budget_min=0.01, max_repeats=100)
     first = run(["report", str(params)], env)
     assert first.returncode == 0, first.stderr[-3000:]
     results = tmp_path / "reports" / "test" / "results.jsonl"
-    record = load_dataframe(results).set_index("configuration").loc["default"]
-    # the margin inside the interval, off its point: the answer straddles it, and more rounds can settle it
-    margin = record["race_speedup"] * (record["race_ci95_high"] / record["race_speedup"]) ** 0.5
+    record = load_dataframe(results).set_index("configuration").loc["eager+twin"]
+    assert record["race_ci95_high"] > 1.0, record[["race_speedup", "race_ci95_low", "race_ci95_high"]]
+    # the margin (at least 1x) inside the interval, off its point: the answer straddles it, more rounds settle it
+    margin = (max(record["race_speedup"], 1.0) + record["race_ci95_high"]) / 2
     values = yaml.safe_load(params.read_text()) | {"worthwhile": round(float(margin), 4)}
     params.write_text(yaml.safe_dump(values))
     before = {row.repeat for row in read_results(results).rows}

@@ -34,7 +34,7 @@ def test_report_prints_the_plan_and_refuses_a_run_over_an_hour_without_allow_lon
     with pytest.raises(ConfigError, match=r"long.yaml: plan estimates \d\.\d h to measure \(above\), more than "
                                           r"1 h: run again with --allow-long, or trim the profile$"):
         pipeline.check_duration([cfg], [params], [results], allow_long=False)
-    assert capsys.readouterr().out.startswith(f"{params}: long: 6 rounds")  # the plan, before the refusal
+    assert capsys.readouterr().out.startswith(f"{params}: long: 2 models x 2 configurations")  # the plan, then the refusal
     pipeline.check_duration([cfg], [params], [results], allow_long=True)  # asked for: no refusal
     short = load_config(tiny_params(tmp_path))
     pipeline.check_duration([short], [params], [results], allow_long=False)

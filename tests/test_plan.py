@@ -147,11 +147,11 @@ def test_plan_names_the_profilers_pass_as_a_trim_only_where_the_profile_has_one(
     assert "profiler: false" not in plan.plan_text(BenchConfig(**(GPU | {"profiler": False})), "gpu.yaml")
 
 
-def test_plan_command_prints_the_total_where_it_goes_and_per_model(tmp_path):
+def test_plan_detail_prints_the_total_where_it_goes_and_per_model(tmp_path):
     params = tmp_path / "a100.yaml"
     params.write_text("label: A100\nmodels: [vit, resnet]\nbatch_sizes: [1]\nconfigurations: [eager, default]\n"
                       "size: full\ndevice: cuda\nweights: random\ntimeout_s: 600\niterations: 30\nmin_time_s: 1\n")
-    proc = run_cli("plan", params, timeout=120)
+    proc = run_cli("plan", params, "--detail", timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].endswith("A100: 6 rounds (2 models x 1 batch size x 3 repeats; a worker per configuration in each)")
@@ -367,3 +367,15 @@ def test_past_its_budget_plan_says_what_the_fit_leaves_out_of_the_later_models()
     alone = dataclasses.replace(cfg, models=("vit",))
     line = next(line for line in plan.plan_text(alone, "x").splitlines() if "whole budget" in line)
     assert "nothing can leave it (each model keeps eager, default and reduce-overhead:" in line
+
+
+@pytest.mark.parametrize("profile", sorted(p.name for p in (REPO / "parameters").glob("*.yaml")))
+def test_the_plan_report_prints_is_at_most_six_lines_and_names_its_detail(profile):
+    from bench_utils.config.parameters_file import load_config
+
+    cfg = load_config(REPO / "parameters" / profile)
+    text = plan.plan_summary(cfg, f"parameters/{profile}")
+    lines = text.splitlines()
+    assert 2 <= len(lines) <= 6, text
+    assert lines[-1] == f"  details: python -m bench_utils plan parameters/{profile} --detail"
+    assert re.match(r"  estimated \d+ (s|min|\.\d h)|  estimated [\d.]+ h", lines[1]) or "nothing left" in lines[1], text

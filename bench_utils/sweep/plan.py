@@ -360,14 +360,81 @@ def _suggestions(cfg: BenchConfig, estimates: list[RoundEstimate], parts: dict) 
     return [text for _, text in sorted(tips, key=lambda tip: -tip[0])]
 
 
+@dataclass
+class PlanFigures:
+    """A profile's estimate, computed once for both of plan's texts (plan_summary, plan_text), seconds."""
+
+    estimates: list
+    done: int  # rounds the results file holds already
+    total: float  # the first pass, every configuration racing
+    best: float  # ... if the first round leaves all but one contender
+    low: float  # total at the fastest CPU's (or GPU's shortest) compile times
+    high: float  # ... and the slowest
+    budgeted: bool  # extra rounds for precision within budget_min
+    fills_budget: bool  # the first pass alone takes about the whole budget
+    cut: list  # configurations the fit would leave out of the later models (fit_cut)
+    cut_total: float  # the first pass then
+    lower: bool  # some per-call latencies unknown: timing counted at min_time_s
+
+    @classmethod
+    def of(cls, cfg: BenchConfig, results_path=None) -> "PlanFigures":
+        estimates, done = estimate(cfg, results_path)
+        total = sum(e.total for e in estimates)
+        best_case = estimate(cfg, results_path, race="best")[0]  # later rounds of eager and one contender
+        low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
+        budgeted = cfg.target_halfwidth > 0 and cfg.budget_min > 0
+        # the fit (fit.py) cuts, or what is left holds no extra round: the sweep adds one only where its price
+        # fits (adaptive.py), and a later round's is what a tiny profile's costs (a few seconds), not a minute
+        one_more = min((e.total for e in best_case if e.round.repeat >= SELECTION_ROUNDS),
+                       default=60.0)  # no later round left to price (repeats 1, or a resume in round 0): a minute
+        fills = budgeted and cfg.budget_min * 60 - total < one_more
+        cut, cut_total = fit_cut(cfg, estimates) if fills else ([], total)
+        return cls(estimates, done, total, sum(e.total for e in best_case), low, high, budgeted, fills, cut,
+                   cut_total, any(not e.latency_known for e in estimates))
+
+
+def plan_summary(cfg: BenchConfig, source: str, results_path=None) -> str:
+    """The plan in at most six lines, what `report` prints before measuring: what runs, one estimate with
+    its range, what the budget leaves out to fit and how to race everything, a warning, where the rest is."""
+    figures = PlanFigures.of(cfg, results_path)
+    held = f"; {figures.done} of its rounds already measured" if figures.done else ""
+    here = {name for e in figures.estimates for name in e.worker_s}  # a precision this CPU lacks costs nothing
+    absent = len(cfg.configurations) - len(here) if figures.estimates else 0
+    elsewhere = f" ({absent} not on this machine)" if absent > 0 else ""
+    lines = [f"{source}: {cfg.label}: {counted(len(cfg.models), 'model')} x "
+             f"{counted(len(cfg.configurations) - max(absent, 0), 'configuration')}{elsewhere} x batch "
+             f"{', '.join(map(str, cfg.batch_sizes))}, {counted(cfg.repeats, 'round')} at least{held}"]
+    if not figures.estimates:
+        lines.append("  nothing left of its first pass to measure")
+        return "\n".join(lines + [f"  details: python -m bench_utils plan {source} --detail"])
+    expected = figures.cut_total if figures.cut else figures.total
+    scale = expected / figures.total if figures.total else 1.0
+    machines = ("from the fastest to the slowest CPU measured" if planned_device(cfg) == "cpu"
+                else "as GPU compile times range")
+    spread = (f" ({_duration(figures.low * scale)} to {_duration(figures.high * scale)} {machines})"
+              if _duration(figures.high) != _duration(figures.low) else "")
+    if figures.budgeted and not figures.fills_budget:
+        lines.append(f"  estimated {_duration(figures.total)}{spread}, then extra rounds for precision up to "
+                     f"budget_min, {cfg.budget_min:g} min")
+    else:
+        lines.append(f"  estimated {_duration(expected)}{spread}")
+    if figures.cut:
+        roomy = math.ceil((figures.total + 180) / 30) / 2
+        lines.append(f"  to fit budget_min ({cfg.budget_min:g} min), the first model's round decides which "
+                     f"{counted(len(figures.cut), 'configuration')} the later models leave out (named on the page); "
+                     f"racing every one: about {_duration(figures.total)}, --budget-min {roomy:g}")
+    late = too_long(cfg, figures.estimates)
+    if late:
+        lines.append(f"  warning: {counted(len(late), 'worker')} may run past timeout_s ({cfg.timeout_s:g} s): raise it")
+    lines.append(f"  details: python -m bench_utils plan {source} --detail")
+    return "\n".join(lines)
+
+
 def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
-    """What `plan` prints: rounds (and how many the results file holds), the estimated time of the
+    """What `plan --detail` prints: rounds (and how many the results file holds), the estimated time of the
     rest, where it goes, per model, the workers at risk of timing out, and what to trim past an hour."""
-    estimates, done = estimate(cfg, results_path)
-    total = sum(e.total for e in estimates)
-    best_case = estimate(cfg, results_path, race="best")[0]  # later rounds of eager and one contender
-    best = sum(e.total for e in best_case)
-    lower = any(not e.latency_known for e in estimates)
+    figures = PlanFigures.of(cfg, results_path)
+    estimates, done, total, best = figures.estimates, figures.done, figures.total, figures.best
     held = f"; {done} already measured in {results_path}" if done else ""
     counts = " x ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in
                         ((len(cfg.models), "model"), (len(cfg.batch_sizes), "batch size"), (cfg.repeats, "repeat")))
@@ -385,41 +452,32 @@ def plan_text(cfg: BenchConfig, source: str, results_path=None) -> str:
             lines.append(f"  {counted(failed, 'measuring process', 'measuring processes')} in it did not end ok: python -m bench_utils run {source} "
                          f"--results {results_path} --retry-failed measures them again")
         return "\n".join(lines)
-    low, high = (sum(e.total for e in estimate(cfg, results_path, bound=bound)[0]) for bound in ("low", "high"))
     on_cpu = planned_device(cfg) == "cpu"
     ranges = "the CPUs measured, fastest to slowest compiling" if on_cpu else "GPU compile times as ranges"
-    spread = f" ({_duration(low)} to {_duration(high)} with {ranges})" if _duration(high) != _duration(low) else ""
+    spread = (f" ({_duration(figures.low)} to {_duration(figures.high)} with {ranges})"
+              if _duration(figures.high) != _duration(figures.low) else "")
     race = (f" if every configuration stays in the race, {_duration(best)} if the first round leaves one"
             if best < total else "")
-    budgeted = cfg.target_halfwidth > 0 and cfg.budget_min > 0  # extra rounds, within budget_min
-    extra = cfg.budget_min * 60 - total  # seconds of it the first pass leaves
-    # the fit (fit.py) cuts, or what is left holds no extra round: the sweep adds one only where its price fits
-    # (adaptive.py), and a later round's is what a tiny profile's costs (a few seconds), not a minute
-    one_more = min((e.total for e in best_case if e.round.repeat >= SELECTION_ROUNDS),
-                   default=60.0)  # no later round left to price (repeats 1, or a resume in round 0): a minute
-    fills_budget = budgeted and extra < one_more
-    cut, cut_total = fit_cut(cfg, estimates) if fills_budget else ([], total)
     # the figure the sweep is built to comes first (the default CPU report: not "20 min" for a 9-minute run)
-    fitted = f"about {_duration(cut_total)} as the budget fits it (the fit's cut, below); " if cut else ""
-    race = race or (" racing every configuration" if cut else "")
+    fitted = f"about {_duration(figures.cut_total)} as the budget fits it (the fit's cut, below); " if figures.cut else ""
+    race = race or (" racing every configuration" if figures.cut else "")
     lines.append(f"  estimated {fitted}{_duration(total)}{spread}{race}"
                  + (" (per-call latencies unknown for some cells: their timing counted at min_time_s, its least)"
-                    if lower else ""))
+                    if figures.lower else ""))
     if on_cpu and any(configuration(name).compiled for name in cfg.configurations):
         (cold_low, warm_low), (cold, warm), (cold_high, warm_high) = (CPU_COMPILE_S[bound] for bound in
                                                                        ("low", "point", "high"))
         lines.append(f"  compile times: the results file's where it measured them, else {cold:g} s cold and {warm:g} s "
-                     f"warm a full-size model of the default report's size, as a 2-core EPYC compiled (a 2-core Xeon "
-                     f"with AMX: {cold_low:g} s and {warm_low:g} s; the slowest seen, a Zen 3 EPYC: {cold_high:g} s and "
-                     f"{warm_high:g} s), a larger model in proportion to what it compiles (Mask2Former "
-                     f"{cpu_compile_scale('mask2former'):.0f}x)")
+                     f"warm a full-size model of the default report's size (the fastest CPU measured: {cold_low:g} s "
+                     f"and {warm_low:g} s; the slowest: {cold_high:g} s and {warm_high:g} s), a larger model in "
+                     f"proportion to what it compiles (Mask2Former {cpu_compile_scale('mask2former'):.0f}x)")
     parts = {part: sum(e.seconds.get(part, 0.0) for e in estimates) for part in PARTS}
     lines.append("  where it goes: " + ", ".join(f"{part} {_duration(seconds)}" for part, seconds in parts.items()
                                                   if seconds >= 0.5))
-    if budgeted:
-        if not fills_budget:
+    if figures.budgeted:
+        if not figures.fills_budget:
             lines.append(f"  then extra rounds for precision (target +-{cfg.target_halfwidth:.0%}) for up to "
-                         f"{_duration(extra)} more (budget_min {cfg.budget_min:g})")
+                         f"{_duration(cfg.budget_min * 60 - total)} more (budget_min {cfg.budget_min:g})")
         else:  # the first pass alone fills the budget: say so before it is spent, not after
             lines.append(f"  the first pass alone takes about the whole budget (budget_min {cfg.budget_min:g}) at "
                          f"this estimate{_past_budget_text(cfg, estimates, total)}")
