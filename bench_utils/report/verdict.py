@@ -179,7 +179,10 @@ def _cant_tell(reason: str, row, rules: Rules) -> str:
     width = row.get("race_halfwidth")
     if reason == "busy":
         state = "was busy" if machine_was_busy(row) else "moved"
-        return f"the machine {state} while timing ({disturbance_words(row)}); run again on a quiet machine"
+        settling = Settling.of(row, rules.worthwhile)
+        more = ("; the next step measures more rounds: take it on a quiet machine" if settling.possible
+                else "; run again on a quiet machine")
+        return f"the machine {state} while timing ({disturbance_words(row)}){more}"
     if width is None or not math.isfinite(width):  # one block pair: no spread to halve
         return "its interval rests on one block pair; run again with more rounds (repeats) and blocks"
     least, pairs = row.get("race_least_pair"), row.get("race_pairs") or 0
@@ -440,8 +443,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
                         else ("", math.nan, math.nan))
     rival = _faster_looking(rows, rec, runner)
     answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules), rival]))
-    settling = (Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL and decision.reason != "busy"
-                else Settling(math.inf, 0.0))
+    # a busy machine's "Can't tell" too: more rounds, measured when it is quiet, settle it
+    settling = Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL else Settling(math.inf, 0.0)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "settle_rounds": settling.rounds, "settle_s": settling.seconds, "sweep_s": rec.get("sweep_s"),
                "rounds": _rounds(rec),
