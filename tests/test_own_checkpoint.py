@@ -181,3 +181,54 @@ def test_a_processor_that_would_blow_the_input_up_is_refused_before_any_worker(m
     (big / "preprocessor_config.json").write_text(json.dumps(processor))  # its own size: accepted
     from bench_utils.config.parameters_file import load_config
     assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "big", "checkpoint": str(big)}]))
+
+
+@pytest.mark.parametrize("keys, becomes", [
+    ({"size": {"shortest_edge": 224}, "crop_pct": 0.02}, "scales images to 11,200 px, so the input (640 x 480 px) "
+                                                          "becomes 14,933 x 11,200 px"),
+    ({"size": [6000, 6000]}, "scales images to 6,000 px, so the input (640 x 480 px) becomes 8,000 x 6,000 px"),
+    ({"pad_size": {"height": 9000, "width": 9000}}, "scales images to 9,000 px"),
+    ({"size": {"shortest_edge": 1e300}}, "asks for a length of 1"),
+    ({"size": {"shortest_edge": 224}, "crop_pct": 0}, "asks for a length of inf px"),
+])
+def test_a_processor_is_bounded_whatever_keys_it_scales_by(my_vit, tmp_path, keys, becomes):
+    """The bound reads every length a processor's class may scale or pad by, not only a whole-number
+    `size`: `crop_pct: 0.02` (ConvNeXt's resize to shortest_edge / crop_pct) made a 167 M-pixel input and
+    `size: [6000, 6000]` a 36 M-pixel one, both accepted."""
+    import json
+    import shutil
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    big = tmp_path / "big"
+    shutil.copytree(my_vit, big)
+    processor = json.loads((big / "preprocessor_config.json").read_text())
+    (big / "preprocessor_config.json").write_text(json.dumps(processor | keys))
+    with pytest.raises(ConfigError) as refused:
+        load_config(tiny_params(tmp_path, models=[{"name": "big", "checkpoint": str(big)}]))
+    assert f"models: big: its image processor (preprocessor_config.json) {becomes}" in str(refused.value)
+    assert "more than 16,777,216 pixels" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_processor_that_keeps_a_big_image_as_it_is_is_refused(my_vit, tmp_path):
+    """`do_resize: false` hands the image on at its own size: one of 5,000 x 4,000 px passes the registry's
+    bound (its shortest edge scaled to 1,333 px) but is 20 M pixels as it is."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    image = tmp_path / "big.png"
+    Image.new("RGB", (5000, 4000)).save(image)
+    keep = tmp_path / "keep"
+    shutil.copytree(my_vit, keep)
+    processor = json.loads((keep / "preprocessor_config.json").read_text())
+    (keep / "preprocessor_config.json").write_text(json.dumps(processor | {"do_resize": False}))
+    with pytest.raises(ConfigError, match=r"does not resize \(do_resize: false\), so the input is its own 5,000 x "
+                                          r"4,000 px, more than 16,777,216 pixels"):
+        load_config(tiny_params(tmp_path, models=[{"name": "keep", "checkpoint": str(keep)}], image=str(image)))
+    assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "keep", "checkpoint": str(keep)}]))
