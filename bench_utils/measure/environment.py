@@ -149,6 +149,21 @@ def _allowed_cpus() -> int | None:
 
 
 ALLOWED_CPUS = _allowed_cpus()
+THREADS_PROBE_S = 120.0  # an interpreter importing torch to say its thread count: 3 s on a loaded 2-core CPU
+
+
+def worker_torch_threads() -> int | None:
+    """torch.get_num_threads() a CPU worker started now reads (OMP_NUM_THREADS, MKL_NUM_THREADS, else
+    torch's own default, which depends on its build), asked of a fresh interpreter with this environment
+    as the fork server gets it; None when it does not say within THREADS_PROBE_S."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                              capture_output=True, text=True, timeout=THREADS_PROBE_S, stdin=subprocess.DEVNULL)
+        return int(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
+        return None
 
 
 def collect(device: str) -> dict:
