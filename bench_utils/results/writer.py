@@ -156,7 +156,7 @@ class ResultsWriter:
             raise MixedRunsError(f"{self.path}: holds rows of {run_text(self._run)}; this row is of another run "
                                  f"({run_text(other)}): one results file holds one run, measure into another "
                                  "--results file")
-        line = row.without_local_paths(self.path.parent).to_json() + "\n"
+        line = row.finite().without_local_paths(self.path.parent).to_json() + "\n"
         cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")
         fd = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # a link swapped in: refused

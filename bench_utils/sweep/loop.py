@@ -274,6 +274,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                 if not in_flight:
                     break
                 for unit, new in launcher.finished():
+                    new = [row.finite() for row in new]  # a NaN is a failure, counted and shown as one
                     del in_flight[unit_group(unit)]
                     launched.pop(unit_group(unit), None)
                     write(unit, new)
