@@ -148,6 +148,40 @@ def test_report_only_while_a_run_writes_the_results_is_a_one_line_error(tmp_path
     assert writing_pid(results) is None  # the run ended: the page can be built
 
 
+def test_a_folder_of_another_results_format_leaves_the_summary_of_the_others(fixture_report, tmp_path):
+    """One profile folder written by an older compile-bench broke every later summary ("summary: FAILED
+    (notebook step 4: OtherFormatError ...)", exit 1) until it was moved: the summary now compares the
+    others, and the index lists that folder with why."""
+    import shutil
+
+    params, built, _ = fixture_report
+    out = tmp_path / "out"
+    shutil.copytree(built, out)
+    old = json.loads((out / "fixture-cpu" / "results.jsonl").read_text().splitlines()[0]) | {"format": 2}
+    (out / "old").mkdir()
+    (out / "old" / "results.jsonl").write_text(json.dumps(old) + "\n")
+    proc = run_cli("report", params, "--out", out, "--report-only", "--notebook-timeout", 300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "[report] summary: ok" in proc.stdout
+    index = (out / "index.html").read_text()
+    assert "written by an older compile-bench" in index and "Fixture CPU" in (out / "summary.html").read_text()
+
+
+def test_compare_of_a_results_file_a_run_is_writing_is_a_one_line_error(tmp_path):
+    """`--compare` of a file a run is still writing compared its partial rows, as `--report-only` once
+    did; the run's lock refuses it, nothing written."""
+    from bench_utils.results.writer import ResultsWriter
+
+    before, after = tmp_path / "a" / "results.jsonl", tmp_path / "b" / "results.jsonl"
+    with ResultsWriter(before) as writer:
+        writer.append(make_row("vit", 1, "eager", 2.0))
+    with ResultsWriter(after) as writer:  # a run writing it
+        writer.append(make_row("vit", 1, "eager", 2.0))
+        line = one_error_line(run_cli("report", "--compare", before, after, "--out", tmp_path / "out"))
+    assert line.startswith(f"error: {after} is being written by a run (pid {os.getpid()})")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_second_report_of_a_profile_a_run_is_measuring_is_refused_before_writing_anything(tmp_path):
     """Hostile round 5, second pass: a `report` of a profile whose results file a live run holds had
     rendered a FAILED page into that run's folder and the summary mid-run, exit 1; now one line, exit 2,

@@ -333,10 +333,15 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
 
-def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
-    """summary.html over every profile folder in `out_dir`, whichever command measured it."""
+def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path | None, str]:
+    """summary.html over every profile folder in `out_dir`, whichever command measured it, but one a run
+    is measuring now or whose results are refused (index_page.summarized_results: the index says why)."""
+    from .index_page import summarized_results
+
     notebook = repo_root() / "notebooks" / "summary.ipynb"
-    paths = [str(path) for path in sorted(out_dir.resolve().glob("*/results.jsonl"))]
+    paths = [str(path) for path in summarized_results(out_dir)]
+    if not paths and any(out_dir.glob("*/results.jsonl")):  # [] would make the notebook read every folder's
+        return None, ""
     executed = out_dir.resolve() / "summary.ipynb"
     page = out_dir / "summary.html"
     error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
@@ -397,6 +402,7 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     for path in (before, after):
         if not path.is_file():
             raise ConfigError(f"--compare: no results file at {path}")
+        check_no_live_run(path)  # its rows are partial, as for --report-only
         results_rows(path, "--compare")  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
     check_not_others(out_dir, COMPARE_OUTPUTS)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -468,13 +474,14 @@ def main(args) -> int:
     outcomes = [run_profile(p, out_dir, args.notebook_timeout, not args.report_only, cfg)
                 for p, cfg in zip(profiles, configs)]
     summary_page, summary_error = build_summary(out_dir, args.notebook_timeout)
-    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
+    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page and summary_page.name,
                         relative_text(summary_error, out_dir))
     copy_method(out_dir)
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         print(terminal_text(f"[report] {outcome.cfg.label}: {_state(outcome.error)} -> {outcome.page}"))
-    print(terminal_text(f"[report] summary: {_state(summary_error)} -> {summary_page}"))
+    print(terminal_text(f"[report] summary: {_state(summary_error)} -> {summary_page}" if summary_page else
+                        "[report] summary: none (no run in the folder is finished and readable: the index says why)"))
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     return 1 if summary_error or any(outcome.error for outcome in outcomes) else 0
