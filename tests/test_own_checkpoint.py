@@ -232,3 +232,25 @@ def test_a_processor_that_keeps_a_big_image_as_it_is_is_refused(my_vit, tmp_path
                                           r"4,000 px, more than 16,777,216 pixels"):
         load_config(tiny_params(tmp_path, models=[{"name": "keep", "checkpoint": str(keep)}], image=str(image)))
     assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "keep", "checkpoint": str(keep)}]))
+
+
+def test_a_checkpoint_whose_weights_cannot_be_read_names_its_folder_by_its_name_only(my_vit, tmp_path):
+    """A weights file the worker could not read ("FileNotFoundError ... /full/path/...": one without read
+    permission, or a shard its index names that is not there) put the checkpoint's absolute path into
+    results.jsonl, cells.csv and the summary: the row's texts name the folder by its name, as the rows'
+    other fields do, wherever the results file lies."""
+    import json
+    import shutil
+
+    broken = tmp_path / "models" / "broken-vit"
+    shutil.copytree(my_vit, broken)
+    (broken / "model.safetensors").unlink()
+    (broken / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"vit.embeddings.cls_token": "model-00001-of-00001.safetensors"}}))
+    results = tmp_path / "elsewhere" / "deeper" / "r.jsonl"
+    params = tiny_params(tmp_path, models=[{"name": "broken", "checkpoint": str(broken)}], weights="auto")
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = read_results(results).rows
+    assert row.status == "error" and "broken-vit/model-00001-of-00001.safetensors" in row.error, row.error
+    assert str(tmp_path) not in results.read_text() and "../" not in row.error

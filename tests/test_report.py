@@ -526,7 +526,6 @@ def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(t
 
     from bench_utils.config.parameters_file import config_from_dict
     from bench_utils.paths import relative_text
-    from bench_utils.report.build import users_folders
 
     import shutil
 
@@ -542,6 +541,6 @@ def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(t
     cfg = config_from_dict({"image": str(image), "models": ["mine"], "checkpoints": [
         {"name": "mine", "checkpoint": str(outside / "my-vit"), "task": "image-classification"}]})
     text = f'image = "{image}"\\ncheckpoints = [{{"checkpoint": "{outside / "my-vit"}"}}]'
-    shown = relative_text(text, tmp_path / "reports" / "x", users_folders(cfg))
+    shown = relative_text(text, tmp_path / "reports" / "x", cfg.users_folders())
     assert str(outside) not in shown and str(tmp_path) not in shown
     assert '"<image folder>/cat.png"' in shown and '"my-vit"' in shown

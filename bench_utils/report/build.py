@@ -267,28 +267,12 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label,
-                       users_folders(cfg))
+                       cfg.users_folders())
     from ..sweep.adaptive import first_pass_state
 
     left = (first_pass_state(cfg, results) or (0, 0))[0]
     write_profile_state(results.parent, cfg, params.name, error, left, page_rebuilt=not refused)
     return ProfileOutcome(cfg, page, results, error, shown_path(params), left)
-
-
-def users_folders(cfg: BenchConfig) -> dict[str, str]:
-    """The folders of a profile's own files a published notebook would name whole (its parameters cell,
-    papermill's metadata), each to be shown by a name: an own checkpoint's folder by the folder's name
-    (as rows name it), the image's folder as "<image folder>"."""
-    folders = {}
-    for _, checkpoint, _ in cfg.checkpoints:
-        if Path(checkpoint).is_absolute() or Path(checkpoint).expanduser().is_dir():
-            folder = Path(checkpoint).expanduser().resolve()
-            folders[str(folder)] = folder.name
-            folders[checkpoint] = folder.name  # as the profile wrote it
-    if cfg.image:
-        folder = Path(cfg.image).expanduser().resolve().parent
-        folders[str(folder)] = "<image folder>"
-    return folders
 
 
 def shown_path(params: Path) -> str:

@@ -79,17 +79,17 @@ class Row:
     def to_json(self) -> str:
         return json.dumps({FORMAT_KEY: ROW_FORMAT} | dataclasses.asdict(self), sort_keys=True)
 
-    def without_local_paths(self, folder: Path) -> "Row":
+    def without_local_paths(self, folder: Path, also: dict | None = None) -> "Row":
         """The row as a results file keeps it: its texts (errors, notes, graph-break reasons; not its
-        names) with absolute paths of this machine made relative to `folder` (paths.relative_text), so a
-        results file published beside its page names none."""
+        names) with absolute paths of this machine made relative to `folder` (paths.relative_text; the
+        folders of `also` shown by their names), so a results file published beside its page names none."""
         changes = {}
         for name in (f.name for f in dataclasses.fields(self) if f.name not in NAMING_FIELDS):
             value = getattr(self, name)
             if isinstance(value, str) and "/" in value:
-                changes[name] = relative_text(value, folder)
+                changes[name] = relative_text(value, folder, also)
             elif isinstance(value, list) and any(isinstance(item, str) and "/" in item for item in value):
-                changes[name] = [relative_text(item, folder) if isinstance(item, str) else item for item in value]
+                changes[name] = [relative_text(item, folder, also) if isinstance(item, str) else item for item in value]
         return dataclasses.replace(self, **changes) if changes else self
 
     def finite(self) -> "Row":

@@ -112,7 +112,10 @@ def writing_pid(path: str | Path) -> str | None:
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, shown: dict | None = None):
+        """`shown`: folders outside the results folder that a row's texts may name (absolute path -> the
+        name each is shown by: BenchConfig.users_folders), written by that name."""
+        self.shown = shown or {}
         if Path(path).is_symlink():  # resolved, a link would be written through to its target
             raise OSError(errno.ELOOP, "a symbolic link; compile-bench never writes through one: give the file "
                                        "itself as --results", str(path))
@@ -156,7 +159,7 @@ class ResultsWriter:
             raise MixedRunsError(f"{self.path}: holds rows of {run_text(self._run)}; this row is of another run "
                                  f"({run_text(other)}): one results file holds one run, measure into another "
                                  "--results file")
-        line = row.finite().without_local_paths(self.path.parent).to_json() + "\n"
+        line = row.finite().without_local_paths(self.path.parent, self.shown).to_json() + "\n"
         cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")
         fd = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # a link swapped in: refused

@@ -221,7 +221,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
 
     results_path = Path(results_path) if results_path else default_results_path(cfg)
     started = time.perf_counter()
-    with ResultsWriter(results_path) as writer:
+    with ResultsWriter(results_path, cfg.users_folders()) as writer:
         rows = read_cell_rows(cfg, results_path)
         if launcher is None or isinstance(launcher, LocalLauncher):  # a cluster's rows are its hosts'
             _refuse_other_cores(rows, results_path)
@@ -241,7 +241,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             if isinstance(unit, Round):
                 write_cells(new)
             else:
-                with ResultsWriter(rows_path(results_path, unit)) as study_writer:
+                with ResultsWriter(rows_path(results_path, unit), cfg.users_folders()) as study_writer:
                     for row in new:
                         study_writer.append(row)
 
