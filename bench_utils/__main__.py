@@ -215,7 +215,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def open_standard_streams() -> None:
+    """A standard stream the shell closed (`2>&-`) reads and writes /dev/null instead: Python leaves
+    sys.stderr None (the first progress-bar update killed `run`, exit 1, nothing measured), and the
+    next file opened would take its number (a C library's warning would land in the results file)."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, mode)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False, errors="backslashreplace",
+                                    **({"buffering": 1} if fd else {})))
+
+
 def main(argv: list[str] | None = None) -> int:
+    open_standard_streams()
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
     default_inductor_cache_dir()  # before any worker starts: they inherit it

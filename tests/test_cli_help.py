@@ -22,3 +22,23 @@ def test_every_verb_has_a_description_and_examples(verb):
 def test_report_compare_takes_two_files():
     args = build_parser().parse_args(["report", "--compare", "a.jsonl", "b.jsonl"])
     assert args.compare == ["a.jsonl", "b.jsonl"] and args.params == []
+
+
+def test_a_run_with_its_error_stream_closed_measures_and_keeps_its_rows(tmp_path):
+    """`run ... 2>&-`: Python leaves sys.stderr None and the first progress-bar update killed the run,
+    exit 1, nothing measured; a closed stream reads and writes /dev/null instead."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO, tiny_params
+
+    from bench_utils.results.rows import read_results
+
+    results = tmp_path / "r.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "bench_utils", "run", str(tiny_params(tmp_path, repeats=2)),
+                           "--results", str(results)], preexec_fn=lambda: os.close(2), capture_output=False,
+                          stdout=subprocess.PIPE, text=True, cwd=REPO, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert [row.status for row in read_results(results).rows] == ["ok", "ok"]
+    assert proc.stdout.strip().endswith(f"-> {results}")
