@@ -519,6 +519,34 @@ def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_f
     assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "benchmark.ipynb"]
 
 
+def test_a_render_killed_before_leaves_no_private_folder_for_the_next_one(tmp_path, monkeypatch):
+    """kill -9 while a notebook renders runs no `finally`: `.benchmark.ipynb.*.running/` (papermill's
+    notebook, absolute paths inside) stayed in the published folder, and the next report left it. The
+    next render removes those whose process is gone, not one a live render holds."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    good = out / "benchmark.ipynb"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    for name in (f".benchmark.ipynb.{gone}.abc123.running", ".benchmark.ipynb.x7y8z9.running",
+                 f".benchmark.ipynb.{os.getpid()}.live01.running", f".summary.ipynb.{gone}.other1.running"):
+        (out / name).mkdir(parents=True)
+        (out / name / "benchmark.ipynb").write_text(f'{{"path": "{tmp_path}"}}')
+    (out / f".benchmark.ipynb.{gone}.link01.running").symlink_to(tmp_path)
+
+    def finish(notebook, running, **kwargs):
+        Path(running).write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+
+    monkeypatch.setattr(papermill, "execute_notebook", finish)
+    assert report.execute(NOTEBOOK, good, {}, 60) == ""
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".running")) == [
+        f".benchmark.ipynb.{os.getpid()}.live01.running", f".benchmark.ipynb.{gone}.link01.running",
+        f".summary.ipynb.{gone}.other1.running"]  # a live render's, a link (not followed), another notebook's
+    assert tmp_path.is_dir() and good.is_file()
+
+
 def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(tmp_path):
     """An own checkpoint folder and an image outside the home, the checkout and the reports folder: the
     published notebook (its parameters cell, papermill's metadata) shows neither path whole."""

@@ -11,6 +11,7 @@ index; the command prints one line per failure and exits non-zero.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import sys
 import tempfile
@@ -118,7 +119,8 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".running", dir=output.parent))
+    remove_stale_private(output)
+    private = Path(tempfile.mkdtemp(prefix=f".{output.name}.{os.getpid()}.", suffix=".running", dir=output.parent))
     running = private / output.name
     try:
         error = ""
@@ -141,6 +143,28 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
         return error
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def remove_stale_private(output: Path) -> None:
+    """The private folders a render of `output` left beside it when it was killed (kill -9 runs no
+    `finally`: `.benchmark.ipynb.*.running/`, papermill's notebook inside, with absolute paths, stayed in
+    the published folder): each names the pid that made it, and one whose process is gone is removed (a
+    name without a pid is an older version's). A link is never followed."""
+    for stale in output.parent.glob(f".{output.name}.*.running"):
+        owner = stale.name[len(output.name) + 2:].split(".", 1)[0]
+        if stale.is_symlink() or not stale.is_dir() or (owner.isdigit() and _alive(int(owner))):
+            continue
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid > 0  # another user's process (a PermissionError), or no pid at all
+    return True
 
 
 def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_timeout_s: int, title: str,
