@@ -12,7 +12,7 @@ from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text, use_one_line_warnings
-from .paths import check_inductor_cache_dir, default_inductor_cache_dir, inside, reports_root
+from .paths import check_inductor_cache_dir, default_inductor_cache_dir, default_matplotlib_dir, inside, reports_root
 from .stops import unwind_on_stop
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
@@ -237,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
     default_inductor_cache_dir()  # before any worker starts: they inherit it
+    default_matplotlib_dir()  # ... and the notebooks' kernels this
     unwind_on_stop()  # SIGTERM and SIGHUP unwind like Ctrl-C (stops.py)
     try:
         return args.func(args)

@@ -50,6 +50,36 @@ def default_inductor_cache_dir() -> None:
     os.environ.setdefault(INDUCTOR_CACHE_ENV, str(repo_root() / ".cache" / "inductor"))
 
 
+MATPLOTLIB_ENV = "MPLCONFIGDIR"  # matplotlib's config and cache folder, read by the notebooks' kernels
+
+
+def default_matplotlib_dir() -> None:
+    """$MPLCONFIGDIR in the checkout (.cache/matplotlib), else under the temporary folder, where
+    matplotlib's own folders ($XDG_CONFIG_HOME or ~/.config, $XDG_CACHE_HOME or ~/.cache) cannot be
+    written (a read-only home): matplotlib then makes a temporary one and warns naming it, and the
+    warning, with its path, was published on every page. Left alone when set or writable."""
+    if os.environ.get(MATPLOTLIB_ENV):
+        return
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"
+    if _writable(config) and _writable(cache):
+        return
+    import tempfile
+
+    for folder in (repo_root() / ".cache" / "matplotlib",
+                   Path(tempfile.gettempdir()) / f"compile-bench-matplotlib-{os.getuid()}"):
+        if _writable(folder):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.environ[MATPLOTLIB_ENV] = str(folder)
+            return
+
+
+def _writable(folder: Path) -> bool:
+    """Can `folder` be written, or made where it is missing (its nearest existing folder writable)?"""
+    existing = next((p for p in (folder, *folder.parents) if p.exists() or p.is_symlink()), None)
+    return existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
+
+
 def check_inductor_cache_dir() -> None:
     """$TORCHINDUCTOR_CACHE_DIR, when set, must be a folder this user can write (or one that can be
     made): else every cell, eager ones too, would fail with the same FileExistsError or PermissionError."""
