@@ -254,3 +254,30 @@ def test_a_checkpoint_whose_weights_cannot_be_read_names_its_folder_by_its_name_
     (row,) = read_results(results).rows
     assert row.status == "error" and "broken-vit/model-00001-of-00001.safetensors" in row.error, row.error
     assert str(tmp_path) not in results.read_text() and "../" not in row.error
+
+
+def test_weights_that_match_none_of_the_models_tensors_are_a_failed_row_not_pretrained(my_vit, tmp_path):
+    """A weights file of another model (no tensor name in common): from_pretrained left every tensor at
+    random and the rows said "pretrained weights". It is a failed row saying so; a file missing a few
+    tensors is measured, its note counting them."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    other, partial = tmp_path / "other", tmp_path / "partial"
+    for folder in (other, partial):
+        shutil.copytree(my_vit, folder)
+    save_file({"some.other.model.weight": torch.zeros(3)}, str(other / "model.safetensors"), metadata={"format": "pt"})
+    weights = load_file(str(partial / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if not k.startswith("classifier.")}, str(partial / "model.safetensors"),
+              metadata={"format": "pt"})
+    params = tiny_params(tmp_path, models=[{"name": "other", "checkpoint": str(other)},
+                                           {"name": "partial", "checkpoint": str(partial)}], weights="auto")
+    results = tmp_path / "r.jsonl"
+    assert run_cli("run", params, "--results", results).returncode == 0
+    rows = {row.model: row for row in read_results(results).rows}
+    assert rows["other"].status == "error" and rows["other"].weights != "pretrained"
+    assert "the weights file of other matches none of the model's" in rows["other"].error
+    assert rows["partial"].status == "ok" and rows["partial"].weights == "pretrained"
+    assert rows["partial"].weights_note == "your checkpoint partial (2 of its 40 tensors not in its weights file: random)"
