@@ -293,3 +293,35 @@ def test_a_quick_selfcheck_on_a_gpu_is_the_first_profile_with_its_core_modes():
     assert quick[0].repeats == REUSE["repeats"] and quick[0].profile and quick[0].label == profiles("cuda")[0].label
     assert len(profiles("cuda")) == 5 and "max-autotune" in profiles("cuda")[0].configurations
     assert profiles("cpu", quick=True) == profiles("cpu")  # a CPU's selfcheck is quick already
+
+
+def test_the_json_file_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    """`selfcheck --json FILE` wrote through a symbolic link planted at FILE (into its target). A link, or
+    someone's file, there is refused before any check runs; the file selfcheck wrote before is replaced
+    whole, a link marked as its own replaced, its target left alone."""
+    import os
+
+    import bench_utils.selfcheck as selfcheck
+    from bench_utils.files import NotOursError
+
+    ran = []
+
+    def run(device, folder, cells, quick):
+        ran.append(device)
+        yield Check("clock", "PASS", "ok")
+
+    monkeypatch.setattr(selfcheck, "run", run)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    planted = tmp_path / "s.json"
+    planted.symlink_to(victim)
+    with pytest.raises(NotOursError):
+        selfcheck.main("cpu", None, str(planted))
+    assert ran == [] and victim.read_text() == "precious"
+    planted.unlink()
+    assert selfcheck.main("cpu", None, str(planted)) == 0 and json.loads(planted.read_text())["passed"]
+    planted.unlink()
+    planted.symlink_to(victim)  # at a name the marker lists: replaced, not followed
+    assert selfcheck.main("cpu", None, str(planted)) == 0
+    assert victim.read_text() == "precious" and not planted.is_symlink() and oct(planted.stat().st_mode)[-3:] == "644"
+    assert os.path.exists(tmp_path / ".compile-bench")
