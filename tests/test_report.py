@@ -167,6 +167,20 @@ def test_a_folder_of_another_results_format_leaves_the_summary_of_the_others(fix
     assert "written by an older compile-bench" in index and "Fixture CPU" in (out / "summary.html").read_text()
 
 
+def test_a_profile_folders_file_that_is_no_results_is_refused_before_measuring_naming_out(tmp_path):
+    """`report` has no --results: a profile folder's results.jsonl that is not a results file was refused
+    as "choose another --results file", after the plan. Now before it, naming what report takes."""
+    params = tiny_params(tmp_path)
+    results = report.profile_results(load_config(params), tmp_path / "out")
+    results.parent.mkdir(parents=True)
+    results.write_text("my notes\n")
+    for only in ((), ("--report-only",)):
+        line = one_error_line(run_cli("report", params, "--out", tmp_path / "out", *only))
+        assert line == (f"error: {results}: not a results file (line 1 is not a results row); choose another --out "
+                        "folder or label, or move the file aside")
+    assert results.read_text() == "my notes\n"
+
+
 def test_compare_of_a_results_file_a_run_is_writing_is_a_one_line_error(tmp_path):
     """`--compare` of a file a run is still writing compared its partial rows, as `--report-only` once
     did; the run's lock refuses it, nothing written."""

@@ -372,3 +372,19 @@ def test_a_measurement_that_is_not_finite_is_kept_as_a_failed_row_that_says_so(t
     assert failed.key in done_keys(loaded.rows) and failed.key not in done_keys(loaded.rows, retry_failed=True)
     timeout = fixture_row(configuration="default", status="timeout", latency_ms_median=math.nan)
     assert timeout.finite().status == "timeout" and timeout.finite().error == "timeout: fixture; and not finite: latency_ms_median nan"
+
+
+def test_a_results_file_saved_with_a_byte_order_mark_keeps_its_first_row(tmp_path):
+    """A file an editor saved with a UTF-8 byte-order mark was refused as "not a results file (line 1 is
+    not a results row)": the mark is read past, its first row kept, and a run appends to it."""
+    import codecs
+
+    from bench_utils.results.writer import check_is_results_file
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(codecs.BOM_UTF8 + (fixture_row(repeat=0).to_json() + "\n").encode())
+    check_is_results_file(path)
+    with ResultsWriter(path) as writer:
+        writer.append(fixture_row(repeat=1))
+    loaded = read_results(path)
+    assert [row.repeat for row in loaded.rows] == [0, 1] and loaded.skipped_lines == []

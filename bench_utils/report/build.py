@@ -244,7 +244,7 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure{found})")
     from ..sweep.jobs import settings_differing
 
-    rows = results_rows(path)
+    rows = results_rows(path, "--out")
     labels = sorted({row.label for row in rows} - {cfg.label})
     if labels:
         raise ConfigError(f"{path} holds rows of the label {labels[0]!r}, not {params.name}'s {cfg.label!r}: "
@@ -380,6 +380,18 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     for folder in folders:
         check_not_others(folder, PROFILE_OUTPUTS)
         check_no_live_run(folder / "results.jsonl")
+        results_file(folder / "results.jsonl")
+
+
+def results_file(path: Path) -> None:
+    """A profile folder's results file, when there is one, must be one (a text file there, or a
+    compressed copy, is refused before anything is measured, naming --out: `report` has no --results)."""
+    from ..results.writer import NotAResultsFileError, check_is_results_file
+
+    try:
+        check_is_results_file(path, "--out")
+    except NotAResultsFileError as err:
+        raise ConfigError(str(err)) from None
 
 
 def check_no_live_run(path: Path) -> None:

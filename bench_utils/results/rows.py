@@ -333,7 +333,7 @@ def bounded_lines(fh):
                 line = fh.readline(MAX_LINE_BYTES)
             yield number, None
             continue
-        yield number, line.decode("utf-8", errors="replace")
+        yield number, line.decode("utf-8-sig" if number == 1 else "utf-8", errors="replace")  # a BOM: no row lost
 
 
 def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:
