@@ -218,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
 def open_standard_streams() -> None:
     """A standard stream the shell closed (`2>&-`) reads and writes /dev/null instead: Python leaves
     sys.stderr None (the first progress-bar update killed `run`, exit 1, nothing measured), and the
-    next file opened would take its number (a C library's warning would land in the results file)."""
+    next file opened would take its number (a C library's warning would land in the results file).
+    Output a locale cannot encode is escaped (the verdict's "×" in an ASCII locale ended in a traceback)."""
     for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
         try:
             os.fstat(fd)
@@ -230,6 +231,9 @@ def open_standard_streams() -> None:
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False, errors="backslashreplace",
                                     **({"buffering": 1} if fd else {})))
+    for stream in (sys.stdout, sys.stderr):  # an ASCII locale (LC_ALL=C): "×" or "ü" escaped, not a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def main(argv: list[str] | None = None) -> int:

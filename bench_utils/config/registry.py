@@ -187,7 +187,7 @@ def _checked_folder(folder: Path) -> dict:
     try:
         if (folder / "config.json").stat().st_size > MAX_CONFIG_BYTES:
             raise ValueError("too large")
-        config = json.loads((folder / "config.json").read_text())
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (ValueError, OSError, RecursionError):
         raise ValueError(f"checkpoint: {str(folder)!r}: config.json is not readable JSON") from None
     if not isinstance(config, dict):
@@ -262,4 +262,4 @@ def processor_size(folder: str | Path) -> ProcessorSize:
 
 def _published() -> dict:
     path = resources.files("bench_utils") / "model_configs" / "published_params.json"
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))

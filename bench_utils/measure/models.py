@@ -164,7 +164,7 @@ def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
 
     folder = spec.config_dir("full", local_only=_hub_offline() or (not Path(spec.checkpoint).is_dir()
                                                                      and not hub_reachable()))
-    architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
+    architecture = json.loads((folder / "config.json").read_text(encoding="utf-8"))["architectures"][0]
     model_class = getattr(transformers, architecture)
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     check_room(model_class, config, dtype, device)  # a config declaring an absurd size: oom, not a SIGKILL
