@@ -10,7 +10,7 @@ from .config.bench_config import ConfigError
 from .config.parameters_file import load_config, with_budget
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
-from .measure.environment import ready_here
+from .measure.environment import check_open_files, ready_here
 from .messages import terminal_text, use_one_line_warnings
 from .paths import check_inductor_cache_dir, default_inductor_cache_dir, default_matplotlib_dir, inside, reports_root
 from .stops import unwind_on_stop
@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     default_matplotlib_dir()  # ... and the notebooks' kernels this
     unwind_on_stop()  # SIGTERM and SIGHUP unwind like Ctrl-C (stops.py)
     try:
+        if args.func in (_cmd_run, _cmd_report, _cmd_selfcheck):  # they start workers and notebooks' kernels
+            check_open_files()
         return args.func(args)
     except ConfigError as err:
         print(terminal_text(f"error: {err}"), file=sys.stderr)

@@ -42,3 +42,31 @@ def test_a_run_with_its_error_stream_closed_measures_and_keeps_its_rows(tmp_path
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert [row.status for row in read_results(results).rows] == ["ok", "ok"]
     assert proc.stdout.strip().endswith(f"-> {results}")
+
+
+def _limited_report(tmp_path, soft: int, hard: int):
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import REPO, tiny_params
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    return subprocess.run([sys.executable, "-m", "bench_utils", "report", str(tiny_params(tmp_path)), "--out",
+                           str(tmp_path / "out"), "--report-only"], preexec_fn=limit, capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+
+
+def test_an_open_files_limit_too_low_for_a_kernel_is_one_line_and_a_low_soft_one_is_raised(tmp_path):
+    """Under `ulimit -n 64` both notebooks failed "Kernel died" with no cause. A hard limit that low is
+    refused before anything runs, naming it; a low soft limit is raised within the hard one."""
+    proc = _limited_report(tmp_path, 64, 64)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr == ("error: open files: this shell allows 64 (ulimit -n), compile-bench needs 256 (a notebook's "
+                           "kernel dies without a word below about 100): run `ulimit -n 256` first, or ask for a "
+                           "higher hard limit\n")
+    assert not (tmp_path / "out").exists()
+    raised = _limited_report(tmp_path, 64, 1024)  # no results there: refused for that, after the limit was raised
+    assert raised.returncode == 2 and "no results file at" in raised.stderr and "open files" not in raised.stderr
