@@ -32,4 +32,3 @@ def test_a_launching_thread_pinned_after_import_keeps_the_processs_count():
         "allowed = len(os.sched_getaffinity(0)); cpu = launch_thread.pin(); "
         "print(allowed, len(os.sched_getaffinity(0)), environment.collect('cpu')['cpu_count'])")
     assert pinned_to == 1 and recorded == allowed >= 2
-
