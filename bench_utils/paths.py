@@ -16,6 +16,21 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def checkout_file(folder: str, name: str, root: Path | None = None) -> Path:
+    """A file of the checkout that is not part of the package (notebooks/, parameters/); ConfigError in
+    one line where bench_utils was installed without its checkout (`pip install .` copies the package
+    alone: `report` failed on a missing notebooks/ and did not say why)."""
+    root = Path(root) if root is not None else repo_root()
+    path = root / folder / name
+    if not path.is_file() and not (root / folder).is_dir():
+        from .config.bench_config import ConfigError
+
+        raise ConfigError(f"{root / folder}: not found: {folder}/ lives in the compile-bench checkout, and this "
+                          "bench_utils was installed without it (pip install . copies the package alone); install "
+                          "it from the checkout with `pip install -e .`, or run from there")
+    return path
+
+
 def reports_root() -> Path:
     """$BENCH_REPORTS_DIR, else reports/ in the checkout: the CLI and the notebooks agree on it."""
     root = Path(os.environ.get(REPORTS_DIR_ENV) or repo_root() / "reports")

@@ -181,6 +181,26 @@ def test_a_profile_folders_file_that_is_no_results_is_refused_before_measuring_n
     assert results.read_text() == "my notes\n"
 
 
+def test_a_package_installed_without_its_checkout_says_where_the_notebooks_are(tmp_path):
+    """After `pip install .` (not -e) the package sits in site-packages without notebooks/: `report`
+    failed on a missing notebook and did not say why. One line, before anything is measured."""
+    import shutil
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "bench_utils", site / "bench_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    params = tiny_params(tmp_path)
+    for args in (("report", str(params), "--out", str(tmp_path / "out")), ("report", "--out", str(tmp_path / "out"))):
+        proc = subprocess.run([sys.executable, "-m", "bench_utils", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+        line = one_error_line(proc)
+        assert line.startswith(f"error: {site}/") and ("/ lives in the compile-bench checkout, and this bench_utils "
+                                                         "was installed without it") in line, line
+        assert "`pip install -e .`" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_compare_of_a_results_file_a_run_is_writing_is_a_one_line_error(tmp_path):
     """`--compare` of a file a run is still writing compared its partial rows, as `--report-only` once
     did; the run's lock refuses it, nothing written."""

@@ -25,7 +25,7 @@ from ..config.validation import check_distinct_folders
 from ..files import NotOursError, check_ours, write_file
 from ..measure.environment import ready_here
 from ..messages import terminal_text
-from ..paths import check_inductor_cache_dir, inside, relative_text, repo_root, reports_root
+from ..paths import check_inductor_cache_dir, checkout_file, inside, relative_text, repo_root, reports_root
 from .index_page import write_profile_state
 from .page_html import escape, published_notebook
 
@@ -59,10 +59,10 @@ def default_runs(root: Path) -> list[tuple[Path, str | None]]:
 
     facts = _cuda_device()
     if not facts:
-        return [(root / "parameters" / name, None) for name in CPU_PROFILES]
+        return [(checkout_file("parameters", name, root), None) for name in CPU_PROFILES]
     choice = choose_profile(*facts)
     print(f"[report] {choice.why}" + (f', labelled "{choice.label}"' if choice.label else ""), file=sys.stderr)
-    return [(root / "parameters" / f"{choice.profile}.yaml", choice.label)]
+    return [(checkout_file("parameters", f"{choice.profile}.yaml", root), choice.label)]
 
 
 def _cuda_device() -> tuple | None:
@@ -276,7 +276,7 @@ def measure_profile(cfg: BenchConfig, params: Path, results: Path) -> str:
 def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
                 cfg: BenchConfig) -> ProfileOutcome:
     """`cfg`: the profile as main() loaded and adjusted it (a GPU's own label, live_groups fit)."""
-    notebook = repo_root() / "notebooks" / "benchmark.ipynb"
+    notebook = checkout_file("notebooks", "benchmark.ipynb")
     parameters = check_parameters(cfg, params, notebook)
     results = profile_results(cfg, out_dir)
     page = results.parent / "report.html"
@@ -346,7 +346,7 @@ def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path | None, str]
     is measuring now or whose results are refused (index_page.summarized_results: the index says why)."""
     from .index_page import summarized_results
 
-    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    notebook = checkout_file("notebooks", "summary.ipynb")
     paths = [str(path) for path in summarized_results(out_dir)]
     if not paths and any(out_dir.glob("*/results.jsonl")):  # [] would make the notebook read every folder's
         return None, ""
@@ -368,7 +368,7 @@ def check_outputs(out_dir: Path, configs: list[BenchConfig]) -> None:
     file it writes may replace one compile-bench did not write (files.check_ours: the folder's marker)."""
     if out_dir.exists() and not out_dir.is_dir():  # before a plan is printed and a sweep started, not after
         raise ConfigError(f"--out {out_dir} is a file, not a folder: give the folder the reports go to")
-    sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
+    sources = {path.resolve() for path in (checkout_file("notebooks", "benchmark.ipynb").parent).glob("*.ipynb")}
     folders = [profile_results(cfg, out_dir).parent for cfg in configs]
     for folder in folders:  # a profile folder that is a symlink out of the reports folder is refused
         inside(folder / "report.html", out_dir)
@@ -426,7 +426,7 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
         results_rows(path, "--compare")  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
     check_not_others(out_dir, COMPARE_OUTPUTS)
     out_dir.mkdir(parents=True, exist_ok=True)
-    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    notebook = checkout_file("notebooks", "summary.ipynb")
     executed = out_dir.resolve() / "compare.ipynb"
     parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
                   "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}
