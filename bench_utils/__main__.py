@@ -236,6 +236,18 @@ def open_standard_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def check_working_folder() -> None:
+    """ConfigError in one line when the folder the command runs in was deleted (or moved) under the shell:
+    every relative path, and the workers' and kernels' own, failed as "No such file or directory", naming
+    nothing."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        shown = os.environ.get("PWD") or "the current folder"
+        raise ConfigError(f"{shown}: the folder this command runs in no longer exists (deleted or moved); cd to one "
+                          "that exists and run it again") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     open_standard_streams()
     args = build_parser().parse_args(argv)
@@ -244,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     default_matplotlib_dir()  # ... and the notebooks' kernels this
     unwind_on_stop()  # SIGTERM and SIGHUP unwind like Ctrl-C (stops.py)
     try:
+        check_working_folder()
         if args.func in (_cmd_run, _cmd_report, _cmd_selfcheck):  # they start workers and notebooks' kernels
             check_open_files()
         return args.func(args)

@@ -70,3 +70,28 @@ def test_an_open_files_limit_too_low_for_a_kernel_is_one_line_and_a_low_soft_one
     assert not (tmp_path / "out").exists()
     raised = _limited_report(tmp_path, 64, 1024)  # no results there: refused for that, after the limit was raised
     assert raised.returncode == 2 and "no results file at" in raised.stderr and "open files" not in raised.stderr
+
+
+def test_a_command_run_in_a_deleted_folder_says_so_in_one_line(tmp_path):
+    """From a working folder deleted under the shell every command failed "error: No such file or
+    directory", naming nothing (absolute paths too: the workers start there)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO, one_error_line, tiny_params
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    params = tiny_params(tmp_path)
+
+    def in_a_deleted_folder():
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    proc = subprocess.run([sys.executable, "-m", "bench_utils", "run", str(params), "--results",
+                           str(tmp_path / "r.jsonl")], preexec_fn=in_a_deleted_folder, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "PWD": str(gone)}, timeout=300)
+    assert one_error_line(proc) == (f"error: {gone}: the folder this command runs in no longer exists (deleted or "
+                                    "moved); cd to one that exists and run it again")
+    assert not (tmp_path / "r.jsonl").exists()
