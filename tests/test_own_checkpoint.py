@@ -190,6 +190,8 @@ def test_a_processor_that_would_blow_the_input_up_is_refused_before_any_worker(m
     ({"pad_size": {"height": 9000, "width": 9000}}, "scales images to 9,000 px"),
     ({"size": {"shortest_edge": 1e300}}, "asks for a length of 1"),
     ({"size": {"shortest_edge": 224}, "crop_pct": 0}, "asks for a length of inf px"),
+    ({"size": {"longest_edge": 100_000}}, "scales images to 100,000 px, so the input (640 x 480 px) becomes 100,000 x "
+                                          "75,000 px"),
 ])
 def test_a_processor_is_bounded_whatever_keys_it_scales_by(my_vit, tmp_path, keys, becomes):
     """The bound reads every length a processor's class may scale or pad by, not only a whole-number
@@ -209,6 +211,32 @@ def test_a_processor_is_bounded_whatever_keys_it_scales_by(my_vit, tmp_path, key
         load_config(tiny_params(tmp_path, models=[{"name": "big", "checkpoint": str(big)}]))
     assert f"models: big: its image processor (preprocessor_config.json) {becomes}" in str(refused.value)
     assert "more than 16,777,216 pixels" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_processor_size_that_is_not_a_number_is_one_line_and_a_longest_edge_bound_is_no_length(my_vit, tmp_path):
+    """`size: {height: "6000", ...}` failed in every worker (torch's TypeError); MaskFormer's own
+    `longest_edge: 2560` beside `shortest_edge: 640` bounds the longest side: a 3:1 image stays within
+    the limit (read as a length to reach, it would not)."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    mine = tmp_path / "mine"
+    shutil.copytree(my_vit, mine)
+    processor = json.loads((mine / "preprocessor_config.json").read_text())
+    (mine / "preprocessor_config.json").write_text(json.dumps(processor | {"size": {"height": "6000", "width": 6000}}))
+    with pytest.raises(ConfigError, match=r"preprocessor_config.json: size height: '6000' is not a number of pixels$"):
+        load_config(tiny_params(tmp_path, models=[{"name": "mine", "checkpoint": str(mine)}]))
+    wide = tmp_path / "wide.png"
+    Image.new("RGB", (3000, 1000)).save(wide)
+    (mine / "preprocessor_config.json").write_text(json.dumps(processor | {"size": {"shortest_edge": 640,
+                                                                                    "longest_edge": 2560}}))
+    assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "mine", "checkpoint": str(mine)}],
+                                   image=str(wide)))
 
 
 def test_a_processor_that_keeps_a_big_image_as_it_is_is_refused(my_vit, tmp_path):

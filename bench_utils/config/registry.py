@@ -214,19 +214,24 @@ _FRACTION_KEY = re.compile(r"pct|percent", re.IGNORECASE)
 MAX_PROCESSOR_DEPTH = 8  # nesting of a preprocessor_config.json's values read for lengths
 
 
+_CAP_KEY = re.compile(r"longest_edge|max_size", re.IGNORECASE)  # a bound on the longest side, not a length to reach
+
+
 @dataclass(frozen=True)
 class ProcessorSize:
     """What an own checkpoint's image processor may scale an image to, as far as its
     preprocessor_config.json tells, whatever keys its class reads: `edge`, the largest length in
-    pixels any of its values names (after dividing by a crop fraction), None when none; `resizes`,
-    False where it keeps the image's own size (`do_resize: false`)."""
+    pixels any of its values names (after dividing by a crop fraction), None when none; `longest`, the
+    largest bound it names on the longest side (`longest_edge`, `max_size`); `resizes`, False where it
+    keeps the image's own size (`do_resize: false`)."""
 
     edge: float | None
     resizes: bool = True
+    longest: float | None = None
 
 
 def _lengths(value, depth: int = 0, key: str = ""):
-    """The numbers under keys a processor reads as pixel lengths, however nested (a dict, a list)."""
+    """(key path, number) under keys a processor reads as pixel lengths, however nested (a dict, a list)."""
     if depth > MAX_PROCESSOR_DEPTH:
         return
     if isinstance(value, dict):
@@ -236,7 +241,9 @@ def _lengths(value, depth: int = 0, key: str = ""):
         for inner in value:
             yield from _lengths(inner, depth + 1, key)
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and _PIXEL_KEY.search(key):
-        yield float(value)
+        yield key, float(value)
+    elif isinstance(value, str) and _PIXEL_KEY.search(key):  # the processor fails on it in every worker
+        raise ValueError(f"{key.strip()}: {value[:40]!r} is not a number of pixels")
 
 
 def processor_size(folder: str | Path) -> ProcessorSize:
@@ -251,13 +258,18 @@ def processor_size(folder: str | Path) -> ProcessorSize:
         raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not readable JSON") from None
     if not isinstance(values, dict):
         raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not a mapping")
-    edge = max((abs(length) for length in _lengths(values)), default=None)
+    try:
+        lengths = list(_lengths(values))
+    except ValueError as err:
+        raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json: {err}") from None
+    edge = max((abs(length) for key, length in lengths if not _CAP_KEY.search(key)), default=None)
+    longest = max((abs(length) for key, length in lengths if _CAP_KEY.search(key)), default=None)
     fractions = [abs(v) for k, v in values.items() if _FRACTION_KEY.search(k) and isinstance(v, (int, float))
                  and not isinstance(v, bool)]
     if edge is not None and fractions:
         smallest = min(fractions)
         edge = edge / smallest if smallest > 0 else float("inf")
-    return ProcessorSize(edge, values.get("do_resize", True) is not False)
+    return ProcessorSize(edge, values.get("do_resize", True) is not False, longest)
 
 
 def _published() -> dict:

@@ -216,18 +216,24 @@ def _check_processed_size(cfg) -> None:
 def _processed_problem(size, image) -> str:
     """What the processor `size` (registry.ProcessorSize) makes of the input past MAX_PROCESSED_PIXELS, in
     words; "" when the input stays within it."""
-    if size.edge is not None and not (math.isfinite(size.edge) and size.edge <= MAX_PROCESSED_PIXELS):
-        return f"asks for a length of {size.edge:,.0f} px"
+    for length in (size.edge, size.longest):
+        if length is not None and not (math.isfinite(length) and length <= MAX_PROCESSED_PIXELS):
+            return f"asks for a length of {length:,.0f} px"
     width, height = _image_size(image)
     if not size.resizes and width * height > MAX_PROCESSED_PIXELS:
         return f"does not resize (do_resize: false), so the input is its own {width:,} x {height:,} px"
-    if size.edge is None or size.edge <= LARGEST_SHORTEST_EDGE:
+    if max(size.edge or 0, size.longest or 0) <= LARGEST_SHORTEST_EDGE:
         return ""
-    wide, high = processed_size(width, height, size.edge)
+    if size.edge is not None:  # its shortest edge scaled to the length, the aspect kept ...
+        wide, high = processed_size(width, height, size.edge)
+    else:  # ... or its longest side to the bound
+        wide, high = processed_size(width, height, size.longest * min(width, height) / max(width, height, 1))
+    if size.longest is not None and max(wide, high) > size.longest:  # ... then within the bound
+        wide, high = processed_size(width, height, size.longest * min(width, height) / max(width, height, 1))
     if wide * high <= MAX_PROCESSED_PIXELS:
         return ""
-    return (f"scales images to {size.edge:,.0f} px, so the input ({width:,} x {height:,} px) becomes {wide:,} x "
-            f"{high:,} px")
+    return (f"scales images to {size.edge or size.longest:,.0f} px, so the input ({width:,} x {height:,} px) becomes "
+            f"{wide:,} x {high:,} px")
 
 
 def _check_image(image) -> None:
