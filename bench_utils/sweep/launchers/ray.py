@@ -228,7 +228,8 @@ class RayLauncher:
         what = (f"Ray has not placed profile {self.cfg.label!r}: {name} (it needs {wanted}) for {waited:.0f} s: the "
                 f"cluster has {room or 'nothing'} free (another job may hold them)")
         if waited >= PLACE_LIMIT_S:
-            raise ConfigError(f"--ray: {what}; free them or add a node, then run again (resume keeps what was measured)")
+            raise ConfigError(f"--ray: {what}; free them or add a node, then run again (resume keeps what was "
+                              "measured)")
         warnings.warn(f"{what}; waiting up to {PLACE_LIMIT_S:g} s")
         self.said_waiting = True
 
