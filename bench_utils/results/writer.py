@@ -51,7 +51,8 @@ def check_is_results_file(path: Path, option: str = "--results") -> None:
                                                               "--results" else f"choose {another}"))
     blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None:
-        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose {another}")
+        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose "
+                                   + (another if option == "--out" else f"another {option} path"))
     if not path.exists():
         return
     with open(path, "rb") as fh:
