@@ -11,9 +11,9 @@ from .config.bench_config import ConfigError
 from .config.parameters_file import load_config, with_budget
 from .config.registry import MODELS, SIZES
 from .config.validation import check_distinct_folders
-from .measure.environment import ready_here
+from .measure.environment import check_open_files, ready_here
 from .messages import terminal_text, use_one_line_warnings
-from .paths import check_inductor_cache_dir, default_inductor_cache_dir, inside, reports_root
+from .paths import check_inductor_cache_dir, default_inductor_cache_dir, default_matplotlib_dir, inside, reports_root
 from .stops import unwind_on_stop
 
 EXIT_BAD_INPUT = 2  # argparse's own code for bad usage; we use it for every bad input
@@ -234,12 +234,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def open_standard_streams() -> None:
+    """A standard stream the shell closed (`2>&-`) reads and writes /dev/null instead: Python leaves
+    sys.stderr None (the first progress-bar update killed `run`, exit 1, nothing measured), and the
+    next file opened would take its number (a C library's warning would land in the results file).
+    Output a locale cannot encode is escaped (the verdict's "×" in an ASCII locale ended in a traceback)."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, mode)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False, errors="backslashreplace",
+                                    **({"buffering": 1} if fd else {})))
+    for stream in (sys.stdout, sys.stderr):  # an ASCII locale (LC_ALL=C): "×" or "ü" escaped, not a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def check_working_folder() -> None:
+    """ConfigError in one line when the folder the command runs in was deleted (or moved) under the shell:
+    every relative path, and the workers' and kernels' own, failed as "No such file or directory", naming
+    nothing."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        shown = os.environ.get("PWD") or "the current folder"
+        raise ConfigError(f"{shown}: the folder this command runs in no longer exists (deleted or moved); cd to one "
+                          "that exists and run it again") from None
+
+
 def main(argv: list[str] | None = None) -> int:
+    open_standard_streams()
     args = build_parser().parse_args(argv)
     use_one_line_warnings()
     default_inductor_cache_dir()  # before any worker starts: they inherit it
+    default_matplotlib_dir()  # ... and the notebooks' kernels this
     unwind_on_stop()  # SIGTERM and SIGHUP unwind like Ctrl-C (stops.py)
     try:
+        check_working_folder()
+        if args.func in (_cmd_run, _cmd_report, _cmd_selfcheck):  # they start workers and notebooks' kernels
+            check_open_files()
         return args.func(args)
     except ConfigError as err:
         print(terminal_text(f"error: {err}"), file=sys.stderr)

@@ -44,8 +44,11 @@ def _marked(folder: Path) -> set[str]:
 
 def check_ours(path: Path) -> None:
     """NotOursError (one line) when `path` exists, as a file or a link, and its folder's marker does
-    not list it: compile-bench overwrites only what it wrote."""
+    not list it: compile-bench overwrites only what it wrote; or when it is a folder, listed or not."""
     path = Path(path)
+    if path.is_dir() and not path.is_symlink():  # os.replace fails on it after the work, naming a temporary file
+        raise NotOursError(errno.EISDIR, "a folder where compile-bench writes a file, so it is left alone: move it, "
+                                         "or choose another folder", str(path))
     if (path.exists() or path.is_symlink()) and path.name not in _marked(path.parent):
         raise NotOursError(errno.EEXIST, f"not written by compile-bench (the folder's {MARKER} marker does not "
                                          "list it), so it is left alone: move it, or choose another folder",

@@ -16,6 +16,21 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def checkout_file(folder: str, name: str, root: Path | None = None) -> Path:
+    """A file of the checkout that is not part of the package (notebooks/, parameters/); ConfigError in
+    one line where bench_utils was installed without its checkout (`pip install .` copies the package
+    alone: `report` failed on a missing notebooks/ and did not say why)."""
+    root = Path(root) if root is not None else repo_root()
+    path = root / folder / name
+    if not path.is_file() and not (root / folder).is_dir():
+        from .config.bench_config import ConfigError
+
+        raise ConfigError(f"{root / folder}: not found: {folder}/ lives in the compile-bench checkout, and this "
+                          "bench_utils was installed without it (pip install . copies the package alone); install "
+                          "it from the checkout with `pip install -e .`, or run from there")
+    return path
+
+
 def reports_root() -> Path:
     """$BENCH_REPORTS_DIR, else reports/ in the checkout: the CLI and the notebooks agree on it."""
     root = Path(os.environ.get(REPORTS_DIR_ENV) or repo_root() / "reports")
@@ -69,9 +84,9 @@ TRITON_CACHE_ENV = "TRITON_CACHE_DIR"  # Triton's kernels (where unset, Inductor
 
 def default_inductor_cache_dir() -> None:
     """torch.compile's on-disk cache in the checkout (.cache/inductor; `make clean` removes it) unless
-    $TORCHINDUCTOR_CACHE_DIR names one: torch's own default is under /tmp, so a rerun typed in the shell
-    after a `make report` (the command a "Can't tell" prints) would compile every configuration cold
-    again, 25-60 s each on a 2-core CPU, where the checkout's cache makes it a warm compile of 3-15 s."""
+    $TORCHINDUCTOR_CACHE_DIR names one: the cells' own caches live under it (cell_cache_dir), and a run
+    resumed later (a run's next step) finds them there, its processes compiling warm (seconds, not the
+    tens of seconds of a cold compile on a 2-core CPU)."""
     os.environ.setdefault(INDUCTOR_CACHE_ENV, str(repo_root() / ".cache" / "inductor"))
 
 
@@ -102,6 +117,36 @@ def emptied(folder: Path) -> Path:
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     return folder
+
+
+MATPLOTLIB_ENV = "MPLCONFIGDIR"  # matplotlib's config and cache folder, read by the notebooks' kernels
+
+
+def default_matplotlib_dir() -> None:
+    """$MPLCONFIGDIR in the checkout (.cache/matplotlib), else under the temporary folder, where
+    matplotlib's own folders ($XDG_CONFIG_HOME or ~/.config, $XDG_CACHE_HOME or ~/.cache) cannot be
+    written (a read-only home): matplotlib then makes a temporary one and warns naming it, and the
+    warning, with its path, was published on every page. Left alone when set or writable."""
+    if os.environ.get(MATPLOTLIB_ENV):
+        return
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"
+    if _writable(config) and _writable(cache):
+        return
+    import tempfile
+
+    for folder in (repo_root() / ".cache" / "matplotlib",
+                   Path(tempfile.gettempdir()) / f"compile-bench-matplotlib-{os.getuid()}"):
+        if _writable(folder):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.environ[MATPLOTLIB_ENV] = str(folder)
+            return
+
+
+def _writable(folder: Path) -> bool:
+    """Can `folder` be written, or made where it is missing (its nearest existing folder writable)?"""
+    existing = next((p for p in (folder, *folder.parents) if p.exists() or p.is_symlink()), None)
+    return existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
 
 
 def check_inductor_cache_dir() -> None:

@@ -22,10 +22,10 @@ from .config.parameters_file import load_config, with_budget
 from .config.validation import check_distinct_folders
 from .measure.environment import ready_here
 from .messages import terminal_text
-from .paths import check_inductor_cache_dir, relative_text, repo_root, reports_root, shown_path
+from .paths import check_inductor_cache_dir, checkout_file, relative_text, repo_root, reports_root, shown_path
 from .report.build import (ProfileOutcome, build_summary, check_outputs, check_parameters, compare_main,
                            copy_method, outcome_words, page_title, profile_results, render, results_rows,
-                           users_folders, verdict_lines, write_stub)
+                           verdict_lines, write_stub)
 from .report.index_page import profile_lines, write_index, write_profile_state
 
 LONG_RUN_S = 3600.0  # seconds: a measuring run `plan` estimates above this needs --allow-long
@@ -39,10 +39,10 @@ def default_runs(root: Path) -> list[tuple[Path, str | None]]:
 
     facts = _cuda_device()
     if not facts:
-        return [(root / "parameters" / name, None) for name in CPU_PROFILES]
+        return [(checkout_file("parameters", name, root), None) for name in CPU_PROFILES]
     choice = choose_profile(*facts)
     print(f"[report] {choice.why}" + (f', labelled "{choice.label}"' if choice.label else ""), file=sys.stderr)
-    return [(root / "parameters" / f"{choice.profile}.yaml", choice.label)]
+    return [(checkout_file("parameters", f"{choice.profile}.yaml", root), choice.label)]
 
 
 def _cuda_device() -> tuple | None:
@@ -87,7 +87,7 @@ def check_results_file(path: Path, params: Path, cfg: BenchConfig) -> None:
         raise ConfigError(f"{params}: no results file at {path} (run without --report-only to measure{found})")
     from .sweep.jobs import settings_differing
 
-    rows = results_rows(path)
+    rows = results_rows(path, "--out")
     labels = sorted({row.label for row in rows} - {cfg.label})
     if labels:
         raise ConfigError(f"{path} holds rows of the label {labels[0]!r}, not {params.name}'s {cfg.label!r}: "
@@ -129,7 +129,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
                 results: Path | None = None, sweep: Sweep = Sweep()) -> ProfileOutcome:
     """`cfg`: the profile as main() loaded and adjusted it (a GPU's own label, live_groups fit);
     `results`: the file --results named, else the profile's folder under `out_dir`."""
-    notebook = repo_root() / "notebooks" / "benchmark.ipynb"
+    notebook = checkout_file("notebooks", "benchmark.ipynb")
     parameters = check_parameters(cfg, params, notebook)
     results = profile_results(cfg, out_dir, results)
     page = results.parent / "report.html"
@@ -144,7 +144,7 @@ def run_profile(params: Path, out_dir: Path, step_timeout_s: int, measure: bool,
         executed = results.parent / "benchmark.ipynb"
         print(f"[report] {params.name}: rendering notebook -> {executed}", file=sys.stderr)
         error = render(notebook, executed, page, parameters, step_timeout_s, page_title(results, cfg.label), cfg.label,
-                       users_folders(cfg))
+                       cfg.users_folders())
     from .sweep.adaptive import first_pass_state
 
     left = (first_pass_state(cfg, results) or (0, 0))[0]
@@ -204,13 +204,14 @@ def main(args) -> int:
     outcomes = [run_profile(p, out_dir, args.notebook_timeout, not args.report_only, cfg, named, sweep)
                 for p, cfg in zip(profiles, configs)]
     summary_page, summary_error = build_summary(out_dir, args.notebook_timeout)
-    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page.name,
+    index = write_index(profile_lines(out_dir), out_dir / "index.html", summary_page and summary_page.name,
                         relative_text(summary_error, out_dir))
     copy_method(out_dir)
     minutes = (dt.datetime.now() - started).total_seconds() / 60
     for outcome in outcomes:
         print(terminal_text(f"[report] {outcome.cfg.label}: {outcome_words(outcome.error)} -> {outcome.page}"))
-    print(terminal_text(f"[report] summary: {outcome_words(summary_error)} -> {summary_page}"))
+    print(terminal_text(f"[report] summary: {outcome_words(summary_error)} -> {summary_page}" if summary_page else
+                        "[report] summary: none (no run in the folder is finished and readable: the index says why)"))
     print(f"[report] done in {minutes:.1f} min: open {index.resolve()}")
     print(f"\nShould you compile?\n{verdict_lines(outcomes)}")
     return 1 if summary_error or any(outcome.error for outcome in outcomes) else 0

@@ -23,6 +23,7 @@ from .config.configurations import configuration
 from .config.modes import MODE_BY_NAME
 from .sweep.jobs import eager_after_selection
 from .report.notes import compile_note_words
+from .files import check_ours, write_file
 from .stops import no_second_stop
 
 ENV_KEYS = ("device_name", "torch", "transformers", "python", "platform", "hostname", "torch_threads",
@@ -412,6 +413,8 @@ def run(device: str = "auto", folder: Path | None = None, cells: list | None = N
 def main(device: str, folder: str | None, json_path: str | None = None, quick: bool = False) -> int:
     started = time.perf_counter()
     checks, cells = [], []
+    if json_path:  # before any check: a link planted there, or someone's file, is refused now, not at the end
+        check_ours(Path(json_path))
     try:
         for check in run(device, Path(folder) if folder else None, cells, quick):
             print(check.line(), flush=True)
@@ -442,8 +445,7 @@ def write_json(path: Path, checks: list[Check], cells: list[dict], seconds: floa
     report = {"selfcheck_version": 1, "passed": passed, "complete": complete, "seconds": seconds,
               "checks": [dataclasses.asdict(c) for c in checks],
               "cells": [{key: _plain(value) for key, value in cell.items()} for cell in cells]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=1, default=str, allow_nan=False))
+    write_file(path, json.dumps(report, indent=1, default=str, allow_nan=False), path.parent)  # no link followed
 
 
 def _plain(value):

@@ -463,3 +463,19 @@ def test_a_fifo_or_a_device_given_as_a_file_is_not_called_missing(tmp_path):
             load_config(path)
     with pytest.raises(ConfigError, match="parameters file not found"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_an_ascii_locale_reads_a_utf8_profile_and_escapes_what_it_cannot_print(tmp_path):
+    """Under LC_ALL=C (PYTHONUTF8=0) a UTF-8 profile was "not a text file", and an ASCII one ended in a
+    traceback when the verdict printed its "×": files are read as UTF-8 whatever the locale, and output
+    the locale cannot encode is escaped."""
+    import os
+
+    params = tiny_params(tmp_path, label="Zürich")
+    params.write_text(yaml.safe_dump(yaml.safe_load(params.read_text()), allow_unicode=True), encoding="utf-8")
+    assert "Zürich" in params.read_text(encoding="utf-8")  # a UTF-8 file, not an ASCII one with escapes
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    proc = run_cli("plan", params, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"{params}: Z\\xfcrich: ") and "Traceback" not in proc.stderr
+    assert os.environ.get("LC_ALL") != "C"  # the test's own locale untouched

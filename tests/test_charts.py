@@ -166,3 +166,20 @@ def test_speedup_ticks_thin_out_on_a_wide_axis_and_keep_one():
     wide = charts.speedup_ticks(0.02, 50.0)
     assert 1.0 in wide and len(wide) < 7
     assert all(b / a >= (50.0 / 0.02) ** 0.1 for a, b in zip(wide, wide[1:]))  # no two labels crowd
+
+
+def test_more_models_than_shapes_draw_every_point_and_name_none_in_the_legend():
+    """Forty-nine models ended the page in KeyError 'm0048' (twelve shapes, four times over); past twelve
+    the shapes repeat, and a legend of shapes would name several models by one."""
+    from conftest import COMPILED_FIXTURE
+
+    rows = [row for i in range(49) for row in speedup_rows(f"m{i:04d}", 1, 4.0, 2.0 + i / 100,
+                                                            compiled=COMPILED_FIXTURE)]
+    frame = to_dataframe(rows)
+    fig = charts.breakeven_chart(frame)
+    scatter = fig.axes[0]
+    assert sum(len(c.get_offsets()) for c in scatter.collections[:-1]) == 49
+    assert not any(t.get_text().startswith("m00") for t in scatter.get_legend().get_texts())
+    few = charts.breakeven_chart(to_dataframe(rows[:4]))  # two models: each its shape, named
+    assert "m0001" in [t.get_text() for t in few.axes[0].get_legend().get_texts()]
+    plt.close("all")

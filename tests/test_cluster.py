@@ -114,6 +114,7 @@ class FakeRay:
                 self.number, self.actor = ray.created, actor_class(*args)
                 self.measure = types.SimpleNamespace(remote=lambda unit, keep: ray._call(self, "measure", unit, keep))
                 self.close = types.SimpleNamespace(remote=lambda: ray._call(self, "close"))
+                self.__ray_ready__ = types.SimpleNamespace(remote=lambda: ("ready", self.number))
 
         return types.SimpleNamespace(options=lambda **_: types.SimpleNamespace(remote=Handle))
 
@@ -136,7 +137,7 @@ class FakeRay:
     def nodes(self):
         return []
 
-    def cancel(self, ref, force):
+    def cancel(self, ref, force=False):
         pass
 
 
@@ -210,6 +211,147 @@ def test_when_a_node_leaves_an_idle_actor_makes_room_for_a_waiting_one(tmp_path,
     launcher.start(two, keep=True)
     launcher.finished()  # the first wait finds nothing: room for one actor, and bs1's idle one ends
     assert fake.killed == [1] and launcher.capacity == 1 and list(launcher.actors) == [("cell", "vit", 2)]
+
+
+def test_an_interrupt_mid_round_kills_the_busy_actor_and_stays_an_interrupt(tmp_path, monkeypatch):
+    """Ctrl-C during `run --ray local:2` ended in a 69-line traceback, "ValueError: force=True is not
+    supported for actor tasks", exit 1: Ray cannot force-cancel an actor's call. The busy actor is
+    killed instead, and the interrupt reaches the command (one line, exit 130)."""
+    from bench_utils.sweep.launchers import ray as ray_launcher
+    from synthetic import synthetic_round
+
+    monkeypatch.setattr(ray_launcher.GroupActor, "_where", staticmethod(lambda rows: rows))
+
+    class Interrupted(FakeRay):
+        waits = 0
+
+        def wait(self, refs, num_returns, timeout=None):
+            self.waits += 1
+            if self.waits == 3:  # mid-round: the second round's call is in flight
+                raise KeyboardInterrupt
+            return refs[:1], refs[1:]
+
+        def cancel(self, ref, force=False):
+            if force:
+                raise ValueError("force=True is not supported for actor tasks.")
+
+    cfg = load_config(tiny_params(tmp_path, models=["vit"], batch_sizes=[1], configurations=["eager"], repeats=3))
+    fake = Interrupted()
+    launcher = ray_launcher.RayLauncher(fake, cfg, tmp_path / "r.jsonl", {"num_cpus": 1, "num_gpus": 0}, 1, {},
+                                        round_runner=synthetic_round)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(cfg, tmp_path / "r.jsonl", progress=False, launcher=launcher)
+    assert fake.killed == [1] and not launcher.actors and not launcher.calls
+    assert [row.repeat for row in read_results(tmp_path / "r.jsonl").rows] == [0, 1]  # the rows written stay
+
+
+def test_an_actor_ray_does_not_place_is_said_then_stops_the_run_in_one_line(tmp_path, monkeypatch):
+    """A cluster whose only CPU another job holds: the run waited silently for 240 s, then ended in a
+    traceback. It is said once past PLACE_WARN_S, with what is free, and stops past PLACE_LIMIT_S."""
+    from bench_utils.sweep.jobs import first_rounds
+    from bench_utils.sweep.launchers import ray as ray_launcher
+    from synthetic import synthetic_round
+
+    class Held(FakeRay):
+        def wait(self, refs, num_returns, timeout=None):
+            return [], refs  # nothing placed, nothing ends
+
+        def available_resources(self):
+            return {"CPU": 0.0}
+
+        def cluster_resources(self):
+            return {"CPU": 1.0, "memory": 1e9}
+
+    monkeypatch.setattr(ray_launcher, "RECOUNT_S", 0.0)
+    monkeypatch.setattr(ray_launcher, "PLACE_WARN_S", 0.0)
+    monkeypatch.setattr(ray_launcher, "PLACE_LIMIT_S", 0.5)
+    cfg = load_config(tiny_params(tmp_path, label="Busy", models=["vit"], batch_sizes=[1], configurations=["eager"]))
+    launcher = ray_launcher.RayLauncher(Held(), cfg, tmp_path / "r.jsonl", {"num_cpus": 1, "num_gpus": 0}, 1, {},
+                                        round_runner=synthetic_round, nodes=lambda: [])
+    launcher.start(first_rounds(cfg)[0], keep=False)
+    with pytest.warns(UserWarning, match="Ray has not placed profile 'Busy': vit-bs1-r0 .*CPU 0 of 1 free.*waiting up to"):
+        with pytest.raises(ConfigError) as stopped:
+            launcher.finished()
+    assert "\n" not in str(stopped.value) and str(stopped.value).startswith("--ray: Ray has not placed profile 'Busy': ")
+    assert "(it needs CPU 1)" in str(stopped.value) and "resume keeps what was measured" in str(stopped.value)
+
+
+def test_a_local_ray_instance_is_its_own_and_its_start_is_tried_once_more(monkeypatch):
+    """`--ray local:N` joined a cluster another command had started on this machine (ray.init found it)
+    and refused num_cpus in a traceback; its node may not register within Ray's 30 s on a loaded machine
+    ("The current node timed out during startup": a suite's Ray test failed so): tried once more, saying
+    so, then one line."""
+    from bench_utils.sweep.launchers import ray as ray_launcher
+
+    class Starting:
+        def __init__(self, failures):
+            self.failures, self.calls, self.shutdowns = failures, [], 0
+
+        def is_initialized(self):
+            return False
+
+        def init(self, **kwargs):
+            self.calls.append(kwargs)
+            if len(self.calls) <= self.failures:
+                raise Exception("The current node timed out during startup. This could happen because ...")
+
+        def shutdown(self):
+            self.shutdowns += 1
+
+    once = Starting(failures=1)
+    with pytest.warns(UserWarning, match="did not start within Ray's 30 s .*starting it once more"):
+        assert ray_launcher._connect(once, parse_ray_address("local:2"))
+    assert [(call["address"], call["num_cpus"]) for call in once.calls] == [("local", 2)] * 2
+    never = Starting(failures=2)
+    with pytest.warns(UserWarning), pytest.raises(ConfigError, match=r"^--ray local:2: Ray's local instance did not "
+                                                                       r"start, 2 times"):
+        ray_launcher._connect(never, parse_ray_address("local:2"))
+    assert never.shutdowns == 2
+
+
+def test_a_ray_address_where_something_else_listens_is_one_line_in_seconds(tmp_path):
+    """A TCP listener that is not Ray (a web server) passed the probe, and ray.init retried without end
+    (killed at 330 s). The probe speaks HTTP/2 as Ray's gRPC server does; a gRPC server passes it."""
+    import socket
+    import threading
+
+    from concurrent import futures
+
+    import grpc
+
+    from bench_utils.sweep.launchers.ray import probe_ray_address
+
+    web = socket.create_server(("127.0.0.1", 0))
+    port = web.getsockname()[1]
+
+    def answer() -> None:
+        while True:
+            try:
+                client, _ = web.accept()
+            except OSError:
+                return
+            client.recv(100)
+            client.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            client.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        started = time.perf_counter()
+        proc = run_cli("run", tiny_params(tmp_path), "--ray", f"127.0.0.1:{port}", "--results", tmp_path / "r.jsonl",
+                       timeout=120)
+        assert one_error_line(proc) == (f"error: --ray 127.0.0.1:{port}: something listens there, but not a Ray "
+                                        "cluster (it does not answer as Ray's gRPC server does within 5 s); check "
+                                        "the address and port (`ray status` on the head prints it)")
+        assert time.perf_counter() - started < 60 and not (tmp_path / "r.jsonl").exists()
+    finally:
+        web.close()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    grpc_port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        probe_ray_address(parse_ray_address(f"127.0.0.1:{grpc_port}"))  # answers as Ray's GCS does: no error
+    finally:
+        server.stop(0)
 
 
 def _running(events) -> list[int]:

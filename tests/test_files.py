@@ -205,3 +205,21 @@ def test_a_logs_tail_is_read_from_its_end_only(tmp_path):
         fh.write("the last line\n")
     assert log_tail(log).endswith("early line | the last line") and len(log_tail(log)) <= LOG_TAIL_CHARS
     assert files.read_tail(log, 14) == "the last line\n"
+
+
+def test_a_folder_where_an_output_goes_is_refused_before_the_sweep_naming_it(tmp_path):
+    """An `index.html` that is a folder (its name listed by the marker) failed only after the sweep,
+    naming a temporary file ("IsADirectoryError: .index.html.x1y2 -> index.html"). It is refused first,
+    in one line naming the folder, nothing measured."""
+    from bench_utils.files import MARKER, NotOursError, check_ours
+    from conftest import one_error_line, run_cli, tiny_params
+
+    out = tmp_path / "out"
+    (out / "index.html").mkdir(parents=True)
+    (out / MARKER).write_text("index.html\n")  # written by an earlier report, then replaced by a folder
+    with pytest.raises(NotOursError, match="a folder where compile-bench writes a file"):
+        check_ours(out / "index.html")
+    line = one_error_line(run_cli("report", tiny_params(tmp_path), "--out", out))
+    assert line == (f"error: {out / 'index.html'}: a folder where compile-bench writes a file, so it is left alone: "
+                    "move it, or choose another folder")
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "index.html"]

@@ -213,3 +213,39 @@ def test_a_refused_sweep_keeps_the_size_its_page_was_made_from_and_no_file_is_si
     index_page.write_profile_state(folder, cfg, "cpu.yaml", "")  # rebuilt from them
     (line,) = index_page.profile_lines(tmp_path / "out")
     assert not line.page_behind
+
+
+def test_a_run_measuring_now_is_listed_without_a_verdict_and_left_out_of_the_summary(tmp_path):
+    """A second profile's report into the same folder listed a run still measuring as "4 ok, 0 missing,
+    Compile 7.19x" after one round of three (the finished run: "Can't tell 3.29x"), and the summary
+    compared its partial rows. A folder whose results a run holds locked is "measuring now"."""
+    from bench_utils.results.writer import ResultsWriter
+
+    out = tmp_path / "reports"
+    _profile_folder(out, "live", "Live", rows=speedup_rows("vit", 1, 4.0, 1.0))
+    _profile_folder(out, "done", "Done", rows=speedup_rows("vit", 1, 4.0, 2.0))
+    with ResultsWriter(out / "live" / "results.jsonl"):
+        lines = {line.label: line for line in index_page.profile_lines(out)}
+        assert index_page.summarized_results(out) == [(out / "done" / "results.jsonl").resolve()]
+    assert lines["Live"].measuring and not lines["Done"].measuring
+    page = index_page.write_index(list(lines.values()), out / "index.html", "summary.html").read_text()
+    live_row = next(row for row in page.split("<tr>") if ">Live<" in row)
+    assert "measuring now" in live_row and "being measured now (pid " in live_row
+    assert "×" not in live_row and "Compile" not in live_row  # no speedup, no verdict
+    assert "2.00×" in next(row for row in page.split("<tr>") if ">Done<" in row)
+    assert len(index_page.summarized_results(out)) == 2  # the run ended: both compared
+
+
+def test_a_folder_of_another_results_format_is_left_out_of_the_summary_and_listed_with_why(tmp_path):
+    """One folder written by an older compile-bench made every later summary fail ("notebook step 4:
+    OtherFormatError"), exit 1, until it was moved: it is set apart on the index, the rest summarized."""
+    import json
+
+    out = tmp_path / "reports"
+    _profile_folder(out, "new", "New", rows=speedup_rows("vit", 1, 4.0, 2.0))
+    old = json.loads(speedup_rows("vit", 1, 4.0, 2.0)[0].to_json()) | {"format": 2}
+    (out / "old").mkdir()
+    (out / "old" / "results.jsonl").write_text(json.dumps(old) + "\n")
+    assert index_page.summarized_results(out) == [(out / "new" / "results.jsonl").resolve()]
+    lines = {line.page: line for line in index_page.profile_lines(out)}
+    assert "written by an older compile-bench" in lines["old/report.html"].error

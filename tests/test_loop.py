@@ -184,6 +184,42 @@ def test_a_resume_on_another_number_of_cpus_is_refused_and_says_both(sweep, tmp_
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_a_resume_under_another_omp_num_threads_is_refused_and_says_both(sweep, tmp_path):
+    """Rounds measured at five torch threads, resumed with OMP_NUM_THREADS=1: one cell would blend both
+    (the page said "torch threads 1"), as a resume under another taskset would; the same threads resume."""
+    import json
+
+    params, results, _ = sweep
+    moved = tmp_path / "results.jsonl"
+
+    def rows_at(threads: int) -> str:
+        rows = [json.loads(line) for line in results.read_text().splitlines()]
+        return "".join(json.dumps(row | {"env": row["env"] | {"torch_threads": threads}}) + "\n" for row in rows)
+
+    moved.write_text(rows_at(5))
+    proc = run_cli("run", params, "--results", moved, env={"OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert ("holds rows measured with another number of torch threads (5 threads there, 1 thread here: "
+            "OMP_NUM_THREADS or MKL_NUM_THREADS)") in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and moved.read_text() == rows_at(5)
+    moved.write_text(rows_at(1))
+    proc = run_cli("run", params, "--results", moved, env={"OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0 and "already done, nothing new" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_threads_differing_compares_cpu_rows_of_this_cpu_only():
+    from bench_utils.sweep.jobs import threads_differing
+    from conftest import FIXTURE_ENV, make_row
+
+    rows = [make_row(env=FIXTURE_ENV | {"cpu": "X", "torch_threads": 1}),
+            make_row(env=FIXTURE_ENV | {"cpu": "X", "torch_threads": 1}, device="cuda"),
+            make_row(env=FIXTURE_ENV | {"cpu": "Y", "torch_threads": 4}), make_row(status="timeout", env={})]
+    assert threads_differing(rows, "X", 2) == "1 thread there, 2 threads here"
+    assert threads_differing(rows, "X", 1) == ""
+    assert threads_differing(rows[1:2], "X", 2) == ""  # a GPU worker sets its own threads
+    assert threads_differing(rows, "Z", 2) == "" and threads_differing(rows, "X", None) == ""
+
+
 def test_cores_differing_compares_rows_of_this_cpu_only():
     from bench_utils.sweep.jobs import cores_differing
     from conftest import FIXTURE_ENV, make_row

@@ -181,3 +181,131 @@ def test_a_processor_that_would_blow_the_input_up_is_refused_before_any_worker(m
     (big / "preprocessor_config.json").write_text(json.dumps(processor))  # its own size: accepted
     from bench_utils.config.parameters_file import load_config
     assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "big", "checkpoint": str(big)}]))
+
+
+@pytest.mark.parametrize("keys, becomes", [
+    ({"size": {"shortest_edge": 224}, "crop_pct": 0.02}, "scales images to 11,200 px, so the input (640 x 480 px) "
+                                                          "becomes 14,933 x 11,200 px"),
+    ({"size": [6000, 6000]}, "scales images to 6,000 px, so the input (640 x 480 px) becomes 8,000 x 6,000 px"),
+    ({"pad_size": {"height": 9000, "width": 9000}}, "scales images to 9,000 px"),
+    ({"size": {"shortest_edge": 1e300}}, "asks for a length of 1"),
+    ({"size": {"shortest_edge": 224}, "crop_pct": 0}, "asks for a length of inf px"),
+    ({"size": {"longest_edge": 100_000}}, "scales images to 100,000 px, so the input (640 x 480 px) becomes 100,000 x "
+                                          "75,000 px"),
+])
+def test_a_processor_is_bounded_whatever_keys_it_scales_by(my_vit, tmp_path, keys, becomes):
+    """The bound reads every length a processor's class may scale or pad by, not only a whole-number
+    `size`: `crop_pct: 0.02` (ConvNeXt's resize to shortest_edge / crop_pct) made a 167 M-pixel input and
+    `size: [6000, 6000]` a 36 M-pixel one, both accepted."""
+    import json
+    import shutil
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    big = tmp_path / "big"
+    shutil.copytree(my_vit, big)
+    processor = json.loads((big / "preprocessor_config.json").read_text())
+    (big / "preprocessor_config.json").write_text(json.dumps(processor | keys))
+    with pytest.raises(ConfigError) as refused:
+        load_config(tiny_params(tmp_path, models=[{"name": "big", "checkpoint": str(big)}]))
+    assert f"models: big: its image processor (preprocessor_config.json) {becomes}" in str(refused.value)
+    assert "more than 16,777,216 pixels" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_processor_size_that_is_not_a_number_is_one_line_and_a_longest_edge_bound_is_no_length(my_vit, tmp_path):
+    """`size: {height: "6000", ...}` failed in every worker (torch's TypeError); MaskFormer's own
+    `longest_edge: 2560` beside `shortest_edge: 640` bounds the longest side: a 3:1 image stays within
+    the limit (read as a length to reach, it would not)."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    mine = tmp_path / "mine"
+    shutil.copytree(my_vit, mine)
+    processor = json.loads((mine / "preprocessor_config.json").read_text())
+    (mine / "preprocessor_config.json").write_text(json.dumps(processor | {"size": {"height": "6000", "width": 6000}}))
+    with pytest.raises(ConfigError, match=r"preprocessor_config.json: size height: '6000' is not a number of pixels$"):
+        load_config(tiny_params(tmp_path, models=[{"name": "mine", "checkpoint": str(mine)}]))
+    wide = tmp_path / "wide.png"
+    Image.new("RGB", (3000, 1000)).save(wide)
+    (mine / "preprocessor_config.json").write_text(json.dumps(processor | {"size": {"shortest_edge": 640,
+                                                                                    "longest_edge": 2560}}))
+    assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "mine", "checkpoint": str(mine)}],
+                                   image=str(wide)))
+
+
+def test_a_processor_that_keeps_a_big_image_as_it_is_is_refused(my_vit, tmp_path):
+    """`do_resize: false` hands the image on at its own size: one of 5,000 x 4,000 px passes the registry's
+    bound (its shortest edge scaled to 1,333 px) but is 20 M pixels as it is."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    from bench_utils.config.parameters_file import load_config
+    from bench_utils.config.validation import ConfigError
+
+    image = tmp_path / "big.png"
+    Image.new("RGB", (5000, 4000)).save(image)
+    keep = tmp_path / "keep"
+    shutil.copytree(my_vit, keep)
+    processor = json.loads((keep / "preprocessor_config.json").read_text())
+    (keep / "preprocessor_config.json").write_text(json.dumps(processor | {"do_resize": False}))
+    with pytest.raises(ConfigError, match=r"does not resize \(do_resize: false\), so the input is its own 5,000 x "
+                                          r"4,000 px, more than 16,777,216 pixels"):
+        load_config(tiny_params(tmp_path, models=[{"name": "keep", "checkpoint": str(keep)}], image=str(image)))
+    assert load_config(tiny_params(tmp_path, "ok.yaml", models=[{"name": "keep", "checkpoint": str(keep)}]))
+
+
+def test_a_checkpoint_whose_weights_cannot_be_read_names_its_folder_by_its_name_only(my_vit, tmp_path):
+    """A weights file the worker could not read ("FileNotFoundError ... /full/path/...": one without read
+    permission, or a shard its index names that is not there) put the checkpoint's absolute path into
+    results.jsonl, cells.csv and the summary: the row's texts name the folder by its name, as the rows'
+    other fields do, wherever the results file lies."""
+    import json
+    import shutil
+
+    broken = tmp_path / "models" / "broken-vit"
+    shutil.copytree(my_vit, broken)
+    (broken / "model.safetensors").unlink()
+    (broken / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"vit.embeddings.cls_token": "model-00001-of-00001.safetensors"}}))
+    results = tmp_path / "elsewhere" / "deeper" / "r.jsonl"
+    params = tiny_params(tmp_path, models=[{"name": "broken", "checkpoint": str(broken)}], weights="auto")
+    proc = run_cli("run", params, "--results", results)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = read_results(results).rows
+    assert row.status == "error" and "broken-vit/model-00001-of-00001.safetensors" in row.error, row.error
+    assert str(tmp_path) not in results.read_text() and "../" not in row.error
+
+
+def test_weights_that_match_none_of_the_models_tensors_are_a_failed_row_not_pretrained(my_vit, tmp_path):
+    """A weights file of another model (no tensor name in common): from_pretrained left every tensor at
+    random and the rows said "pretrained weights". It is a failed row saying so; a file missing a few
+    tensors is measured, its note counting them."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    other, partial = tmp_path / "other", tmp_path / "partial"
+    for folder in (other, partial):
+        shutil.copytree(my_vit, folder)
+    save_file({"some.other.model.weight": torch.zeros(3)}, str(other / "model.safetensors"), metadata={"format": "pt"})
+    weights = load_file(str(partial / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if not k.startswith("classifier.")}, str(partial / "model.safetensors"),
+              metadata={"format": "pt"})
+    params = tiny_params(tmp_path, models=[{"name": "other", "checkpoint": str(other)},
+                                           {"name": "partial", "checkpoint": str(partial)}], weights="auto")
+    results = tmp_path / "r.jsonl"
+    assert run_cli("run", params, "--results", results).returncode == 0
+    rows = {row.model: row for row in read_results(results).rows}
+    assert rows["other"].status == "error" and rows["other"].weights != "pretrained"
+    assert "the weights file of other matches none of the model's" in rows["other"].error
+    assert rows["partial"].status == "ok" and rows["partial"].weights == "pretrained"
+    assert rows["partial"].weights_note == "your checkpoint partial (2 of its 40 tensors not in its weights file: random)"

@@ -122,6 +122,74 @@ def test_report_only_while_a_run_writes_the_results_is_a_one_line_error(tmp_path
     assert writing_pid(results) is None  # the run ended: the page can be built
 
 
+def test_a_folder_of_another_results_format_leaves_the_summary_of_the_others(fixture_report, tmp_path):
+    """One profile folder written by an older compile-bench broke every later summary ("summary: FAILED
+    (notebook step 4: OtherFormatError ...)", exit 1) until it was moved: the summary now compares the
+    others, and the index lists that folder with why."""
+    import shutil
+
+    params, built, _ = fixture_report
+    out = tmp_path / "out"
+    shutil.copytree(built, out)
+    old = json.loads((out / "fixture-cpu" / "results.jsonl").read_text().splitlines()[0]) | {"format": 2}
+    (out / "old").mkdir()
+    (out / "old" / "results.jsonl").write_text(json.dumps(old) + "\n")
+    proc = run_cli("report", params, "--out", out, "--report-only", "--notebook-timeout", 300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "[report] summary: ok" in proc.stdout
+    index = (out / "index.html").read_text()
+    assert "written by an older compile-bench" in index and "Fixture CPU" in (out / "summary.html").read_text()
+
+
+def test_a_profile_folders_file_that_is_no_results_is_refused_before_measuring_naming_out(tmp_path):
+    """`report` has no --results: a profile folder's results.jsonl that is not a results file was refused
+    as "choose another --results file", after the plan. Now before it, naming what report takes."""
+    params = tiny_params(tmp_path)
+    results = report.profile_results(load_config(params), tmp_path / "out")
+    results.parent.mkdir(parents=True)
+    results.write_text("my notes\n")
+    for only in ((), ("--report-only",)):
+        line = one_error_line(run_cli("report", params, "--out", tmp_path / "out", *only))
+        assert line == (f"error: {results}: not a results file (line 1 is not a results row); choose another --out "
+                        "folder or label, or move the file aside")
+    assert results.read_text() == "my notes\n"
+
+
+def test_a_package_installed_without_its_checkout_says_where_the_notebooks_are(tmp_path):
+    """After `pip install .` (not -e) the package sits in site-packages without notebooks/: `report`
+    failed on a missing notebook and did not say why. One line, before anything is measured."""
+    import shutil
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "bench_utils", site / "bench_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    params = tiny_params(tmp_path)
+    for args in (("report", str(params), "--out", str(tmp_path / "out")), ("report", "--out", str(tmp_path / "out"))):
+        proc = subprocess.run([sys.executable, "-m", "bench_utils", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+        line = one_error_line(proc)
+        assert line.startswith(f"error: {site}/") and ("/ lives in the compile-bench checkout, and this bench_utils "
+                                                         "was installed without it") in line, line
+        assert "`pip install -e .`" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_compare_of_a_results_file_a_run_is_writing_is_a_one_line_error(tmp_path):
+    """`--compare` of a file a run is still writing compared its partial rows, as `--report-only` once
+    did; the run's lock refuses it, nothing written."""
+    from bench_utils.results.writer import ResultsWriter
+
+    before, after = tmp_path / "a" / "results.jsonl", tmp_path / "b" / "results.jsonl"
+    with ResultsWriter(before) as writer:
+        writer.append(make_row("vit", 1, "eager", 2.0))
+    with ResultsWriter(after) as writer:  # a run writing it
+        writer.append(make_row("vit", 1, "eager", 2.0))
+        line = one_error_line(run_cli("report", "--compare", before, after, "--out", tmp_path / "out"))
+    assert line.startswith(f"error: {after} is being written by a run (pid {os.getpid()})")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_second_report_of_a_profile_a_run_is_measuring_is_refused_before_writing_anything(tmp_path):
     """Hostile round 5, second pass: a `report` of a profile whose results file a live run holds had
     rendered a FAILED page into that run's folder and the summary mid-run, exit 1; now one line, exit 2,
@@ -435,6 +503,34 @@ def test_a_render_cut_short_keeps_the_published_notebook_and_leaves_no_running_f
     assert sorted(p.name for p in out.iterdir()) == [".compile-bench", "benchmark.ipynb"]
 
 
+def test_a_render_killed_before_leaves_no_private_folder_for_the_next_one(tmp_path, monkeypatch):
+    """kill -9 while a notebook renders runs no `finally`: `.benchmark.ipynb.*.running/` (papermill's
+    notebook, absolute paths inside) stayed in the published folder, and the next report left it. The
+    next render removes those whose process is gone, not one a live render holds."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    good = out / "benchmark.ipynb"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    for name in (f".benchmark.ipynb.{gone}.abc123.running", ".benchmark.ipynb.x7y8z9.running",
+                 f".benchmark.ipynb.{os.getpid()}.live01.running", f".summary.ipynb.{gone}.other1.running"):
+        (out / name).mkdir(parents=True)
+        (out / name / "benchmark.ipynb").write_text(f'{{"path": "{tmp_path}"}}')
+    (out / f".benchmark.ipynb.{gone}.link01.running").symlink_to(tmp_path)
+
+    def finish(notebook, running, **kwargs):
+        Path(running).write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+
+    monkeypatch.setattr(papermill, "execute_notebook", finish)
+    assert report.execute(NOTEBOOK, good, {}, 60) == ""
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".running")) == [
+        f".benchmark.ipynb.{os.getpid()}.live01.running", f".benchmark.ipynb.{gone}.link01.running",
+        f".summary.ipynb.{gone}.other1.running"]  # a live render's, a link (not followed), another notebook's
+    assert tmp_path.is_dir() and good.is_file()
+
+
 def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(tmp_path):
     """An own checkpoint folder and an image outside the home, the checkout and the reports folder: the
     published notebook (its parameters cell, papermill's metadata) shows neither path whole."""
@@ -442,7 +538,6 @@ def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(t
 
     from bench_utils.config.parameters_file import config_from_dict
     from bench_utils.paths import relative_text
-    from bench_utils.report.build import users_folders
 
     import shutil
 
@@ -458,6 +553,6 @@ def test_a_published_notebook_names_own_checkpoint_and_image_folders_by_a_name(t
     cfg = config_from_dict({"image": str(image), "models": ["mine"], "checkpoints": [
         {"name": "mine", "checkpoint": str(outside / "my-vit"), "task": "image-classification"}]})
     text = f'image = "{image}"\\ncheckpoints = [{{"checkpoint": "{outside / "my-vit"}"}}]'
-    shown = relative_text(text, tmp_path / "reports" / "x", users_folders(cfg))
+    shown = relative_text(text, tmp_path / "reports" / "x", cfg.users_folders())
     assert str(outside) not in shown and str(tmp_path) not in shown
     assert '"<image folder>/cat.png"' in shown and '"my-vit"' in shown

@@ -349,3 +349,42 @@ def test_a_rows_texts_are_written_without_local_paths(tmp_path):
     assert read[0].error == "worker process killed; log: logs/vit-bs1-eager-r0.log and ~/.cache/x"
     assert read[0].weights_note == "../other/w" and read[0].label == row.label
     assert read[1].break_reasons == ["call_function in ~/models/mine.py:12", "plain"]
+
+
+@pytest.mark.parametrize("field, value", [("max_abs_diff", math.nan), ("latency_ms_median", math.inf),
+                                          ("peak_mem_mb", -math.inf), ("samples_s", [0.002, math.nan])])
+def test_a_measurement_that_is_not_finite_is_kept_as_a_failed_row_that_says_so(tmp_path, field, value):
+    """A processor with `image_std: 0` made max_abs_diff NaN: the row was written, then refused when read
+    ("not measured"), so every run measured the cell again and the NaN was never reported. Now the row
+    is kept as a failure naming the field, its value left out, and a rerun does not measure it again."""
+    from bench_utils.sweep.jobs import done_keys
+
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as writer:
+        writer.append(fixture_row(configuration="default", **({"max_abs_diff": 1e-6} | {field: value})))
+        writer.append(fixture_row(configuration="eager"))
+    loaded = read_results(path)
+    assert loaded.skipped_lines == []
+    failed, eager = loaded.rows
+    assert (failed.status, eager.status) == ("error", "ok")
+    assert failed.error.startswith(f"a measurement that is not a finite number: {field} {value if field != 'samples_s' else math.nan}")
+    assert getattr(failed, field) in (None, []) and "\n" not in failed.error
+    assert failed.key in done_keys(loaded.rows) and failed.key not in done_keys(loaded.rows, retry_failed=True)
+    timeout = fixture_row(configuration="default", status="timeout", latency_ms_median=math.nan)
+    assert timeout.finite().status == "timeout" and timeout.finite().error == "timeout: fixture; and not finite: latency_ms_median nan"
+
+
+def test_a_results_file_saved_with_a_byte_order_mark_keeps_its_first_row(tmp_path):
+    """A file an editor saved with a UTF-8 byte-order mark was refused as "not a results file (line 1 is
+    not a results row)": the mark is read past, its first row kept, and a run appends to it."""
+    import codecs
+
+    from bench_utils.results.writer import check_is_results_file
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(codecs.BOM_UTF8 + (fixture_row(repeat=0).to_json() + "\n").encode())
+    check_is_results_file(path)
+    with ResultsWriter(path) as writer:
+        writer.append(fixture_row(repeat=1))
+    loaded = read_results(path)
+    assert [row.repeat for row in loaded.rows] == [0, 1] and loaded.skipped_lines == []

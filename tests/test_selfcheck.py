@@ -330,3 +330,35 @@ def test_each_setting_gets_one_line_with_its_evidence_and_a_setting_not_in_effec
     zero = [make_row("vit", 1, "eager", 2.0), make_row("vit", 1, "default+freezing", 1.0, compile_s=2.0,
                                                        params_folded=0, params_unfolded=0)]
     assert setting_checks(to_dataframe(zero), "cpu")[0].status == "FAIL"  # nothing folded proves nothing
+
+
+def test_the_json_file_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    """`selfcheck --json FILE` wrote through a symbolic link planted at FILE (into its target). A link, or
+    someone's file, there is refused before any check runs; the file selfcheck wrote before is replaced
+    whole, a link marked as its own replaced, its target left alone."""
+    import os
+
+    import bench_utils.selfcheck as selfcheck
+    from bench_utils.files import NotOursError
+
+    ran = []
+
+    def run(device, folder, cells, quick):
+        ran.append(device)
+        yield Check("clock", "PASS", "ok")
+
+    monkeypatch.setattr(selfcheck, "run", run)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    planted = tmp_path / "s.json"
+    planted.symlink_to(victim)
+    with pytest.raises(NotOursError):
+        selfcheck.main("cpu", None, str(planted))
+    assert ran == [] and victim.read_text() == "precious"
+    planted.unlink()
+    assert selfcheck.main("cpu", None, str(planted)) == 0 and json.loads(planted.read_text())["passed"]
+    planted.unlink()
+    planted.symlink_to(victim)  # at a name the marker lists: replaced, not followed
+    assert selfcheck.main("cpu", None, str(planted)) == 0
+    assert victim.read_text() == "precious" and not planted.is_symlink() and oct(planted.stat().st_mode)[-3:] == "644"
+    assert os.path.exists(tmp_path / ".compile-bench")

@@ -6,6 +6,7 @@ import re
 import signal
 import time
 from multiprocessing import forkserver
+from pathlib import Path
 
 import pytest
 
@@ -359,3 +360,60 @@ def test_an_error_names_the_log_only_where_it_holds_the_jobs_own_lines(tmp_path)
     assert worker.log_words() == ""
     worker.log_path.write_text("worker: block (round 0)\nRuntimeError: boom\n")
     assert worker.log_words() == "; log: RuntimeError: boom"
+
+
+STOPPED_RUNNER = """
+import sys, time
+from pathlib import Path
+from bench_utils.sweep.workers import Worker, WorkerLost
+worker = Worker(Path(sys.argv[1]), timeout_s=3.0)
+print(worker.ask("ping")[0], flush=True)  # its imports done
+worker.new_deadline()
+print("waiting", flush=True)
+time.sleep(1.0)  # the test stops this process here, past the worker's 3 s
+try:
+    print(worker.ask("ping")[0], flush=True)
+except WorkerLost as lost:
+    print(lost.status, flush=True)
+worker.close()
+"""
+
+
+def test_a_runner_stopped_past_the_deadline_does_not_time_out_the_worker_that_waited_on_it(tmp_path):
+    """A runner stopped (Ctrl-Z, SIGSTOP) past timeout_s, then continued, found its worker's deadline
+    passed: the worker, which had only waited for its next block, was killed as a `timeout` and its
+    later rounds never ran. The deadline is on the runner's awake clock (sweep/awake.py)."""
+    import subprocess
+    import sys
+
+    runner = subprocess.Popen([sys.executable, "-c", STOPPED_RUNNER, str(tmp_path / "w.log")],
+                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        assert runner.stdout.readline().strip() == "pong"
+        assert runner.stdout.readline().strip() == "waiting"
+        runner.send_signal(signal.SIGSTOP)
+        time.sleep(8.0)  # past the worker's timeout_s (3 s)
+        runner.send_signal(signal.SIGCONT)
+        assert runner.stdout.readline().strip() == "pong"  # not "timeout"
+        assert runner.wait(60) == 0
+    finally:
+        runner.kill()
+
+
+def test_the_awake_clock_leaves_out_the_time_its_process_was_stopped():
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from bench_utils.sweep import awake; a, m = awake.now(), time.monotonic(); "
+            "print('ready', flush=True); sys.stdin.readline(); print(awake.now() - a, time.monotonic() - m)")
+    clock = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parent.parent)
+    try:
+        assert clock.stdout.readline().strip() == "ready"
+        clock.send_signal(signal.SIGSTOP)
+        time.sleep(7.0)
+        clock.send_signal(signal.SIGCONT)
+        awake_s, wall_s = map(float, clock.communicate("go\n", timeout=60)[0].split())
+        assert wall_s >= 7.0 and awake_s < 3.0, (awake_s, wall_s)
+    finally:
+        clock.kill()

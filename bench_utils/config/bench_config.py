@@ -204,6 +204,24 @@ class BenchConfig:
                 return own_spec(own_name, checkpoint, task or None)
         return get_spec(name)
 
+    def users_folders(self) -> dict[str, str]:
+        """The folders of the profile's own files that a row's error text or a published notebook would
+        name whole, each with the name it is shown by: an own checkpoint's folder by the folder's name (as
+        rows name it: a weights file it could not read named /home/you/... in the results), the image's
+        folder as "<image folder>"."""
+        from pathlib import Path
+
+        folders = {}
+        for _, checkpoint, _ in self.checkpoints:
+            if Path(checkpoint).is_absolute() or Path(checkpoint).expanduser().is_dir():
+                folder = Path(checkpoint).expanduser().resolve()
+                folders[str(folder)] = folder.name
+                folders[checkpoint] = folder.name  # as the profile wrote it
+        if self.image:
+            folder = Path(self.image).expanduser().resolve().parent
+            folders[str(folder)] = "<image folder>"
+        return folders
+
     def slug(self) -> str:
         """The label as a file-system friendly name, e.g. "A100 (nightly)" -> "a100-nightly"."""
         return re.sub(r"[^a-z0-9]+", "-", self.label.lower()).strip("-") or "run"

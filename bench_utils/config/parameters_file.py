@@ -161,7 +161,8 @@ def load_config(path: str | Path) -> BenchConfig:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise TooLargeError(f"larger than {MAX_FILE_BYTES:,} bytes; allowed: a plain profile")
-        values = yaml.load(path.read_text(), Loader=_bounded_loader())  # noqa: S506 - a SafeLoader subclass
+        text = path.read_text(encoding="utf-8")  # whatever the locale (LC_ALL=C read a UTF-8 profile as binary)
+        values = yaml.load(text, Loader=_bounded_loader())  # noqa: S506 - a SafeLoader subclass
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the parameters file ({err.strerror})") from None
     except (DuplicateKeyError, TooLargeError) as err:

@@ -187,7 +187,7 @@ def _checked_folder(folder: Path) -> dict:
     try:
         if (folder / "config.json").stat().st_size > MAX_CONFIG_BYTES:
             raise ValueError("too large")
-        config = json.loads((folder / "config.json").read_text())
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (ValueError, OSError, RecursionError):
         raise ValueError(f"checkpoint: {str(folder)!r}: config.json is not readable JSON") from None
     if not isinstance(config, dict):
@@ -204,27 +204,74 @@ def _checked_folder(folder: Path) -> dict:
     return config
 
 
-def processor_edge(folder: str | Path) -> int | None:
-    """The largest edge, px, an own checkpoint's image processor scales an image to (its
-    preprocessor_config.json's `size` and `crop_size`: an int, or shortest_edge, longest_edge, height,
-    width), or None when it declares none; a ValueError in one line when the file is not a mapping."""
+# what a processor may read as a length in pixels: `size`, `crop_size`, `pad_size`, `max_size`,
+# `size_divisor`, `shortest_edge`, `longest_edge`, `height`, `width`, `image_resolution`, ... whatever the
+# processor's class, nested or in a list
+_PIXEL_KEY = re.compile(r"size|edge|height|width|resolution", re.IGNORECASE)
+# a fraction the processor divides a length by before cropping back (ConvNeXt's and PoolFormer's
+# `crop_pct`: 224 px at 0.02 is a 11,200 px shortest edge)
+_FRACTION_KEY = re.compile(r"pct|percent", re.IGNORECASE)
+MAX_PROCESSOR_DEPTH = 8  # nesting of a preprocessor_config.json's values read for lengths
+
+
+_CAP_KEY = re.compile(r"longest_edge|max_size", re.IGNORECASE)  # a bound on the longest side, not a length to reach
+
+
+@dataclass(frozen=True)
+class ProcessorSize:
+    """What an own checkpoint's image processor may scale an image to, as far as its
+    preprocessor_config.json tells, whatever keys its class reads: `edge`, the largest length in
+    pixels any of its values names (after dividing by a crop fraction), None when none; `longest`, the
+    largest bound it names on the longest side (`longest_edge`, `max_size`); `resizes`, False where it
+    keeps the image's own size (`do_resize: false`)."""
+
+    edge: float | None
+    resizes: bool = True
+    longest: float | None = None
+
+
+def _lengths(value, depth: int = 0, key: str = ""):
+    """(key path, number) under keys a processor reads as pixel lengths, however nested (a dict, a list)."""
+    if depth > MAX_PROCESSOR_DEPTH:
+        return
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            yield from _lengths(inner, depth + 1, f"{key} {name}")
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _lengths(inner, depth + 1, key)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _PIXEL_KEY.search(key):
+        yield key, float(value)
+    elif isinstance(value, str) and _PIXEL_KEY.search(key):  # the processor fails on it in every worker
+        raise ValueError(f"{key.strip()}: {value[:40]!r} is not a number of pixels")
+
+
+def processor_size(folder: str | Path) -> ProcessorSize:
+    """The largest length, px, an own checkpoint's image processor may scale an image to (ProcessorSize);
+    a ValueError in one line when its preprocessor_config.json is not a mapping."""
     path = Path(folder) / "preprocessor_config.json"
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ValueError("too large")
-        values = json.loads(path.read_text())
+        values = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, OSError, RecursionError):
         raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not readable JSON") from None
     if not isinstance(values, dict):
         raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json is not a mapping")
-    edges = []
-    for key in ("size", "crop_size"):
-        size = values.get(key)
-        sizes = size.values() if isinstance(size, dict) else [size]
-        edges += [edge for edge in sizes if isinstance(edge, int) and not isinstance(edge, bool)]
-    return max(edges, default=None)
+    try:
+        lengths = list(_lengths(values))
+    except ValueError as err:
+        raise ValueError(f"checkpoint: {str(folder)!r}: preprocessor_config.json: {err}") from None
+    edge = max((abs(length) for key, length in lengths if not _CAP_KEY.search(key)), default=None)
+    longest = max((abs(length) for key, length in lengths if _CAP_KEY.search(key)), default=None)
+    fractions = [abs(v) for k, v in values.items() if _FRACTION_KEY.search(k) and isinstance(v, (int, float))
+                 and not isinstance(v, bool)]
+    if edge is not None and fractions:
+        smallest = min(fractions)
+        edge = edge / smallest if smallest > 0 else float("inf")
+    return ProcessorSize(edge, values.get("do_resize", True) is not False, longest)
 
 
 def _published() -> dict:
     path = resources.files("bench_utils") / "model_configs" / "published_params.json"
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))

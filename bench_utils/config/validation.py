@@ -192,28 +192,48 @@ def _image_size(image: str | None) -> tuple[int, int]:
 
 def _check_processed_size(cfg) -> None:
     """An own checkpoint's processor may scale the input past what a registry model's would (its
-    preprocessor_config.json asks for any size): the processed image is bounded as _check_image bounds
-    it for the registry's processors, before any worker builds it (100,000 px of shortest edge made
-    the photograph 133,333 x 100,000 px: a 30 GB allocation in every worker)."""
-    from .registry import own_spec, processor_edge
+    preprocessor_config.json asks for any size, under any key its class reads: registry.processor_size):
+    the processed image is bounded as _check_image bounds it for the registry's processors, before any
+    worker builds it (100,000 px of shortest edge made the photograph 133,333 x 100,000 px: a 30 GB
+    allocation in every worker; `crop_pct: 0.02` a 167 M-pixel one; `size: [6000, 6000]` 36 M)."""
+    from .registry import own_spec, processor_size
 
     for name, checkpoint, task in cfg.checkpoints:
         spec = own_spec(name, checkpoint, task or None)
         if not Path(spec.checkpoint).is_dir():  # a hub id: its processor is read when it loads
             continue
         try:
-            edge = processor_edge(spec.checkpoint)
+            size = processor_size(spec.checkpoint)
         except ValueError as err:
             raise ConfigError(f"models: {name}: {err}") from None
-        if edge is None or edge <= LARGEST_SHORTEST_EDGE:
-            continue
-        width, height = _image_size(cfg.image)
-        wide, high = processed_size(width, height, edge)
-        if wide * high > MAX_PROCESSED_PIXELS:
-            raise ConfigError(f"models: {name}: its image processor (preprocessor_config.json) scales images to "
-                              f"{edge:,} px, so the input ({width:,} x {height:,} px) becomes {wide:,} x {high:,} px, "
-                              f"more than {MAX_PROCESSED_PIXELS:,} pixels; allowed: a processor size that keeps "
-                              "the input within that")
+        problem = _processed_problem(size, cfg.image)
+        if problem:
+            raise ConfigError(f"models: {name}: its image processor (preprocessor_config.json) {problem}, more "
+                              f"than {MAX_PROCESSED_PIXELS:,} pixels; allowed: a processor size that keeps the "
+                              "input within that")
+
+
+def _processed_problem(size, image) -> str:
+    """What the processor `size` (registry.ProcessorSize) makes of the input past MAX_PROCESSED_PIXELS, in
+    words; "" when the input stays within it."""
+    for length in (size.edge, size.longest):
+        if length is not None and not (math.isfinite(length) and length <= MAX_PROCESSED_PIXELS):
+            return f"asks for a length of {length:,.0f} px"
+    width, height = _image_size(image)
+    if not size.resizes and width * height > MAX_PROCESSED_PIXELS:
+        return f"does not resize (do_resize: false), so the input is its own {width:,} x {height:,} px"
+    if max(size.edge or 0, size.longest or 0) <= LARGEST_SHORTEST_EDGE:
+        return ""
+    if size.edge is not None:  # its shortest edge scaled to the length, the aspect kept ...
+        wide, high = processed_size(width, height, size.edge)
+    else:  # ... or its longest side to the bound
+        wide, high = processed_size(width, height, size.longest * min(width, height) / max(width, height, 1))
+    if size.longest is not None and max(wide, high) > size.longest:  # ... then within the bound
+        wide, high = processed_size(width, height, size.longest * min(width, height) / max(width, height, 1))
+    if wide * high <= MAX_PROCESSED_PIXELS:
+        return ""
+    return (f"scales images to {size.edge or size.longest:,.0f} px, so the input ({width:,} x {height:,} px) becomes "
+            f"{wide:,} x {high:,} px")
 
 
 def _check_image(image) -> None:

@@ -149,6 +149,45 @@ def _allowed_cpus() -> int | None:
 
 
 ALLOWED_CPUS = _allowed_cpus()
+THREADS_PROBE_S = 120.0  # an interpreter importing torch to say its thread count: 3 s on a loaded 2-core CPU
+
+
+# Open files a command needs: a notebook's kernel (its ZeroMQ sockets) died without a word below about 100
+# ("Kernel died", ulimit -n 64), and a sweep's workers and Inductor's compile workers hold more
+MIN_OPEN_FILES, WANTED_OPEN_FILES = 256, 4096
+
+
+def check_open_files() -> None:
+    """Raise this process's open-files limit toward WANTED_OPEN_FILES (within the hard limit: what its
+    workers and kernels inherit); ConfigError in one line when even that stays below MIN_OPEN_FILES."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < WANTED_OPEN_FILES:
+        raised = WANTED_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, WANTED_OPEN_FILES)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, raised), hard))
+            soft = max(soft, raised)
+        except (ValueError, OSError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < MIN_OPEN_FILES:
+        raise ConfigError(f"open files: this shell allows {soft} (ulimit -n), compile-bench needs {MIN_OPEN_FILES} "
+                          f"(a notebook's kernel dies without a word below about 100): run `ulimit -n "
+                          f"{MIN_OPEN_FILES}` first, or ask for a higher hard limit")
+
+
+def worker_torch_threads() -> int | None:
+    """torch.get_num_threads() a CPU worker started now reads (OMP_NUM_THREADS, MKL_NUM_THREADS, else
+    torch's own default, which depends on its build), asked of a fresh interpreter with this environment
+    as the fork server gets it; None when it does not say within THREADS_PROBE_S."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                              capture_output=True, text=True, timeout=THREADS_PROBE_S, stdin=subprocess.DEVNULL)
+        return int(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
+        return None
 
 
 def collect(device: str) -> dict:

@@ -164,7 +164,7 @@ def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
 
     folder = spec.config_dir("full", local_only=_hub_offline() or (not Path(spec.checkpoint).is_dir()
                                                                      and not hub_reachable()))
-    architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
+    architecture = json.loads((folder / "config.json").read_text(encoding="utf-8"))["architectures"][0]
     model_class = getattr(transformers, architecture)
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     check_room(model_class, config, dtype, device)  # a config declaring an absurd size: oom, not a SIGKILL
@@ -173,8 +173,22 @@ def _build_own(spec: ModelSpec, weights: str, device: str, dtype: str):
         why = "requested" if weights == "random" else "no weights file in the checkpoint"
         note = f"random weights ({why}), architecture of {spec.published}"  # a folder by its name only
         return instantiate_random(model_class, config), "random", note
-    model = model_class.from_pretrained(folder, local_files_only=True)
-    return model, "pretrained", f"your checkpoint {spec.published}"
+    model, info = model_class.from_pretrained(folder, local_files_only=True, output_loading_info=True)
+    return model, "pretrained", f"your checkpoint {spec.published}{_unloaded(model, info, spec.published)}"
+
+
+def _unloaded(model: torch.nn.Module, info: dict, name: str) -> str:
+    """What of the model its weights file left at random, said after its note ("" when nothing); a
+    ValueError when the file matches none of its tensors (another model's weights: the model was wholly
+    random and its rows said "pretrained weights")."""
+    tensors = set(model.state_dict())
+    unloaded = (set(info.get("missing_keys") or ()) | {key[0] if isinstance(key, tuple) else key
+                                                      for key in info.get("mismatched_keys") or ()}) & tensors
+    if tensors and unloaded == tensors:
+        raise ValueError(f"the weights file of {name} matches none of the model's {len(tensors)} tensors (its "
+                         "parameter names or shapes are another model's); allowed: the weights saved with this "
+                         "config.json, or weights: random to time the architecture alone")
+    return f" ({len(unloaded)} of its {len(tensors)} tensors not in its weights file: random)" if unloaded else ""
 
 
 def declared_params(model_class, config) -> int | None:

@@ -9,6 +9,7 @@ notebook that never ran, or a sweep refused, gets a stub page saying why).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import warnings
@@ -18,7 +19,7 @@ from pathlib import Path
 from ..config.bench_config import BenchConfig, ConfigError
 from ..files import NotOursError, check_ours, write_file
 from ..messages import terminal_text
-from ..paths import inside, relative_text, repo_root
+from ..paths import checkout_file, inside, relative_text, repo_root
 from .page_html import escape, published_notebook
 
 KERNEL_NAME = "python3"
@@ -67,7 +68,8 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".running", dir=output.parent))
+    remove_stale_private(output)
+    private = Path(tempfile.mkdtemp(prefix=f".{output.name}.{os.getpid()}.", suffix=".running", dir=output.parent))
     running = private / output.name
     try:
         error = ""
@@ -90,6 +92,28 @@ def execute(notebook: Path, output: Path, parameters: dict, step_timeout_s: int,
         return error
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def remove_stale_private(output: Path) -> None:
+    """The private folders a render of `output` left beside it when it was killed (kill -9 runs no
+    `finally`: `.benchmark.ipynb.*.running/`, papermill's notebook inside, with absolute paths, stayed in
+    the published folder): each names the pid that made it, and one whose process is gone is removed (a
+    name without a pid is an older version's). A link is never followed."""
+    for stale in output.parent.glob(f".{output.name}.*.running"):
+        owner = stale.name[len(output.name) + 2:].split(".", 1)[0]
+        if stale.is_symlink() or not stale.is_dir() or (owner.isdigit() and _alive(int(owner))):
+            continue
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid > 0  # another user's process (a PermissionError), or no pid at all
+    return True
 
 
 def render(notebook: Path, executed: Path, page: Path, parameters: dict, step_timeout_s: int, title: str,
@@ -160,22 +184,6 @@ def results_rows(path: Path, option: str = "--results") -> list:
     return loaded.rows
 
 
-def users_folders(cfg: BenchConfig) -> dict[str, str]:
-    """The folders of a profile's own files a published notebook would name whole (its parameters cell,
-    papermill's metadata), each to be shown by a name: an own checkpoint's folder by the folder's name
-    (as rows name it), the image's folder as "<image folder>"."""
-    folders = {}
-    for _, checkpoint, _ in cfg.checkpoints:
-        if Path(checkpoint).is_absolute() or Path(checkpoint).expanduser().is_dir():
-            folder = Path(checkpoint).expanduser().resolve()
-            folders[str(folder)] = folder.name
-            folders[checkpoint] = folder.name  # as the profile wrote it
-    if cfg.image:
-        folder = Path(cfg.image).expanduser().resolve().parent
-        folders[str(folder)] = "<image folder>"
-    return folders
-
-
 def page_title(results: Path, label: str) -> str:
     """The page's <title>: its header facts (run, machine, versions, date, weights)."""
     from ..results.aggregate import load_dataframe
@@ -209,10 +217,15 @@ def verdict_lines(outcomes: list[ProfileOutcome]) -> str:
     return terminal_text("\n".join(blocks))  # model names and labels from a results file: shown, never run
 
 
-def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path, str]:
-    """summary.html over every profile folder in `out_dir`, whichever command measured it."""
-    notebook = repo_root() / "notebooks" / "summary.ipynb"
-    paths = [str(path) for path in sorted(out_dir.resolve().glob("*/results.jsonl"))]
+def build_summary(out_dir: Path, step_timeout_s: int) -> tuple[Path | None, str]:
+    """summary.html over every profile folder in `out_dir`, whichever command measured it, but one a run
+    is measuring now or whose results are refused (index_page.summarized_results: the index says why)."""
+    from .index_page import summarized_results
+
+    notebook = checkout_file("notebooks", "summary.ipynb")
+    paths = [str(path) for path in summarized_results(out_dir)]
+    if not paths and any(out_dir.glob("*/results.jsonl")):  # [] would make the notebook read every folder's
+        return None, ""
     executed = out_dir.resolve() / "summary.ipynb"
     page = out_dir / "summary.html"
     error = render(notebook, executed, page, {"results_paths": paths, "reports_dir": str(out_dir.resolve())},
@@ -233,7 +246,7 @@ def check_outputs(out_dir: Path, results_files: list[Path], named: bool = False)
     `named`: the results file is the one --results named, whose folder may be anywhere (as for `run`)."""
     if out_dir.exists() and not out_dir.is_dir():  # before a plan is printed and a sweep started, not after
         raise ConfigError(f"--out {out_dir} is a file, not a folder: give the folder the reports go to")
-    sources = {path.resolve() for path in (repo_root() / "notebooks").glob("*.ipynb")}
+    sources = {path.resolve() for path in (checkout_file("notebooks", "benchmark.ipynb").parent).glob("*.ipynb")}
     folders = [path.parent for path in results_files]
     for folder in [] if named else folders:  # a profile folder that is a link out of the reports folder is refused
         inside(folder / "report.html", out_dir)
@@ -245,6 +258,18 @@ def check_outputs(out_dir: Path, results_files: list[Path], named: bool = False)
     for folder in folders:
         check_not_others(folder, PROFILE_OUTPUTS)
         check_no_live_run(folder / "results.jsonl")
+        results_file(folder / "results.jsonl")
+
+
+def results_file(path: Path) -> None:
+    """A profile folder's results file, when there is one, must be one (a text file there, or a
+    compressed copy, is refused before anything is measured, naming --out: `report` has no --results)"""
+    from ..results.writer import NotAResultsFileError, check_is_results_file
+
+    try:
+        check_is_results_file(path, "--out")
+    except NotAResultsFileError as err:
+        raise ConfigError(str(err)) from None
 
 
 def check_no_live_run(path: Path) -> None:
@@ -275,10 +300,11 @@ def compare_main(before: Path, after: Path, out_dir: Path, step_timeout_s: int) 
     for path in (before, after):
         if not path.is_file():
             raise ConfigError(f"--compare: no results file at {path}")
+        check_no_live_run(path)  # its rows are partial, as for --report-only
         results_rows(path, "--compare")  # a file that is no results file (e.g. /etc/passwd) is one line, not a page
     check_not_others(out_dir, COMPARE_OUTPUTS)
     out_dir.mkdir(parents=True, exist_ok=True)
-    notebook = repo_root() / "notebooks" / "summary.ipynb"
+    notebook = checkout_file("notebooks", "summary.ipynb")
     executed = out_dir.resolve() / "compare.ipynb"
     parameters = {"results_paths": [str(before.resolve()), str(after.resolve())],
                   "compare_before": str(before.resolve()), "compare_after": str(after.resolve())}

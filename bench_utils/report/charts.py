@@ -214,7 +214,10 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
     whose answer is "Can't tell" would say more than its verdict; names beside the points overlapped)."""
     from matplotlib.lines import Line2D
 
-    marker = dict(zip(tables.ordered_models(ok["model"]), MODEL_MARKERS * 4))
+    # the shapes repeat past twelve models (a page of 49 failed on a KeyError): the legend names the models
+    # only while each has a shape of its own
+    models = tables.ordered_models(ok["model"])
+    marker = {model: MODEL_MARKERS[i % len(MODEL_MARKERS)] for i, model in enumerate(models)}
     for (mode, model), cells in ok.groupby(["configuration", "model"], sort=False):
         ax.scatter(cells["compile_s"], cells["race_speedup"], color=colour.get(mode), marker=marker[model])
     picked = ok.merge(answers[["model", "batch_size", "configuration"]], on=["model", "batch_size", "configuration"])
@@ -229,8 +232,9 @@ def _speedup_against_compile(ax, ok, answers, colour: dict, worthwhile: float) -
     ax.set(xlabel="cold compile time (s)", ylabel="speedup over eager (×)", title="Speedup vs compile time")
     handles = [Line2D([], [], color=colour.get(mode), marker="o", linestyle="", label=mode)
                for mode in tables.ordered_configurations(ok["configuration"])]
-    handles += [Line2D([], [], color="0.3", marker=marker[model], linestyle="", label=display_name(model))
-                for model in marker]
+    if len(models) <= len(MODEL_MARKERS):
+        handles += [Line2D([], [], color="0.3", marker=marker[model], linestyle="", label=display_name(model))
+                    for model in models]
     if not picked.empty:
         handles.append(Line2D([], [], marker="o", markersize=11, markerfacecolor="none", markeredgecolor="0.15",
                               linestyle="", label="recommended"))

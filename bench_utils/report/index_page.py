@@ -18,6 +18,7 @@ from ..paths import out_argument, relative_text
 from ..results import decision as codes
 from ..results.aggregate import to_dataframe
 from ..results.rows import read_results
+from ..results.writer import writing_pid
 from .display import MISSING, number
 from .glossary import linked_terms
 from .header import page_header
@@ -51,6 +52,7 @@ class ProfileLine:
     # the results file changed after the page was made (a run since): the page, and rounds_left, speak of less
     page_behind: bool = False
     page_made: bool = True  # its report.html exists (a folder `run` alone measured into has none: no link)
+    measuring: str = ""  # the pid of a run writing its results now: its rows are partial, no verdict yet
 
     @cached_property
     def frame(self):
@@ -100,9 +102,13 @@ def _row_html(line: ProfileLine) -> str:
         problems.append(f"its page is older than its results: rebuild it ({line.rules.measuring_command('--report-only')})")
     if failed or missing:
         problems.append(f"{failed} failed, {missing} missing")
-    step = run_next_step(line.frame, line.rules, line.rounds_left)  # the page's and the console's, word for word
-    if step:
-        problems.append(f"next step: {step}")
+    if line.measuring:  # a live run's first rounds are no verdict: "Compile 7.19x" after 1 round of 3
+        problems = [f"being measured now (pid {line.measuring}): no verdict until its run ends and rebuilds this "
+                    "index"]
+    else:
+        step = run_next_step(line.frame, line.rules, line.rounds_left)  # the page's and the console's, word for word
+        if step:
+            problems.append(f"next step: {step}")
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else f'<span class="failed">{escape("; ".join(problems))}</span>' if problems
              else '<span class="ok">complete</span>')
@@ -120,9 +126,24 @@ def _row_html(line: ProfileLine) -> str:
             f"<td>{escape(head.hardware)}<br><small>{escape(head.software)}<br>"
             f"{escape(head.date)}</small><br>{weights}</td>"
             f"<td class=num>{cell_states_text(line.frame, '<br>')}<br>{missing} missing</td>"
-            f"<td>{'<br>'.join(escape(text) for text in verdict_short(line.frame, line.rules)) or MISSING}"
-            f"<br>{speedup_svg(line.frame, line.rules)}</td>"
+            f"<td>{_verdict_html(line)}</td>"
             f"<td>{state}</td></tr>")
+
+
+def _verdict_html(line: ProfileLine) -> str:
+    if line.measuring:
+        return "measuring now"
+    return (f"{'<br>'.join(escape(text) for text in verdict_short(line.frame, line.rules)) or MISSING}"
+            f"<br>{speedup_svg(line.frame, line.rules)}")
+
+
+def summarized_results(out_dir: Path) -> list[Path]:
+    """The profile folders' results files the summary compares: not one a run is writing now (its rows
+    partial: a verdict after one round of three) nor one refused when read (another format, several
+    runs, too large: the summary failed on every later report until the folder was moved); the index
+    lists both with why."""
+    return [results for results in sorted(Path(out_dir).resolve().glob("*/results.jsonl"))
+            if writing_pid(results) is None and not rows_or_refusal(results)[1]]
 
 
 def rows_or_refusal(results: Path) -> tuple[list, str]:
@@ -193,12 +214,13 @@ def profile_lines(out_dir: Path) -> list[ProfileLine]:
         state, (rows, refused) = _profile_state(folder), rows_or_refusal(results)
         expected, left = state.get("expected_cells"), state.get("rounds_left")
         behind = page_behind(results, state)
+        measuring = writing_pid(results) or ""
         lines.append(ProfileLine(_text(state, "label", rows[0].label if rows else folder.name),
                                  f"{quote(folder.name)}/report.html",  # quoted: a relative link, whatever the name
                                  _text(state, "params", ""), refused or _text(state, "error", ""),
                                  expected if type(expected) is int and 0 <= expected <= MAX_CELLS else 0, rows,
                                  _rules(state, results), left if type(left) is int and 0 <= left <= MAX_CELLS and not behind
-                                 else 0, behind, page.is_file()))
+                                 else 0, behind, page.is_file(), measuring))
     return lines
 
 

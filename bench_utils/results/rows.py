@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -23,11 +24,31 @@ from .runs import MixedRunsError, other_run, run_text
 # the sweep to decide every model within budget_min on this machine (sweep/fit.py); its error says why
 STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported", "skipped")
 NOT_FAILED = ("ok", "unsupported", "skipped")  # a row of these statuses is no failure of its process
+BLOCKS_OF = {"samples_s": "block_lengths", "eager_samples_s": "eager_block_lengths"}  # samples -> their blocks
 NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.
 ROW_FORMAT = 3  # 3: a cell is a configuration (mode+modifiers), not a mode with a profile-wide dtype
 FORMAT_KEY = "format"
+
+
+def _not_finite(value, depth: int = 0) -> bool:
+    """A float that is NaN or infinite, in the value or in its lists or mapping (two levels deep)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth < 2 and isinstance(value, (list, tuple)):
+        return any(_not_finite(item, depth + 1) for item in value)
+    if depth < 2 and isinstance(value, dict):
+        return any(_not_finite(item, depth + 1) for item in value.values())
+    return False
+
+
+def _first_not_finite(value):
+    """The first NaN or infinity in `value` (a float, or one in its lists or mapping)."""
+    if isinstance(value, float):
+        return value
+    items = value.values() if isinstance(value, dict) else value
+    return next(_first_not_finite(item) for item in items if _not_finite(item))
 
 
 class OtherFormatError(ConfigError):
@@ -58,18 +79,37 @@ class Row:
     def to_json(self) -> str:
         return json.dumps({FORMAT_KEY: ROW_FORMAT} | dataclasses.asdict(self), sort_keys=True)
 
-    def without_local_paths(self, folder: Path) -> "Row":
+    def without_local_paths(self, folder: Path, also: dict | None = None) -> "Row":
         """The row as a results file keeps it: its texts (errors, notes, graph-break reasons; not its
-        names) with absolute paths of this machine made relative to `folder` (paths.relative_text), so a
-        results file published beside its page names none."""
+        names) with absolute paths of this machine made relative to `folder` (paths.relative_text; the
+        folders of `also` shown by their names), so a results file published beside its page names none."""
         changes = {}
         for name in (f.name for f in dataclasses.fields(self) if f.name not in NAMING_FIELDS):
             value = getattr(self, name)
             if isinstance(value, str) and "/" in value:
-                changes[name] = relative_text(value, folder)
+                changes[name] = relative_text(value, folder, also)
             elif isinstance(value, list) and any(isinstance(item, str) and "/" in item for item in value):
-                changes[name] = [relative_text(item, folder) if isinstance(item, str) else item for item in value]
+                changes[name] = [relative_text(item, folder, also) if isinstance(item, str) else item for item in value]
         return dataclasses.replace(self, **changes) if changes else self
+
+    def finite(self) -> "Row":
+        """The row as it may be kept: a measured value that is not a finite number (an accuracy
+        difference of NaN from an output holding NaN, an infinite latency) makes an ok row a failed one
+        (`error`) naming the field, its value left out (the field's default). Written as it was, the
+        reader refused the row, so the cell read as never measured and every run measured it again."""
+        bad = [f for f in dataclasses.fields(self) if _not_finite(getattr(self, f.name))]
+        if not bad:
+            return self
+        said = ", ".join(f"{f.name} {_first_not_finite(getattr(self, f.name))}" for f in bad)
+        changes = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+                   for f in bad}
+        changes |= {BLOCKS_OF[name]: [] for name in changes if name in BLOCKS_OF}  # no samples, no blocks
+        if self.status == "ok":
+            changes |= {"status": "error", "error": f"a measurement that is not a finite number: {said} (an output "
+                                                    "or a timer gave NaN or infinity: no figure)"}
+        else:
+            changes["error"] = f"{self.error}; and not finite: {said}"
+        return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_dict(cls, values: dict):
@@ -302,7 +342,7 @@ def bounded_lines(fh):
                 line = fh.readline(MAX_LINE_BYTES)
             yield number, None
             continue
-        yield number, line.decode("utf-8", errors="replace")
+        yield number, line.decode("utf-8-sig" if number == 1 else "utf-8", errors="replace")  # a BOM: no row lost
 
 
 def read_rows(path: str | Path, row_type: type[Row]) -> LoadedRows:

@@ -5,6 +5,7 @@ a path that is not a results file is refused untouched. No torch.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import fcntl
 import json
@@ -44,22 +45,25 @@ def check_is_results_file(path: Path, option: str = "--results") -> None:
     """A new path, an empty file or one whose first line is a results row (or a torn one, cut before
     its end) is fine; anything else (a JSON document, a text file, a compressed file) is refused
     untouched, in words that name the `option` it came from."""
+    another = _another(option)
     if path.exists() and not path.is_file():
-        raise NotAResultsFileError(f"{path}: not a file; choose a .jsonl file for --results")
+        raise NotAResultsFileError(f"{path}: not a file; " + ("choose a .jsonl file for --results" if option ==
+                                                              "--results" else f"choose {another}"))
     blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None:
-        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose another --results path")
+        raise NotAResultsFileError(f"{path}: {blocking} is a file, not a folder; choose "
+                                   + (another if option == "--out" else f"another {option} path"))
     if not path.exists():
         return
     with open(path, "rb") as fh:
-        first = fh.readline(1_000_000)
+        first = fh.readline(1_000_000).removeprefix(codecs.BOM_UTF8)  # an editor's byte-order mark: still a row
     packed = next((how for magic, how in COMPRESSED.items() if first.startswith(magic)), None)
     if packed is not None:
         kind, command = packed.split(": ")
+        where = "put the .jsonl file in its place" if option == "--out" else f"give {option} the .jsonl file"
         raise NotAResultsFileError(f"{path}: a {kind}-compressed file, not a results file; decompress it "
-                                   f"({command} {path.name}) and give {option} the .jsonl file")
-    refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); "
-                                   f"choose another {option} file")
+                                   f"({command} {path.name}) and {where}")
+    refusal = NotAResultsFileError(f"{path}: not a results file (line 1 is not a results row); choose {another}")
     if not first.strip():
         return  # empty
     if not first.lstrip().startswith(b"{"):
@@ -72,6 +76,12 @@ def check_is_results_file(path: Path, option: str = "--results") -> None:
         raise refusal from None  # e.g. the "{" line of a pretty-printed JSON document
     if not (isinstance(values, dict) and {"label", "model"} <= set(values)):
         raise refusal
+
+
+def _another(option: str) -> str:
+    """What to choose instead, by the option the file came through: `report` finds a profile's results
+    file in its --out folder (it has no --results: the refusal named one)."""
+    return "another --out folder or label, or move the file aside" if option == "--out" else f"another {option} file"
 
 
 def file_run(path: Path) -> dict:
@@ -112,12 +122,16 @@ def writing_pid(path: str | Path) -> str | None:
 class ResultsWriter:
     """Append-only JSON-lines writer holding an exclusive lock for its lifetime."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, shown: dict | None = None, option: str = "--results"):
+        """`shown`: folders outside the results folder that a row's texts may name (absolute path -> the
+        name each is shown by: BenchConfig.users_folders), written by that name; `option`: what the path
+        came through, for a refusal's words (check_is_results_file)."""
+        self.shown = shown or {}
         if Path(path).is_symlink():  # resolved, a link would be written through to its target
             raise OSError(errno.ELOOP, "a symbolic link; compile-bench never writes through one: give the file "
                                        "itself as --results", str(path))
         self.path = Path(path).resolve()  # one lock per file, whatever relative path or linked folder names it
-        check_is_results_file(self.path)  # before anything is created or written next to it
+        check_is_results_file(self.path, option)  # before anything is created or written next to it
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # appending, not truncating: a refused writer must not erase the holder's pid before reading it;
         # never through a link (the pid would be written into its target)
@@ -156,7 +170,7 @@ class ResultsWriter:
             raise MixedRunsError(f"{self.path}: holds rows of {run_text(self._run)}; this row is of another run "
                                  f"({run_text(other)}): one results file holds one run, measure into another "
                                  "--results file")
-        line = row.without_local_paths(self.path.parent).to_json() + "\n"
+        line = row.finite().without_local_paths(self.path.parent, self.shown).to_json() + "\n"
         cut = torn_write_cut(self._appended, line)  # None unless a test asks for a torn write
         data = (line if cut is None else line[:cut]).encode("utf-8")
         fd = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # a link swapped in: refused

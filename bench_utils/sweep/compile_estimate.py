@@ -43,7 +43,7 @@ class CompileRange:
 @lru_cache(maxsize=1)
 def compile_counts() -> dict:
     """data/compile_counts.json's per-model counts (model -> graphs, nodes, kernels, gemm_conv_shapes)."""
-    text = (resources.files("bench_utils") / "data" / "compile_counts.json").read_text()
+    text = (resources.files("bench_utils") / "data" / "compile_counts.json").read_text(encoding="utf-8")
     return {name: counts for name, counts in json.loads(text)["models"].items() if "error" not in counts}
 
 

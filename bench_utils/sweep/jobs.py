@@ -164,12 +164,28 @@ def cores_differing(rows: list, cpu: str, cores: int | None) -> str:
     run's in the same cells (a cell is the label, settings, CPU model and torch: results/aggregate.py),
     so a speedup would pair a one-core round with a two-core one. Rows of another CPU model are cells of
     their own; a row without the fields (a failure before its process recorded them) says nothing."""
-    theirs = sorted({row.env.get("cpu_count") for row in rows if row.env.get("cpu") == cpu}
-                    - {None, cores})
-    if cores is None or not theirs:
+    return _differing({row.env.get("cpu_count") for row in rows if row.env.get("cpu") == cpu}, cores, "core")
+
+
+def threads_recorded(rows: list, cpu: str) -> set:
+    """The torch threads (torch.get_num_threads()) the CPU rows of this CPU model were measured with."""
+    return {row.env.get("torch_threads") for row in rows
+            if row.device == "cpu" and row.env.get("cpu") == cpu} - {None}
+
+
+def threads_differing(rows: list, cpu: str, threads: int | None) -> str:
+    """As cores_differing, for torch's threads in a CPU worker (OMP_NUM_THREADS, MKL_NUM_THREADS): a
+    resume under another OMP_NUM_THREADS blended one-thread rounds with two-thread ones in one cell.
+    A GPU row's threads are the worker's own choice (launch_thread.GPU_WORKER_THREADS): not compared."""
+    return _differing(threads_recorded(rows, cpu), threads, "thread")
+
+
+def _differing(theirs: set, ours: int | None, word: str) -> str:
+    theirs = sorted(theirs - {None, ours})
+    if ours is None or not theirs:
         return ""
-    unit = lambda n: f"{n} core{'' if n == 1 else 's'}"  # noqa: E731
-    return f"{', '.join(unit(n) for n in theirs)} there, {unit(cores)} here"
+    unit = lambda n: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
+    return f"{', '.join(unit(n) for n in theirs)} there, {unit(ours)} here"
 
 
 # the settings a row records beside its fingerprint (BenchResult fields of the same name): the others are in the

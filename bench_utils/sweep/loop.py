@@ -34,7 +34,7 @@ from .fit import fitted
 from .launchers import Launcher
 from .jobs import (Round, SettingsMismatchError, cores_differing, done_keys, eager_after_selection, failure_row,
                    first_rounds, pending_study_jobs, read_cell_rows, retryable_failures, round_pending, rows_path,
-                   study_jobs, unit_group)
+                   study_jobs, threads_differing, threads_recorded, unit_group)
 
 
 @dataclass
@@ -221,7 +221,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
 
     results_path = Path(results_path) if results_path else default_results_path(cfg)
     started = time.perf_counter()
-    with ResultsWriter(results_path) as writer:
+    with ResultsWriter(results_path, cfg.users_folders()) as writer:
         rows = read_cell_rows(cfg, results_path)
         if launcher is None or isinstance(launcher, LocalLauncher):  # a cluster's rows are its hosts'
             _refuse_other_cores(rows, results_path)
@@ -241,7 +241,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
             if isinstance(unit, Round):
                 write_cells(new)
             else:
-                with ResultsWriter(rows_path(results_path, unit)) as study_writer:
+                with ResultsWriter(rows_path(results_path, unit), cfg.users_folders()) as study_writer:
                     for row in new:
                         study_writer.append(row)
 
@@ -274,6 +274,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                 if not in_flight:
                     break
                 for unit, new in launcher.finished():
+                    new = [row.finite() for row in new]  # a NaN is a failure, counted and shown as one
                     del in_flight[unit_group(unit)]
                     launched.pop(unit_group(unit), None)
                     write(unit, new)
@@ -310,15 +311,23 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
 
 
 def _refuse_other_cores(rows: list, results_path: Path) -> None:
-    """A resume here on another number of CPUs than the file's rows of this CPU had (jobs.cores_differing)
-    is refused, as rows of other settings are."""
+    """A resume here on another number of CPUs, or of torch threads, than the file's rows of this CPU
+    had (jobs.cores_differing, jobs.threads_differing) is refused, as rows of other settings are."""
     from ..measure import environment
 
-    differing = cores_differing(rows, environment.cpu_name(), environment.ALLOWED_CPUS)
+    cpu = environment.cpu_name()
+    differing = cores_differing(rows, cpu, environment.ALLOWED_CPUS)
     if differing:
         raise SettingsMismatchError(f"{results_path} holds rows measured on another number of CPUs ({differing}: "
                                     "taskset or a cpuset); choose another --results file, or run on as many CPUs "
                                     "as it was measured on")
+    if not threads_recorded(rows, cpu):  # nothing to compare: no interpreter started to ask
+        return
+    differing = threads_differing(rows, cpu, environment.worker_torch_threads())
+    if differing:
+        raise SettingsMismatchError(f"{results_path} holds rows measured with another number of torch threads "
+                                    f"({differing}: OMP_NUM_THREADS or MKL_NUM_THREADS); choose another --results "
+                                    "file, or set the threads it was measured with")
 
 
 def run_sweeps(configs: list[BenchConfig], results_paths: list, launchers: list, retry_failed: bool = False,

@@ -17,11 +17,11 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 from multiprocessing import forkserver
 from pathlib import Path
 
 from ..measure.memory_room import oom_kills
+from . import awake
 
 WORKER_MODULE = "bench_utils.measure.worker"
 LOG_TAIL_CHARS = 2000  # how much of a crashed worker's log goes into its row's error text
@@ -41,6 +41,7 @@ SERVER_START_S = 180.0
 # A reply that has begun to arrive when the deadline passes gets this long to arrive whole (a worker
 # stopped halfway through sending a large row must not hold the runner)
 REPLY_GRACE_S = 30.0
+POLL_S = 1.0  # a wait for a reply looks at the awake clock this often: a stop it spans is then taken off
 
 _server_environment: dict | None = None
 
@@ -93,27 +94,30 @@ def server_environment(environ) -> dict:
 
 
 def within(seconds: float, expire, call):
-    """`call()` with a deadline: if it has not returned `seconds` from now, `expire()` runs (in a timer
-    thread) and must end what `call` waits on (kill the process it reads from), so `call` returns or
-    raises. Returns (call's result, whether expire ran)."""
-    expired = threading.Event()
+    """`call()` with a deadline: if it has not returned `seconds` from now (on the awake clock: a stop of
+    the runner does not count), `expire()` runs (in a watching thread) and must end what `call` waits on
+    (kill the process it reads from), so `call` returns or raises. Returns (call's result, whether
+    expire ran)."""
+    expired, done = threading.Event(), threading.Event()
+    deadline = awake.now() + max(0.0, seconds)
 
-    def stop() -> None:
-        expired.set()
-        expire()
+    def watch() -> None:
+        while not done.wait(max(0.0, min(deadline - awake.now(), POLL_S))):
+            if awake.now() >= deadline:
+                expired.set()
+                expire()
+                return
 
-    timer = threading.Timer(max(0.0, seconds), stop)
-    timer.daemon = True
-    timer.start()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
         return call(), expired.is_set()
     except BaseException as err:
         err.expired = expired.is_set()  # what the caller's except clause reads
         raise
     finally:
-        timer.cancel()
-        if expired.is_set():  # what expire() ended is gone before the caller goes on
-            timer.join()
+        done.set()
+        watcher.join()  # what expire() ended is gone before the caller goes on
 
 
 def _kill_fork_server() -> None:
@@ -179,7 +183,7 @@ class Worker:
             self.lost = WorkerLost("crashed", f"the fork server started no worker within {start_s:g} s (stopped "
                                               "or starved); it was killed, the next worker starts a new one")
         child.close()
-        self.started = time.perf_counter()
+        self.started = awake.now()
         self.deadline = self.started + timeout_s
 
     def adopt(self, log_path: Path, timeout_s: float) -> None:
@@ -201,11 +205,11 @@ class Worker:
 
     def allow(self, seconds: float) -> None:
         """Its deadline at least `seconds` from now (a spare asked long after its start: Spares.wait)."""
-        self.deadline = max(self.deadline, time.perf_counter() + seconds)
+        self.deadline = max(self.deadline, awake.now() + seconds)
 
     def new_deadline(self) -> None:
         """A later round of the same process: `timeout_s` from now, and its `seconds` counted from now."""
-        self.started = time.perf_counter()
+        self.started = awake.now()
         self.deadline = self.started + self.timeout_s
 
     def send(self, command: str, payload=None) -> None:
@@ -217,11 +221,11 @@ class Worker:
         started."""
         if self.lost is not None:
             raise self.lost
-        if not self.conn.poll(max(0.0, self.deadline - time.perf_counter())):
+        if not self._poll_until_deadline():
             self.kill()
             raise WorkerLost("timeout", f"no result after timeout_s={self.timeout_s:g} s{self.log_words()}")
         try:  # a reply begun is given REPLY_GRACE_S past the deadline to arrive whole
-            return within(max(self.deadline - time.perf_counter(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
+            return within(max(self.deadline - awake.now(), REPLY_GRACE_S), self.kill, self.conn.recv)[0]
         except (EOFError, OSError) as err:
             if getattr(err, "expired", False):
                 raise WorkerLost("timeout", f"no whole reply after timeout_s={self.timeout_s:g} s"
@@ -234,6 +238,17 @@ class Worker:
                                  ) from None
             reason = f"killed by {signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
             raise WorkerLost("crashed", f"worker process {reason}{self.log_words()}") from None
+
+    def _poll_until_deadline(self) -> bool:
+        """Has a reply begun to arrive before the deadline? Waited for in slices of at most POLL_S, on the
+        runner's awake clock (awake.py): a runner stopped past the deadline (Ctrl-Z) does not count the
+        stop against a worker that was only waiting on it."""
+        while True:
+            left = self.deadline - awake.now()
+            if self.conn.poll(max(0.0, min(left, POLL_S))):
+                return True
+            if self.deadline <= awake.now():
+                return False
 
     def out_of_memory(self) -> bool:
         """Did the kernel's OOM killer end a process since this worker started (memory_room.oom_kills)?
@@ -253,7 +268,7 @@ class Worker:
     @property
     def seconds(self) -> float:
         """Since its start, or since the start of the round it measures now (new_deadline)."""
-        return time.perf_counter() - self.started
+        return awake.now() - self.started
 
     def kill(self) -> None:
         """The worker and every process it started (its own session: compile workers too)."""

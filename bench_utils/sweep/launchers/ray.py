@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import re
 import socket
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,18 @@ from ..rounds import Sessions, measure_unit, run_round
 ADDRESS_SPELLINGS = "auto, ray://HOST:PORT, HOST:PORT or local:N"
 RAY_PROBE_TIMEOUT_S = 5.0  # seconds a --ray HOST:PORT gets to accept a connection before ray.init
 RECOUNT_S = 5.0  # while no call ends, the cluster's room is counted again this often (a node may have left)
+# An actor Ray has not placed (its resources held by another job) is said after PLACE_WARN_S and the run stops
+# after PLACE_LIMIT_S, in one line: it waited silently for 240 s, then ended in a traceback
+PLACE_WARN_S, PLACE_LIMIT_S = 30.0, 300.0
+# A local instance's node gets 30 s to register (ray/_private/node.py, not a setting): on a loaded 2-core
+# machine that passed, and the start is tried once more
+LOCAL_START_TRIES = 2
+# what a gRPC server (Ray's GCS and its client server) answers to an HTTP/2 preface: a SETTINGS frame
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HTTP2_SETTINGS = 4  # the frame type, byte 3 of a frame's 9-byte header
+# no dashboard; Ray's INFO lines and its raylets' log lines ("Task GroupActor.measure failed ... retried" for an
+# actor killed at Ctrl-C) stay off the terminal: a worker's output is in its log, an actor's failure in its row
+QUIET = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
 
 
 MAX_LOCAL_CPUS = 4096  # local:N's CPUs at most: Ray was asked for 10^30 and ended in a 37-line traceback
@@ -159,6 +173,8 @@ class RayLauncher:
         self.round_runner, self.options, self.nodes = round_runner, options, nodes or ray.nodes
         self.actors: dict[tuple, object] = {}  # unit_group -> actor, least recently used first
         self.calls: dict = {}  # ObjectRef -> (unit, actor group, submitted at)
+        self.placing: dict = {}  # actor group -> (its readiness ObjectRef, created at, the unit's name): not yet placed
+        self.said_waiting = False
         self.ended: list = []
 
     def start(self, unit, keep: bool) -> None:
@@ -168,6 +184,7 @@ class RayLauncher:
             while len(self.actors) >= self.capacity:  # end the least recently used idle actor
                 self._end(self._idle()[0])
             actor = self.actor_class.remote(self.cfg, str(self.results_path), self.round_runner)
+            self.placing[group] = (actor.__ray_ready__.remote(), time.perf_counter(), unit.name)
         self.actors[group] = actor  # most recently used last
         self.calls[actor.measure.remote(unit, keep)] = (unit, group, time.perf_counter())
 
@@ -177,6 +194,7 @@ class RayLauncher:
             done, _ = self.ray.wait(list(self.calls), num_returns=1, timeout=RECOUNT_S)
             if not done:
                 self._fit(capacity(self.nodes(), self.options))
+                self._check_placed()
         unit, group, submitted = self.calls.pop(done[0])
         try:
             rows, ended = self.ray.get(done[0])
@@ -188,6 +206,32 @@ class RayLauncher:
             jobs = unit.jobs if isinstance(unit, Round) else [unit]
             rows = [failure_row(self.cfg, job, "crashed", error, time.perf_counter() - submitted) for job in jobs]
         return [(unit, rows)]
+
+    def _check_placed(self) -> None:
+        """Actors Ray has not placed yet: said once past PLACE_WARN_S, with the cluster's free resources;
+        past PLACE_LIMIT_S the run stops in one line (ConfigError): a cluster whose CPUs another job
+        holds would keep it waiting without end."""
+        refs = [ref for ref, _, _ in self.placing.values()]
+        placed = set(self.ray.wait(refs, num_returns=len(refs), timeout=0)[0]) if refs else set()
+        self.placing = {group: entry for group, entry in self.placing.items() if entry[0] not in placed}
+        if not self.placing:
+            return
+        _, since, name = min(self.placing.values(), key=lambda entry: entry[1])
+        waited = time.perf_counter() - since
+        if waited < PLACE_WARN_S or (self.said_waiting and waited < PLACE_LIMIT_S):
+            return
+        free, total = self.ray.available_resources(), self.ray.cluster_resources()
+        room = ", ".join(f"{key} {free.get(key, 0):g} of {total[key]:g}" for key in ("CPU", "GPU") if total.get(key))
+        wanted = ", ".join(f"{resource} {self.options[key]:g}" for key, resource in (("num_cpus", "CPU"),
+                                                                                      ("num_gpus", "GPU"))
+                           if self.options.get(key))
+        what = (f"Ray has not placed profile {self.cfg.label!r}: {name} (it needs {wanted}) for {waited:.0f} s: the "
+                f"cluster has {room or 'nothing'} free (another job may hold them)")
+        if waited >= PLACE_LIMIT_S:
+            raise ConfigError(f"--ray: {what}; free them or add a node, then run again (resume keeps what was "
+                              "measured)")
+        warnings.warn(f"{what}; waiting up to {PLACE_LIMIT_S:g} s")
+        self.said_waiting = True
 
     def take_ended_rows(self) -> list:
         ended, self.ended = self.ended, []
@@ -206,6 +250,7 @@ class RayLauncher:
         return [group for group in self.actors if group not in busy]
 
     def _end(self, group: tuple) -> None:
+        self.placing.pop(group, None)
         actor = self.actors.pop(group)
         try:
             self.ended += self.ray.get(actor.close.remote())
@@ -214,26 +259,55 @@ class RayLauncher:
         self.ray.kill(actor)
 
     def close(self) -> list:
-        for ref in self.calls:  # Ctrl-C mid-round: stop it; the rows written stay, resume redoes the rest
-            self.ray.cancel(ref, force=True)
+        """End every actor. One with a call in flight (Ctrl-C mid-round) is killed, its workers with it: Ray
+        cannot force-cancel an actor's call (`ray.cancel(force=True)` raised ValueError, a 69-line
+        traceback in place of the interrupt); the rows written stay, resume measures the rest."""
+        busy = {group for _, group, _ in self.calls.values()}
+        for ref in self.calls:  # not retried once its actor is killed (Ray would say it retries it)
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref)
         self.calls.clear()
+        for group in busy:
+            self.placing.pop(group, None)
+            actor = self.actors.pop(group, None)
+            if actor is not None:
+                self.ray.kill(actor)
         for group in list(self.actors):
             self._end(group)
         return self.take_ended_rows()
 
 
 def probe_ray_address(target: RayTarget, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> None:
-    """One TCP connect to HOST:PORT with a timeout: ray.init itself retries a wrong address for minutes."""
+    """A TCP connect to HOST:PORT and an HTTP/2 preface, with a timeout: ray.init itself retries a wrong
+    address for minutes, and one where something else listens (a web server, a database) without end
+    (killed at 330 s). Ray's GCS and client server speak gRPC, which answers with a SETTINGS frame."""
     if target.address is None or target.address == "auto":
         return
     host, port = target.address.removeprefix("ray://").rsplit(":", 1)
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout_s):
-            return
+        with socket.create_connection((host, int(port)), timeout=timeout_s) as connection:
+            answer = _http2_answer(connection)
     except OSError as err:
         reason = "no answer" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
         raise ConfigError(f"--ray {target.address}: no Ray cluster there ({reason} within {timeout_s:g} s); "
                           "start one with `ray start --head`, or check the address") from None
+    if len(answer) < 4 or answer[3] != HTTP2_SETTINGS:
+        raise ConfigError(f"--ray {target.address}: something listens there, but not a Ray cluster (it does not "
+                          f"answer as Ray's gRPC server does within {timeout_s:g} s); check the address and port "
+                          "(`ray status` on the head prints it)")
+
+
+def _http2_answer(connection: socket.socket) -> bytes:
+    """The first bytes a server answers an HTTP/2 preface with (b"" when it closes or stays silent)."""
+    connection.sendall(HTTP2_PREFACE)
+    answer = b""
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        while len(answer) < 9:
+            chunk = connection.recv(9 - len(answer))
+            if not chunk:
+                break
+            answer += chunk
+    return answer
 
 
 def _connect(ray, target: RayTarget) -> bool:
@@ -243,13 +317,33 @@ def _connect(ray, target: RayTarget) -> bool:
     probe_ray_address(target)
     try:
         if target.address is None:
-            ray.init(num_cpus=target.num_cpus, include_dashboard=False)
+            _start_local(ray, target.num_cpus)
         else:
-            ray.init(address=target.address)
+            ray.init(address=target.address, **QUIET)
     except ConnectionError as err:
         raise ConfigError(f"--ray {target.address}: no Ray cluster there ({err}); "
                           "start one with `ray start --head`") from None
     return True
+
+
+def _start_local(ray, num_cpus: int) -> None:
+    """A Ray instance of this run's own on this machine (address "local": without it ray.init joined a
+    cluster another command had started here, and refused num_cpus in a traceback), tried once more when
+    its node does not register within Ray's 30 s, saying so; a second failure is one line."""
+    for attempt in range(1, LOCAL_START_TRIES + 1):
+        try:
+            ray.init(address="local", num_cpus=num_cpus, **QUIET)
+            return
+        except Exception as err:  # noqa: BLE001 -- Ray raises a bare Exception for a node that did not start
+            if "timed out during startup" not in str(err):
+                raise
+            ray.shutdown()
+            if attempt == LOCAL_START_TRIES:
+                raise ConfigError(f"--ray local:{num_cpus}: Ray's local instance did not start, {attempt} times "
+                                  "(its node did not register within Ray's 30 s: a loaded machine?); try again "
+                                  "when the machine is quieter") from None
+            warnings.warn("Ray's local instance did not start within Ray's 30 s (a loaded machine?): starting it "
+                          "once more")
 
 
 def _check_feasible(ray, configs: list[BenchConfig], options: list[dict]) -> None:
