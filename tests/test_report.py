@@ -525,9 +525,9 @@ def test_a_render_killed_before_leaves_no_private_folder_for_the_next_one(tmp_pa
 
     monkeypatch.setattr(papermill, "execute_notebook", finish)
     assert report.execute(NOTEBOOK, good, {}, 60) == ""
-    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".running")) == [
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".running")) == sorted([
         f".benchmark.ipynb.{os.getpid()}.live01.running", f".benchmark.ipynb.{gone}.link01.running",
-        f".summary.ipynb.{gone}.other1.running"]  # a live render's, a link (not followed), another notebook's
+        f".summary.ipynb.{gone}.other1.running"])  # a live render's, a link (not followed), another notebook's
     assert tmp_path.is_dir() and good.is_file()
 
 

@@ -423,6 +423,11 @@ def plan_summary(cfg: BenchConfig, source: str, results_path=None) -> str:
         lines.append(f"  to fit budget_min ({cfg.budget_min:g} min), the first model's round decides which "
                      f"{counted(len(figures.cut), 'configuration')} the later models leave out (named on the page); "
                      f"racing every one: about {_duration(figures.total)}, --budget-min {roomy:g}")
+    if figures.total > 3600:  # past an hour `report` stops: the largest trim first
+        parts = {part: sum(e.seconds.get(part, 0.0) for e in figures.estimates) for part in PARTS}
+        tips = _suggestions(cfg, figures.estimates, parts)
+        if tips:
+            lines.append(f"  over an hour; to trim: {tips[0]}")
     late = too_long(cfg, figures.estimates)
     if late:
         lines.append(f"  warning: {counted(len(late), 'worker')} may run past timeout_s ({cfg.timeout_s:g} s): raise it")
