@@ -232,8 +232,8 @@ RECORD = (
     Column("accuracy_ok", "all", meaning="float32: every output element within tolerance of eager float32's; a "
            "lower precision: the task's answer kept (task_agreement >= 0.9)", label="Matches eager"),
     Column("accuracy_reference", "first", meaning="elementwise (float32) or task (a lower precision)"),
-    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32",
-           "Task agreement", bounds=(0.0, 1.0)),
+    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32 (a "
+           "notebook's object of no known task: its outputs' cosine)", "Task agreement", bounds=(0.0, 1.0)),
     # --- why (the profiler's pass: the first round after the selection round, sweep/jobs.profiled) ---
     _profile("calls", "calls", "calls profiled"),
     _profile("call_ms", "ms", "a profiled call (the profiler slows it)", bounds=PER_CALL_MS),
