@@ -9,9 +9,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "bench_utils"
 # The rank of each room. paths, messages, files and stops are helpers every layer above config may use (paths raises
 # config's ConfigError); a study (studies/) declares its measurement and its page section, so it sits
-# above report; selfcheck and __main__ are entry points that drive sweeps and reports.
+# above report; selfcheck, __main__ and explore (bench_utils.race) are entry points that drive sweeps and reports.
 LAYERS = {"config": 0, "paths": 1, "messages": 1, "files": 1, "stops": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
-          "studies": 6, "selfcheck": 6, "__main__": 6, "__init__": 6}
+          "studies": 6, "selfcheck": 6, "__main__": 6, "__init__": 6, "explore": 6}
 
 
 def module_name(path: Path) -> str:
