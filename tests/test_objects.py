@@ -71,7 +71,7 @@ def test_an_object_folder_is_a_model_source_beside_the_registry_and_checkpoints(
     spec = own_spec("net", str(folder))
     assert spec.pickled and spec.own and spec.task == "" and spec.published == "net"
     loaded = load_model(spec, "full", "auto", "cpu", "float32")
-    assert (loaded.weights, loaded.note, loaded.num_params) == ("pretrained", OBJECT_NOTE, 15)
+    assert (loaded.weights, loaded.note, loaded.num_params) == ("own", OBJECT_NOTE, 15)
     assert build_inputs(spec, "full", 5, "cpu", torch.float32)["input_0"].shape == (5, 4)
     with pytest.raises(ValueError, match=r"^batch_size: 2 is not allowed for net; allowed: 5, its example inputs"):
         build_inputs(spec, "full", 2, "cpu", torch.float32)

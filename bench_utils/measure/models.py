@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import torch
 
 from ..config.registry import ModelSpec
+from ..results.rows import OWN_WEIGHTS
 from . import objects
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -243,7 +244,7 @@ def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str
         raise ValueError("weights: 'pretrained' is not allowed with size 'tiny' (no tiny checkpoints)")
     if spec.pickled:  # a notebook's object (measure/objects.py): its own weights, whatever `weights` says
         model = objects.load(spec.checkpoint, device, TORCH_DTYPES[dtype])
-        return LoadedModel(model, "pretrained", OBJECT_NOTE, count_params(model))
+        return LoadedModel(model, OWN_WEIGHTS, OBJECT_NOTE, count_params(model))
     model, used, note = _build_own(spec, weights, device, dtype) if spec.own else _choose_and_build(spec, size, weights)
     model = model.to(device=device, dtype=TORCH_DTYPES[dtype]).eval()
     return LoadedModel(model, used, note, count_params(model))

@@ -78,7 +78,8 @@ RECORD = (
     Column("exited_processes", "computed", "processes", "processes that wrote their row, then exited with a "
            "non-zero status (exit_codes)"),
     Column("exit_codes", "computed", meaning="those processes' exit statuses (-N: killed by signal N)"),
-    Column("weights", "first", meaning="pretrained or random", label="Weights"),
+    Column("weights", "first", meaning="pretrained, random, or own (a notebook's object as it held them)",
+           label="Weights"),
     Column("weights_note", "first", meaning="why those weights (e.g. not in the local cache, offline)"),
     Column("num_params", "first", "parameters", "the model's parameter count"),
     # --- latency: statistics over the rounds (results/stats.py) ---
