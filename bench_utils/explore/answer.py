@@ -42,16 +42,15 @@ class Answer:
 
     def cells(self):
         """Every cell as results/aggregate.py records it (the DataFrame the report's page reads)."""
-        from ..results.aggregate import load_dataframe
+        from ..results.aggregate import load_dataframe, to_dataframe
 
-        return load_dataframe(self.results_path)
+        return load_dataframe(self.results_path) if self.results_path.is_file() else to_dataframe([])
 
     @property
     def frame(self):
         """One row per configuration: median latency (ms), eager's beside it, the race's speedup with its 95%
         interval and rounds, compile seconds cold (first process) and warm (a later one), status and error."""
-        cells = self.cells()
-        return cells.loc[:, list(FRAME_COLUMNS)].set_index("configuration") if len(cells) else cells
+        return self.cells().loc[:, list(FRAME_COLUMNS)].set_index("configuration")
 
     @property
     def verdict(self):
