@@ -89,10 +89,16 @@ def digest(model: torch.nn.Module, example_inputs) -> str:
     hashed = hashlib.sha256(f"{type(model).__module__}.{type(model).__qualname__}".encode())
     tensors = list(model.state_dict().items()) + list(split(example_inputs)[2].items())
     for name, tensor in tensors:
-        tensor = tensor.detach().to("cpu").contiguous()
         hashed.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
-        hashed.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+        hashed.update(_tensor_bytes(tensor))
     return hashed.hexdigest()[:16]
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    try:
+        return tensor.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    except (RuntimeError, TypeError):  # a layout without plain bytes (sparse, quantized): as torch prints it
+        return repr(tensor).encode()
 
 
 def pickled(value) -> bytes:
