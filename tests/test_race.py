@@ -115,9 +115,9 @@ def test_a_race_answers_resumes_and_saves_as_a_report(tmp_path):
     html = answer._repr_html_()
     assert "Should you compile?" in html and "SmallNet" in html and not answer.interrupted
     rows = len(read_results(answer.results_path).rows)
-    again = bench_utils.race(notebook_net(), torch.randn(2, 3, 16, 16).mul(0).add(1), folder=tmp_path / "other",
+    other = bench_utils.race(notebook_net(), torch.ones(2, 3, 16, 16), folder=tmp_path / "other",
                              **QUICK | {"budget_min": 0.0, "repeats": 1})
-    assert len(read_results(again.results_path).rows) == 2  # another folder: a race of its own
+    assert len(read_results(other.results_path).rows) == 2  # another folder: a race of its own
     resumed = bench_utils.race(notebook_net(), _same_inputs(answer), folder=folder, **QUICK)
     assert len(read_results(resumed.results_path).rows) == rows  # the same object, its budget spent: nothing new
     page = answer.save(tmp_path / "saved")
@@ -128,6 +128,10 @@ def test_a_race_answers_resumes_and_saves_as_a_report(tmp_path):
                            timeout=600, cwd=REPO)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "warning" not in again.stderr  # the copy's rows are its own settings' (the object's digest)
+    compared = subprocess.run([sys.executable, "-m", "bench_utils", "report", "--compare", str(answer.results_path),
+                               str(saved / "results.jsonl"), "--out", str(tmp_path / "compare")], capture_output=True,
+                              text=True, timeout=600, cwd=REPO)
+    assert compared.returncode == 0 and (tmp_path / "compare" / "compare.html").is_file(), compared.stderr[-3000:]
 
 
 def _same_inputs(answer):
