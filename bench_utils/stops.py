@@ -35,3 +35,26 @@ def no_second_stop():
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+@contextlib.contextmanager
+def one_interrupt():
+    """Inside, Ctrl-C (a notebook kernel's stop button) raises KeyboardInterrupt once; a second one, while
+    the first unwinds and the measuring processes are ended, is ignored: it would leave them running
+    beside the kernel. The handler before is back after. In the main thread only, where Python handles
+    signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopped = threading.Event()
+
+    def first_only(signum, frame) -> None:
+        if not stopped.is_set():
+            stopped.set()
+            raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, first_only)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

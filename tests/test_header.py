@@ -38,3 +38,10 @@ def test_the_size_is_said_for_tiny_models_only():
     mixed = page_header(to_dataframe([make_row("vit", 1, "eager", 2.0, size="full"),
                                       make_row("resnet", 1, "eager", 2.0)]))
     assert mixed.size == "tiny test models for 1 of 2 models"
+
+
+def test_a_notebooks_object_has_its_own_weights_not_pretrained_ones():
+    from bench_utils.report.header import weights_words
+
+    rows = [make_row(configuration=name, weights="own") for name in ("eager", "default")]
+    assert weights_words(to_dataframe(rows)) == "the notebook's own weights"

@@ -9,9 +9,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "bench_utils"
 # The rank of each room. paths, messages, files and stops are helpers every layer above config may use (paths raises
 # config's ConfigError); a study (studies/) declares its measurement and its page section, so it sits
-# above report; selfcheck and pipeline drive sweeps and reports, and __main__, the command line, calls them.
+# above report; selfcheck, pipeline and explore (bench_utils.race) drive sweeps and reports, and __main__, the
+# command line, calls them.
 LAYERS = {"config": 0, "paths": 1, "messages": 1, "files": 1, "stops": 1, "results": 2, "measure": 3, "sweep": 4, "report": 5,
-          "studies": 6, "selfcheck": 6, "pipeline": 6, "__main__": 7, "__init__": 7}
+          "studies": 6, "selfcheck": 6, "pipeline": 6, "explore": 6, "__main__": 7, "__init__": 7}
 
 
 def module_name(path: Path) -> str:

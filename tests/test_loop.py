@@ -449,3 +449,19 @@ def test_every_launcher_satisfies_the_launcher_protocol(tmp_path):
     cfg = load_config(tiny_params(tmp_path, models=["vit"], configurations=["eager"]))
     assert isinstance(LocalLauncher(cfg, tmp_path / "r.jsonl"), Launcher)
     assert "capacity" in inspect.getsource(RayLauncher.__init__)
+
+
+def test_extra_rounds_grow_a_notebooks_progress_widget_too():
+    """tqdm.notebook sets its widget's maximum once, when made: the loop tells it the new total (the bar
+    would read full with rounds still to come)."""
+    from types import SimpleNamespace
+
+    from bench_utils.sweep.loop import grow
+
+    widget = SimpleNamespace(max=3)
+    bar = SimpleNamespace(total=3, container=SimpleNamespace(children=[None, widget, None]))
+    grow(bar, 2)
+    assert bar.total == 5 and widget.max == 5
+    text = SimpleNamespace(total=3)  # a terminal's bar has no widget
+    grow(text, 1)
+    assert text.total == 4

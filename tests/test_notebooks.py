@@ -1,9 +1,11 @@
 """The notebooks as committed: clean (no outputs), one parameters cell (test_parameter_docs.py holds
 it equal to the declarations), and executed top to bottom by papermill: the benchmark notebook with the tiny smoke
 profile (parameters/cpu.yaml; its own defaults are the full-size CPU report, minutes long), then the
-summary notebook with its own defaults."""
+summary notebook with its own defaults; the explore notebook (bench_utils.race) by nbclient, as the
+user's kernel runs it."""
 
 import json
+import time
 
 import pytest
 
@@ -13,6 +15,7 @@ from bench_utils.results.rows import read_results
 from conftest import REPO
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+PAGES = ("benchmark.ipynb", "summary.ipynb")  # the notebooks `report` renders as pages
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
@@ -28,8 +31,9 @@ def test_committed_clean_with_one_parameters_cell(notebook):
         if line and not line.startswith("#"):
             assert " = " in line and before.startswith("# "), line
             assert line.count("=") == 1, f"papermill cannot read a parameter line with a second '=': {line}"
-    # a published page shows results and narrative, not code
-    assert all("hide-input" in c["metadata"].get("tags", []) for c in code), "tag every code cell hide-input"
+    # a published page shows results and narrative, not code (explore.ipynb is an example to read, not a page)
+    if notebook.name in PAGES:
+        assert all("hide-input" in c["metadata"].get("tags", []) for c in code), "tag every code cell hide-input"
 
 
 @pytest.mark.slow
@@ -69,3 +73,35 @@ def test_a_wrong_typed_papermill_parameter_is_one_line(tmp_path):
     assert errors[0]["evalue"].startswith("repeats: 'three' is not allowed")
     assert f"ConfigError: {errors[0]['evalue']}" in done.stderr
     assert "bench_utils/config" not in done.stderr  # none of the package's frames
+
+
+@pytest.mark.slow
+def test_the_explore_notebook_races_a_module_of_its_own_and_a_tiny_vit(tmp_path, monkeypatch):
+    """explore.ipynb as a user's kernel runs it (nbclient): a module class defined in one cell and a tiny
+    Hugging Face ViT built in another, each raced with a budget of a minute; each answer shows with its
+    progress bar (a widget, kept in the output) and is saved as a report page."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the races' own folders
+    notebook = nbformat.read(REPO / "notebooks" / "explore.ipynb", as_version=4)
+    notebook.cells[1].source = f"budget_min = 1.0\nsave_to = {str(tmp_path / 'pages')!r}"
+    started = time.perf_counter()
+    NotebookClient(notebook, timeout=900, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbformat.write(notebook, tmp_path / "explore.ipynb")  # what it showed, for whoever debugs it
+    print(f"explore.ipynb ran in {time.perf_counter() - started:.0f} s")
+    races = [cell for cell in notebook.cells if cell.cell_type == "code" and "bench_utils.race(" in cell.source]
+    assert len(races) == 2
+    for cell in races:
+        kinds = {kind for output in cell.outputs for kind in output.get("data", {})}
+        answer = next(o for o in cell.outputs if o["output_type"] == "execute_result")["data"]["text/html"]
+        assert "application/vnd.jupyter.widget-view+json" in kinds and "Should you compile?" in answer
+    for label in ("smallconvnet", "vitforimageclassification"):
+        frame = load_dataframe(tmp_path / "pages" / label / "results.jsonl")
+        ok = frame[frame["status"] == "ok"].set_index("configuration")
+        compiled = ok.drop(index="eager")
+        assert "eager" in ok.index and len(compiled) >= 1
+        assert (compiled["race_ci95_low"] <= compiled["race_speedup"]).all()
+        assert (compiled["race_speedup"] <= compiled["race_ci95_high"]).all()
+        assert (tmp_path / "pages" / label / "report.html").is_file()

@@ -31,3 +31,16 @@ def test_a_stop_inside_no_second_stop_is_ignored_and_the_handler_is_back_after(h
     assert written and signal.getsignal(signal.SIGTERM) is stops.unwind
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_inside_one_interrupt_the_first_ctrl_c_raises_and_a_second_is_ignored():
+    before = signal.getsignal(signal.SIGINT)
+    unwound = []
+    with stops.one_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the kernel's stop button
+        except KeyboardInterrupt:
+            unwound.append("first")
+            os.kill(os.getpid(), signal.SIGINT)  # pressed again while the processes are ended: ignored
+            unwound.append("cleaned up")
+    assert unwound == ["first", "cleaned up"] and signal.getsignal(signal.SIGINT) is before

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from .configurations import configuration
+from .objects import object_digest
 from .registry import MODEL_NAMES, SIZES
 from .schema import parameter, parameters
 from .validation import ConfigError, check_config
@@ -165,6 +166,10 @@ class BenchConfig:
         Resuming into a results file written with other settings would mix incomparable rows.
         """
         keep = {k: v for k, v in self.to_dict().items() if k in self.fingerprinted()}
+        # a notebook's object by what it is (its digest), not by where its folder lies: a saved copy
+        # reports its rows as its own, and another object under the same name is another measurement
+        keep["checkpoints"] = [entry | {"checkpoint": object_digest(entry["checkpoint"]) or entry["checkpoint"]}
+                               for entry in keep["checkpoints"]]
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
     def fingerprinted(self) -> list[str]:

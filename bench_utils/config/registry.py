@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .objects import is_object_folder, read_manifest
+
 SIZES = ("full", "tiny")
 TASKS = (
     "image-classification",
@@ -34,6 +36,7 @@ class ModelSpec:
     label: str  # the guide's row label, e.g. "Image Classification/ViT"
     takes_text: bool = False  # OWL-ViT also needs text queries
     own: bool = False  # a user's checkpoint (a folder or a hub id), not one of the guide's 12
+    pickled: bool = False  # an object folder (config/objects.py): a notebook's model, measure/objects.py loads it
 
     @property
     def published(self) -> str:
@@ -156,6 +159,8 @@ def own_spec(name: str, checkpoint: str, task: str | None = None) -> ModelSpec:
         raise ValueError(f"name: {name!r} is not allowed; allowed: up to 100 letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit (it names files)")
     folder = Path(checkpoint).expanduser()
+    if is_object_folder(folder):
+        return _object_spec(name, folder, task)
     if folder.exists() or checkpoint.startswith((".", "/", "~")):
         config = _checked_folder(folder)
         architecture = (config.get("architectures") or [None])[0]
@@ -173,6 +178,17 @@ def own_spec(name: str, checkpoint: str, task: str | None = None) -> ModelSpec:
     if task not in TASKS:
         raise ValueError(f"task: {task!r} is not allowed for the hub id {checkpoint}; allowed: {', '.join(TASKS)}")
     return ModelSpec(name, checkpoint, task, "", name, takes_text=task == "zero-shot-object-detection", own=True)
+
+
+def _object_spec(name: str, folder: Path, task: str | None) -> ModelSpec:
+    """A notebook's object (bench_utils.race): its task the manifest's (a Hugging Face class's, or ""
+    for none known: its outputs are compared element-wise and as a whole, measure/accuracy.py)."""
+    manifest = read_manifest(folder)
+    task = task or manifest["task"]
+    if task and task not in TASKS:
+        raise ValueError(f"task: {task!r} is not allowed for {folder}; allowed: {', '.join(TASKS)}, or none")
+    return ModelSpec(name, str(folder.resolve()), task, manifest["class"], name,
+                     takes_text=task == "zero-shot-object-detection", own=True, pickled=True)
 
 
 def _checked_folder(folder: Path) -> dict:

@@ -200,8 +200,8 @@ def _check_processed_size(cfg) -> None:
 
     for name, checkpoint, task in cfg.checkpoints:
         spec = own_spec(name, checkpoint, task or None)
-        if not Path(spec.checkpoint).is_dir():  # a hub id: its processor is read when it loads
-            continue
+        if spec.pickled or not Path(spec.checkpoint).is_dir():  # an object's inputs are its own; a hub id's
+            continue  # processor is read when it loads
         try:
             size = processor_size(spec.checkpoint)
         except ValueError as err:

@@ -4,7 +4,10 @@ Two views: the largest element-wise difference of every floating output (a pass/
 tolerance), and a task-level agreement a user cares about:
 - classification: share of images whose top-1 class is the same;
 - segmentation: IoU of the predicted label masks (argmax over classes, or over mask queries);
-- detection: share of predicted boxes (per query) whose IoU with the eager box is >= BOX_IOU_MATCH.
+- detection: share of predicted boxes (per query) whose IoU with the eager box is >= BOX_IOU_MATCH;
+- a notebook's object with no known task (task ""): the cosine similarity of all its floating outputs
+  taken as one vector (1: the same answer; a lower precision's rounding keeps it near 1, a wrong
+  kernel does not), so a lower precision is judged by it as a task's answer is.
 """
 
 from __future__ import annotations
@@ -88,8 +91,22 @@ def box_agreement(ref_boxes: torch.Tensor, cand_boxes: torch.Tensor) -> float:
     return float((box_iou_cxcywh(ref_boxes, cand_boxes) >= BOX_IOU_MATCH).float().mean())
 
 
+def output_cosine(reference, candidate) -> float:
+    """The cosine similarity of every floating output of `reference` and `candidate`, each flattened into one
+    vector (1.0 where both are all zeros)."""
+    ref = torch.cat([t.float().flatten() for t in floating_tensors(reference)])
+    cand = torch.cat([t.float().flatten() for t in floating_tensors(candidate)])
+    if ref.shape != cand.shape:
+        raise ValueError(f"outputs differ in size: {ref.numel()} vs {cand.numel()} floating elements")
+    norms = float(ref.norm() * cand.norm())
+    return float(ref @ cand) / norms if norms else float(torch.equal(ref, cand))
+
+
 def task_agreement(task: str, reference, candidate) -> float:
-    """The task-level agreement (0..1) between eager float32's output (`reference`) and a configuration's."""
+    """The task-level agreement (0..1) between eager float32's output (`reference`) and a configuration's;
+    for an object with no known task (""), output_cosine (opposed outputs: 0, no agreement)."""
+    if task == "":
+        return min(1.0, max(0.0, output_cosine(reference, candidate)))
     if task == "image-classification":
         return top1_agreement(reference["logits"], candidate["logits"])
     if task == "semantic-segmentation":

@@ -15,6 +15,7 @@ import torch
 from PIL import Image
 
 from ..config.registry import ModelSpec
+from . import objects
 
 TEXT_QUERIES = ("a photo of a cat", "a photo of a dog")  # the guide's OWL-ViT queries
 # CLIP BPE ids of TEXT_QUERIES: <|startoftext|> a photo of a cat|dog <|endoftext|>; OWL-ViT pads
@@ -61,6 +62,8 @@ def build_inputs(spec: ModelSpec, size: str, batch_size: int, device: str, dtype
     """Keyword inputs for `spec`'s forward: `batch_size` copies of the processed image."""
     if batch_size < 1:
         raise ValueError(f"batch_size: {batch_size} is not allowed; allowed: >= 1")
+    if spec.pickled:  # a notebook's object: its own example inputs (measure/objects.py)
+        return objects.inputs(spec.checkpoint, batch_size, device, dtype)
     if spec.own and spec.takes_text:  # your zero-shot detector: its own processor tokenizes the queries
         from transformers import AutoProcessor
 

@@ -14,9 +14,12 @@ from urllib.parse import urlparse
 import torch
 
 from ..config.registry import ModelSpec
+from ..results.rows import OWN_WEIGHTS
+from . import objects
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HUB_PROBE_TIMEOUT_S = 3.0  # seconds `weights: auto` and own hub ids wait for the hub to answer before going without it
+OBJECT_NOTE = "the notebook's own object, its weights as they were"  # a row's weights_note for an object
 # Checkpoints whose config asks timm for ImageNet backbone weights: the checkpoint has them already.
 _NO_BACKBONE_DOWNLOAD = {"use_pretrained_backbone": False}
 
@@ -253,6 +256,9 @@ def load_model(spec: ModelSpec, size: str, weights: str, device: str, dtype: str
         raise ValueError(f"weights: {weights!r} is not allowed; allowed: auto, pretrained, random")
     if size == "tiny" and weights == "pretrained" and not spec.own:
         raise ValueError("weights: 'pretrained' is not allowed with size 'tiny' (no tiny checkpoints)")
+    if spec.pickled:  # a notebook's object (measure/objects.py): its own weights, whatever `weights` says
+        model = objects.load(spec.checkpoint, device, TORCH_DTYPES[dtype])
+        return LoadedModel(model, OWN_WEIGHTS, OBJECT_NOTE, count_params(model))
     model, used, note = _build_own(spec, weights, device, dtype) if spec.own else _choose_and_build(spec, size, weights)
     model = model.to(device=device, dtype=TORCH_DTYPES[dtype]).eval()
     return LoadedModel(model, used, note, count_params(model))

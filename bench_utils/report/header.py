@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..results.rows import OWN_WEIGHTS
 from .display import MISSING, number
 
 
@@ -69,6 +70,8 @@ def weights_words(run: pd.DataFrame) -> str:
     if used.empty:
         return f"weights {MISSING}"
     random_models = set(used.loc[used["weights"] == "random", "model"])
+    if (used["weights"] == OWN_WEIGHTS).all():
+        return "the notebook's own weights"
     if not random_models:
         return "pretrained weights"
     loaded = used["model"].nunique()

@@ -113,6 +113,12 @@ def top_of_page(df, label: str = "", studies: list[str] = (), rules: Rules = Rul
             + links_html(reproduce_line(df, params) if params else ""))
 
 
+def answer_html(df, label: str = "", rules: Rules = Rules(), first_pass: tuple[int, int] | None = None) -> str:
+    """The first screen of a run's page without its links (they point at files beside a page): the answer a
+    notebook shows (bench_utils.race)."""
+    return header_html(page_header(df, label)) + verdict_html(df, [], rules, first_pass)
+
+
 def folded_figures(figures: list, summary: str) -> str:
     """Figures as small multiples (a grid of PNGs, two wide: their labels stay readable at 1280 px)
     inside a closed <details>: there for whoever asks, not in the way of the rest of the page."""

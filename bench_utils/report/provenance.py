@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..config.registry import display_name
+from ..results.rows import OWN_WEIGHTS
 from .display import MISSING, cell_text
 from .tables import cell_states_text, check_frame, cuda_graph_cells, eager_beside_cells, ordered_models
 
@@ -113,6 +114,8 @@ def _weights_summary(run: pd.DataFrame) -> str:
     if used.empty:
         return MISSING
     random_models = ordered_models(used.loc[used["weights"] == "random", "model"])
+    if (used["weights"] == OWN_WEIGHTS).all():
+        return "the notebook's own object, its weights as they were (bench_utils.race)"
     if not random_models:
         return "pretrained (hub checkpoints)"
     loaded = used["model"].nunique()

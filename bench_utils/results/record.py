@@ -78,7 +78,8 @@ RECORD = (
     Column("exited_processes", "computed", "processes", "processes that wrote their row, then exited with a "
            "non-zero status (exit_codes)"),
     Column("exit_codes", "computed", meaning="those processes' exit statuses (-N: killed by signal N)"),
-    Column("weights", "first", meaning="pretrained or random", label="Weights"),
+    Column("weights", "first", meaning="pretrained, random, or own (a notebook's object as it held them)",
+           label="Weights"),
     Column("weights_note", "first", meaning="why those weights (e.g. not in the local cache, offline)"),
     Column("num_params", "first", "parameters", "the model's parameter count"),
     # --- latency: statistics over the rounds (results/stats.py) ---
@@ -249,8 +250,8 @@ RECORD = (
     Column("accuracy_ok", "all", meaning="float32: every output element within tolerance of eager float32's; a "
            "lower precision: the task's answer kept (task_agreement >= 0.9)", label="Matches eager"),
     Column("accuracy_reference", "first", meaning="elementwise (float32) or task (a lower precision)"),
-    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32",
-           "Task agreement", bounds=(0.0, 1.0)),
+    Column("task_agreement", "least", "fraction", "top-1 / mask IoU / box agreement with eager float32 (a "
+           "notebook's object of no known task: its outputs' cosine)", "Task agreement", bounds=(0.0, 1.0)),
     # --- why (the profiler's pass: the first round after the selection round, sweep/jobs.profiled) ---
     _profile("calls", "calls", "calls profiled"),
     _profile("call_ms", "ms", "a profiled call (the profiler slows it)", bounds=PER_CALL_MS),

@@ -25,6 +25,7 @@ from .runs import MixedRunsError, other_run, run_text
 STATUSES = ("ok", "oom", "error", "timeout", "crashed", "unsupported", "skipped")
 NOT_FAILED = ("ok", "unsupported", "skipped")  # a row of these statuses is no failure of its process
 BLOCKS_OF = {"samples_s": "block_lengths", "eager_samples_s": "eager_block_lengths"}  # samples -> their blocks
+OWN_WEIGHTS = "own"  # a row's weights for a notebook's object (bench_utils.race): whatever it held
 NAMING_FIELDS = (*IDENTITY, "status", "started_at")  # what a row is and when: no path to make relative
 # The rows' format, written on every line: a file written by another version of the rows is refused
 # whole, in one line, rather than read half right.
@@ -161,7 +162,7 @@ class BenchResult(Row):
     # --- outcome ---
     status: str  # one of STATUSES
     error: str = ""  # exception type and message when status != "ok"
-    weights: str = ""  # what was actually used: "pretrained" or "random"
+    weights: str = ""  # what was actually used: "pretrained", "random" or OWN_WEIGHTS (a notebook's object)
     weights_note: str = ""  # why (e.g. "not in local cache, offline")
     num_params: int = 0
     warmup: int = 0  # the config's minimum warm-up calls

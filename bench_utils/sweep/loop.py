@@ -266,7 +266,7 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                     unit, extra = chosen
                     summary.extra_rounds += extra
                     if bar is not None:
-                        bar.total += extra
+                        grow(bar, extra)
                         bar.set_description(unit.name)
                     in_flight[unit_group(unit)] = unit
                     launched[unit_group(unit)] = time.time()
@@ -367,9 +367,21 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
 
 
 def progress_bar(total: int, enabled: bool, position: int = 0):
+    """The sweep's bar: on a terminal a text bar on stderr; in a notebook kernel (tqdm.auto: JupyterLab,
+    bench_utils.race) a widget that stays in the cell's output, as do the lines written above it."""
     if not enabled:
         return None
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
 
     # shown after a second: a sweep with nothing left ends before it, with no "0job [00:00, ?job/s]" line
     return tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True, position=position, delay=1.0)
+
+
+def grow(bar, extra: int) -> None:
+    """`extra` more jobs on the bar (extra rounds for precision): a notebook's widget is told its new
+    maximum too (tqdm.notebook sets it only when made)."""
+    if extra:
+        bar.total += extra
+        widget = getattr(bar, "container", None)
+        if widget is not None:
+            widget.children[1].max = bar.total
