@@ -81,11 +81,9 @@ class Answer:
         """The race as a report folder: its results file, parameters file and object folder copied into
         `folder` (default: the race's own), then the report's page, index and summary rendered there by the
         usual pipeline (report --report-only). Returns the page."""
-        from ..report.build import main as report_main
-
         out = Path(folder).expanduser() if folder is not None else self.folder
         params = self.parameters_path if out.resolve() == self.folder.resolve() else self._copy_to(out)
-        report_main(_report_arguments(params, out))
+        _report_only(params, out)
         return out / self.cfg.slug() / "report.html"
 
     def _copy_to(self, out: Path) -> Path:
@@ -103,11 +101,19 @@ class Answer:
         return write_file(profile / PARAMETERS, parameters_text(copied), profile)
 
 
-def _report_arguments(params: Path, out: Path):
-    """`report PARAMS --report-only --out OUT` as the command line parses it."""
-    from ..__main__ import build_parser
+def _report_only(params: Path, out: Path) -> None:
+    """`python -m bench_utils report PARAMS --report-only --out OUT`, the usual pipeline, in a process of its
+    own (the command line sits above this entry point); its last error line as a ConfigError."""
+    import subprocess
+    import sys
 
-    return build_parser().parse_args(["report", str(params), "--report-only", "--out", str(out)])
+    from ..config.validation import ConfigError
+
+    proc = subprocess.run([sys.executable, "-m", "bench_utils", "report", str(params), "--report-only", "--out",
+                           str(out)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise ConfigError(lines[-1] if lines else f"report --report-only ended with status {proc.returncode}")
 
 
 def parameters_text(cfg: BenchConfig) -> str:

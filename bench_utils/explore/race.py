@@ -29,7 +29,7 @@ DEFAULT_BUDGET_MIN = 3.0  # minutes of sweep: one model decided in a notebook's 
 OWN_KEYS = ("models", "checkpoints", "batch_sizes", "size", "weights", "image")
 # where a race differs from BenchConfig's defaults: no profiler pass (the page's "why" section; the
 # answer needs none, and it costs a few seconds a configuration)
-RACE_DEFAULTS = {"profile": False}
+RACE_DEFAULTS = {"profiler": False}
 
 
 def race(model, example_inputs, *, budget_min: float = DEFAULT_BUDGET_MIN, configurations=None,
@@ -93,8 +93,8 @@ def _resolved(device) -> str:
 def default_configurations(device: str) -> tuple[str, ...]:
     """What a race races by default: eager and plain torch.compile, with freezing on a CPU (the CPU report's
     contenders but its slow-to-compile max-autotune), CUDA graphs on a GPU, and bfloat16 autocast (eager and
-    compiled) only where the device computes in it natively (measure/cell.native_precision)."""
-    from ..measure.cell import native_precision
+    compiled) only where the device computes in it natively (measure/settings.native_precision)."""
+    from ..measure.settings import native_precision
 
     compiled = ("default", "default+freezing") if device == "cpu" else ("default", "reduce-overhead")
     bf16 = () if native_precision("bfloat16", device) else ("eager+bf16-autocast", "default+bf16-autocast")
