@@ -47,16 +47,14 @@ def rows_by_batch(path: Path) -> dict:
 
 
 def summary_line(line: str, head: str, results, timed: bool = True, not_ok: int = 0) -> bool:
-    """Is `line` a sweep's summary: `head` ("2 jobs: 1 already done; 1 process measured: 1 ok"), the share of the wall
-    time spent in timed calls (when something was timed), the `not_ok` processes --retry-failed would
-    measure again (when any), then " -> results"?"""
+    """Is `line` a sweep's summary: `head` ("1 round measured, 1 already done"), the `not_ok` processes
+    --retry-failed would measure again (when any), the share of the wall time spent in timed calls (when
+    something was timed), then " -> results"?"""
     import re
 
-    share = r"; timed calls [\d.]+ s of [\d.]+ s \(\d+%; \d+% without the first compiles\)" if timed else ""
-    failed = (f"; {not_ok} measuring process{'' if not_ok == 1 else 'es'} in the file did not end ok: --retry-failed "
-              "measures them again"
-              if not_ok else "")
-    return re.fullmatch(f"{re.escape(head)}{share}{re.escape(failed)} -> {re.escape(str(results))}",
+    failed = f"; {not_ok} in the file failed: --retry-failed measures them again" if not_ok else ""
+    share = r"; timed calls \d+% of [\d.]+ s \(\d+% without the first compiles\)" if timed else ""
+    return re.fullmatch(f"{re.escape(head)}{re.escape(failed)}{share} -> {re.escape(str(results))}",
                         line.strip()) is not None
 
 

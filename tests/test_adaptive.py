@@ -10,9 +10,8 @@ import pytest
 
 from bench_utils.config.bench_config import BenchConfig
 from bench_utils.results.sweep_time import seconds_spent
-from bench_utils.results.stats import rounds_for_halfwidth
 from bench_utils.sweep.adaptive import (contenders, first_pass_left, first_pass_state, next_round, race_round,
-                                      round_seconds, rounds_to_target, widest_halfwidth)
+                                      round_seconds, widest_halfwidth)
 from bench_utils.sweep.jobs import Round
 from conftest import make_row
 
@@ -265,25 +264,6 @@ def test_a_serving_profiles_leaders_are_one_per_way_of_serving():
     assert set(later.leaders) == {"default", "aot-inductor+freezing", "onnxruntime"}
 
 
-def test_what_narrowing_every_group_to_the_target_would_take_is_priced_from_its_rounds():
-    # vit 4: two rounds 1% apart (log sd 0.00704, +-6.5%): at a 5% target three rounds hold it, t(2) 4.303 *
-    # 0.00704 / sqrt(3) = 0.0175 < log 1.05: one more; vit 1: 2x and 1.6x (log sd 0.158), many more; resnet 1
-    # within it. A later round of each took 10 s (two workers), and its rounds hold eager and the one contender
-    rows = group("vit", 1, WIDE) + group("vit", 4, MIDDLE) + group("resnet", 1, NARROW)
-    cfg = BenchConfig(**CFG)
-    wide = rounds_for_halfwidth(math.log(1.25) / math.sqrt(2), math.log(1.05), 100) - 2
-    assert wide > 30
-    racing = contenders(cfg, rows)
-    more = rounds_to_target(rows, racing, cfg.target_halfwidth)
-    assert (more.rounds, more.seconds, more.max_repeats) == (1 + wide, 10.0 * (1 + wide), 2 + wide)
-    assert more.budget_min == math.ceil((seconds_spent(rows) + 1.2 * more.seconds) / 30) / 2
-    narrow = group("resnet", 1, NARROW)
-    assert rounds_to_target(narrow, contenders(cfg, narrow), 0.05) is None  # every group within the target
-    assert rounds_to_target(rows, racing, 0.0) is None  # no target
-    # a spread no 100 rounds narrow enough: the rounds are inf, and the line says so (test_loop)
-    assert rounds_to_target(rows, racing, 0.001).rounds == math.inf
-
-
 def test_on_a_gpu_later_rounds_hold_the_contenders_without_eagers_worker():
     # each compiled worker times eager beside its own blocks (eager_in_process): its speedups are over those
     # calls, so an extra round or a first-pass round after the selection starts no eager worker, and is
@@ -296,9 +276,6 @@ def test_on_a_gpu_later_rounds_hold_the_contenders_without_eagers_worker():
     assert extra.configurations == ("default",)
     with_eager = round_seconds(rows, ("vit", 1), workers=2)
     assert round_seconds(rows, ("vit", 1), workers=1) == pytest.approx(with_eager / 2)
-    racing = contenders(cfg, rows)
-    assert (rounds_to_target(rows, racing, 0.05, eager_worker=False).seconds
-            < rounds_to_target(rows, racing, 0.05, eager_worker=True).seconds)
 
 
 def test_the_first_pass_left_is_the_rounds_a_stopped_sweep_lacks_not_those_it_never_runs(tmp_path):

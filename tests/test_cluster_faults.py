@@ -86,7 +86,7 @@ def test_worker_killed_mid_cell_is_retried_and_each_cell_written_once(cluster, t
     retried = next(r for r in rows if r.batch_size == batch_size)
     assert retried.env["ray_worker_pid"] != worker  # measured again by a new worker
     assert {r.env["ray_node_id"] for r in rows} == {cluster.a100}
-    assert outcome["summaries"][0].line().startswith("2 jobs: 0 already done; 2 processes measured: 2 ok")
+    assert outcome["summaries"][0].line().startswith("2 rounds measured, 0 already done")
 
 
 @pytest.mark.cluster

@@ -80,8 +80,8 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"warning: {results}: skipped 1 unreadable line(s): [5]" in resumed.stderr.splitlines()
     # the error, the segfault, the SIGKILL and the OOM: a re-run leaves them unless asked, and the line says so
-    assert resumed.stdout.splitlines()[-1] == (f"5 jobs: 4 already done; 1 process measured: 1 oom; 4 measuring processes in the file "
-                                               f"did not end ok: --retry-failed measures them again -> {results}")
+    assert resumed.stdout.splitlines()[-1] == (f"1 round measured, 4 already done; 4 in the file failed: --retry-failed "
+                                               f"measures them again -> {results}")
     assert "vit bs=5 eager #0: OOM MemoryError: injected fault: out of memory" in resumed.stdout
     before, after = fault_sweep["after_torn"], fault_sweep["after_resume"]
     assert after.startswith(before)  # finished rows and the torn half are left as they were
@@ -94,9 +94,8 @@ def test_torn_write_is_reported_ignored_and_the_torn_cell_measured_again(fault_s
 def test_rerun_repeats_no_cell_failed_cells_included(fault_sweep):
     again = fault_sweep["again"]
     assert again.returncode == 0, again.stderr[-2000:]
-    assert again.stdout.splitlines()[-1] == (f"5 jobs: 5 already done, nothing new; 4 measuring processes in the "
-                                             f"file did not end ok: --retry-failed measures them again -> "
-                                             f"{fault_sweep['results']}")
+    assert again.stdout.splitlines()[-1] == (f"nothing measured, 5 already done; 4 in the file failed: --retry-failed "
+                                             f"measures them again -> {fault_sweep['results']}")
     assert fault_sweep["results"].read_bytes() == fault_sweep["after_resume"]
 
 
@@ -106,7 +105,7 @@ def test_retry_failed_measures_only_the_failed_cells_again(fault_sweep, tmp_path
     subset = tiny_params(tmp_path, batch_sizes=[1, 2], iterations=4)  # bs1 ok, bs2 error; no faults now
     proc = run_cli("run", subset, "--results", results, "--retry-failed", "--quiet")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert summary_line(proc.stdout, "2 jobs: 1 already done; 1 process measured: 1 ok", results), proc.stdout
+    assert summary_line(proc.stdout, "1 round measured, 1 already done", results), proc.stdout
     with pytest.warns(UserWarning):
         rows = rows_by_batch(results)
     assert rows[2].status == "ok" and rows[2].error == "" and len(rows[2].samples_s) >= 4
@@ -139,7 +138,7 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     proc = run_cli("run", params, "--results", results, "--quiet", env={FAULT: "vit/1/default=compile-error"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     # one round: the compiled worker fails while preparing, the eager one times its blocks alone
-    assert summary_line(proc.stdout, "1 job: 0 already done; 2 processes measured: 1 error, 1 ok", results, not_ok=1), proc.stdout
+    assert summary_line(proc.stdout, "1 round measured, 0 already done", results, not_ok=1), proc.stdout
     eager, row = read_results(results).rows
     assert eager.configuration == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
     assert row.configuration == "default" and row.status == "error"

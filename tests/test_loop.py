@@ -4,6 +4,7 @@ per cell), and one round's choreography with stand-in workers (no process, no to
 import dataclasses
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,6 @@ from bench_utils.results.aggregate import cells, load_dataframe
 from bench_utils.results.rows import BenchResult, cell_fields, read_results
 from bench_utils.results.stats import block_medians_ms
 from bench_utils.sweep.jobs import Round, SettingsMismatchError, read_cell_rows
-from bench_utils.sweep.adaptive import ToTarget
 from bench_utils.sweep.loop import SweepSummary, run_sweep
 from conftest import REPO, run_cli, summary_line, tiny_params
 from test_rounds import FakeWorker
@@ -137,21 +137,22 @@ def test_compiled_rows_carry_compile_accuracy_and_graph_facts(sweep):
 
 def test_progress_and_one_line_per_process(sweep):
     _, results, proc = sweep
-    assert "%|" in proc.stderr and "job/s" in proc.stderr  # the progress bar, by round or study job
+    # the progress bar: the sweep's time against a total fixed when it starts
+    assert "%|" in proc.stderr and re.search(r"\d\d:\d\d of about \d+ min", proc.stderr)
     lines = [line for line in proc.stdout.splitlines() if " ms median of " in line]
     assert len(lines) == 12
     assert any(line.startswith("vit bs=1 default #0: ") and "compile" in line for line in lines)
     assert any(line.startswith("vit bs=1 default #1: ") and "compile" not in line for line in lines)
     assert any(line.startswith("vit bs=1 default #2: ") and "compile" not in line for line in lines)
     last = proc.stdout.strip().splitlines()[-1]
-    assert summary_line(last, "6 jobs: 0 already done; 12 processes measured: 12 ok", results), last
+    assert summary_line(last, "6 rounds measured, 0 already done", results), last
 
 
 def test_rerun_resumes_without_repeating_rounds(sweep):
     params, results, _ = sweep
     before = results.read_bytes()
     proc = run_cli("run", params, "--results", results)
-    assert proc.returncode == 0 and proc.stdout.strip() == f"6 jobs: 6 already done, nothing new -> {results}"
+    assert proc.returncode == 0 and proc.stdout.strip() == f"nothing measured, 6 already done -> {results}"
     assert results.read_bytes() == before
 
 
@@ -204,7 +205,7 @@ def test_a_resume_under_another_omp_num_threads_is_refused_and_says_both(sweep, 
     assert len(proc.stderr.strip().splitlines()) == 1 and moved.read_text() == rows_at(5)
     moved.write_text(rows_at(1))
     proc = run_cli("run", params, "--results", moved, env={"OMP_NUM_THREADS": "1"})
-    assert proc.returncode == 0 and "already done, nothing new" in proc.stdout, proc.stderr[-2000:]
+    assert proc.returncode == 0 and "nothing measured, 6 already done" in proc.stdout, proc.stderr[-2000:]
 
 
 def test_threads_differing_compares_cpu_rows_of_this_cpu_only():
@@ -252,61 +253,35 @@ def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     proc = run_cli("run", params, "--results", results)
     assert proc.returncode == 0, proc.stderr[-2000:]
     last = proc.stdout.strip().splitlines()[-1]
-    assert summary_line(last, "3 jobs: 2 already done; 1 process measured: 1 ok", results), last
+    assert summary_line(last, "1 round measured, 2 already done", results), last
     lines = results.read_text().splitlines()
     assert lines[: len(first)] == first  # finished rows intact
     assert sorted(r.batch_size for r in read_results(results).rows) == [1, 2, 3]
     assert len(lines) == 3  # nothing measured twice
 
 
-def test_the_summary_line_counts_rounds_statuses_and_the_timed_share(tmp_path):
-    summary = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=2, extra_rounds=1, seconds=200.0)
+def test_the_summary_line_counts_rounds_what_failed_and_the_timed_share(tmp_path):
+    summary = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=2, rounds=2, extra_rounds=1, seconds=200.0)
     summary.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", repeat), status=status,
                                samples_s=[2.5] * 4, compile_s=None if mode == "eager" else 40.0)
                    for mode, repeat, status in (("eager", 0, "ok"), ("default", 0, "ok"), ("default", 1, "ok"),
                                                 ("eager", 1, "crashed"))])
     # 40 s of samples; round 0's compile (40 s) is the first compile, round 1's a warm one
     assert (summary.statuses, summary.timed_s, summary.cold_compile_s) == ({"ok": 3, "crashed": 1}, 40.0, 40.0)
-    assert summary.line() == (f"6 jobs: 2 already done; 4 processes measured: 1 crashed, 3 ok; 1 extra round for precision among them; timed calls "
-                              f"40 s of 200 s (20%; 25% without the first compiles) -> {tmp_path / 'r.jsonl'}")
+    summary.not_retried = 1
+    assert summary.line() == (f"2 rounds measured (1 extra for precision), 2 already done; 1 in the file failed: "
+                              f"--retry-failed measures them again; timed calls 20% of 200 s (25% without the first compiles) -> "
+                              f"{tmp_path / 'r.jsonl'}")
     nothing = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5)
-    assert nothing.line() == f"6 jobs: 6 already done, nothing new -> {tmp_path / 'r.jsonl'}"
-    failed = SweepSummary(tmp_path / "r.jsonl", total=6, skipped=6, seconds=0.5, not_retried=2)
-    assert failed.line() == (f"6 jobs: 6 already done, nothing new; 2 measuring processes in the file did not end "
-                             f"ok: --retry-failed measures them again -> {tmp_path / 'r.jsonl'}")
-
-    # the budget's left-out configurations are rows no process measured: said apart from the processes
-    fitted_out = SweepSummary(tmp_path / "r.jsonl", total=3, seconds=0.0)
+    assert nothing.line() == f"nothing measured, 6 already done -> {tmp_path / 'r.jsonl'}"
+    # the budget's left-out configurations are rows no process measured: said apart from the rounds
+    fitted_out = SweepSummary(tmp_path / "r.jsonl", total=3, rounds=1, study_runs=2, seconds=0.0)
     fitted_out.count([BenchResult(**cell_fields(BenchConfig(), "vit", 1, mode, "cpu", 0), status=status,
                                   samples_s=[] if status == "skipped" else [0.1])
                       for mode, status in (("eager", "ok"), ("default", "ok"), ("max-autotune", "skipped"))])
-    assert fitted_out.line() == (f"3 jobs: 0 already done; 2 processes measured: 2 ok; 1 configuration left out of "
-                                 f"a round to fit the budget (budget_min) -> {tmp_path / 'r.jsonl'}")
-
-
-def test_the_summary_line_says_which_groups_the_sweep_left_wider_than_its_target(tmp_path):
-    # the e9fd0db default report: three of four groups stopped at +-6.6-7.8% when the budget ended
-    widths = {("vit", 1): 0.038, ("resnet", 1): 0.066, ("segformer", 1): 0.078, ("deeplabv3-mobilenet", 1): 0.074}
-    summary = SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.05, halfwidths=widths)
-    assert ("; 3 of 4 cell groups left wider than the ±5% target (widest ±7.8%): raise budget_min or max_repeats "
-            "and run again to narrow them -> ") in summary.line()
-    assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, target_halfwidth=0.10, halfwidths=widths).line()
-    # with what narrowing them would take (adaptive.rounds_to_target): its rounds, minutes and budget
-    priced = dataclasses.replace(summary, to_target=ToTarget(rounds=7.0, seconds=108.0, budget_min=11.0, max_repeats=9),
-                                 max_repeats=12)
-    assert ("(widest ±7.8%): at the spread of their rounds about 7 more rounds (about 2 min; --budget-min 11) "
-            "would narrow them to it; a rerun keeps the rounds measured -> ") in priced.line()
-    beyond = dataclasses.replace(priced, max_repeats=8)  # the profile's max_repeats stops them first
-    assert ("(about 2 min; --budget-min 11, max_repeats: 9) would narrow them to it; a rerun keeps the rounds measured "
-            "(max_repeats is set in the parameters file) -> ") in beyond.line()
-    # the margin's width (worthwhile 1.10: +-10%) priced beside a narrower target, where it costs less
-    both = dataclasses.replace(priced, margin=0.10, to_margin=ToTarget(rounds=2.0, seconds=31.0, budget_min=9.5,
-                                                                        max_repeats=5))
-    assert ("would narrow them to it; to ±10%, the margin's width, about 2 more rounds (about 1 min; --budget-min "
-            "9.5); a rerun keeps") in both.line()
-    spread = dataclasses.replace(priced, to_target=ToTarget(math.inf, math.inf, math.inf, 0))
-    assert "their rounds spread too widely for more of them to narrow every one to it" in spread.line()
-    assert "wider" not in SweepSummary(tmp_path / "r.jsonl", total=12, halfwidths=widths).line()  # no target
+    assert fitted_out.line() == (f"1 round and 2 study processes measured, 0 already done; 1 configuration left out "
+                                 f"to fit the budget -> {tmp_path / 'r.jsonl'}")
+    assert len(summary.line()) - len(str(tmp_path / "r.jsonl")) < 200  # a line a user reads
 
 
 def test_in_process_sweep_api(tmp_path):
@@ -451,17 +426,19 @@ def test_every_launcher_satisfies_the_launcher_protocol(tmp_path):
     assert "capacity" in inspect.getsource(RayLauncher.__init__)
 
 
-def test_extra_rounds_grow_a_notebooks_progress_widget_too():
-    """tqdm.notebook sets its widget's maximum once, when made: the loop tells it the new total (the bar
-    would read full with rounds still to come)."""
+def test_the_progress_bar_counts_the_sweeps_seconds_against_a_total_that_does_not_move(tmp_path):
+    """One bar whose total is fixed when the sweep starts (the budget extra rounds fill, or plan's first
+    pass if longer): extra rounds move it on, never its total; a resume starts where the rows' clock stands."""
     from types import SimpleNamespace
 
-    from bench_utils.sweep.loop import grow
+    from bench_utils.sweep.loop import SweepClock
 
-    widget = SimpleNamespace(max=3)
-    bar = SimpleNamespace(total=3, container=SimpleNamespace(children=[None, widget, None]))
-    grow(bar, 2)
-    assert bar.total == 5 and widget.max == 5
-    text = SimpleNamespace(total=3)  # a terminal's bar has no widget
-    grow(text, 1)
-    assert text.total == 4
+    cfg = load_config(tiny_params(tmp_path, configurations=["eager", "default"], target_halfwidth=0.05,
+                                  budget_min=5.0))
+    clock = SweepClock.of(cfg, tmp_path / "r.jsonl", [])
+    assert clock.spent_s == 0 and clock.total_s == 300.0  # the budget: a tiny profile's first pass is shorter
+    bar = SimpleNamespace(n=0, refresh=lambda: None)
+    clock.show(bar, 120.4)
+    assert bar.n == 120
+    clock.show(bar, 900.0)  # a slower sweep than planned: full, the total unmoved
+    assert bar.n == 300 and clock.total_s == 300.0

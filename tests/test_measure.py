@@ -198,7 +198,7 @@ def test_a_rows_environment_names_no_host_and_no_local_path():
 def test_an_own_folders_rows_name_it_by_its_name_only(tmp_path):
     from bench_utils.config.registry import get_spec, own_spec
     from bench_utils.results.rows import cell_fields
-    from transformers import AutoConfig, AutoImageProcessor, ViTForImageClassification
+    from transformers import AutoConfig, AutoImageProcessor
 
     from bench_utils.config.bench_config import BenchConfig
 

@@ -2,9 +2,7 @@
 reference process's clocks, each latency and speedup said within 10% of Timer's or not. The reference
 process is a stand-in here (it needs a GPU): its JSON as the real one prints it."""
 
-import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 

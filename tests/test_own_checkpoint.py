@@ -104,7 +104,6 @@ def test_a_checkpoint_declaring_a_hundred_thousand_layers_is_refused_before_coun
     were killed at a 4 GB cap after 175 s. The layer count is read from the config first, in a second
     and a few MB, under an address-space cap that building would exceed."""
     import json
-    import resource
     import shutil
     import time
 

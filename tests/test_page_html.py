@@ -98,7 +98,7 @@ def test_relative_text_names_no_local_path(tmp_path):
     assert relative_text(text, folder) == ("SettingsMismatchError: results.jsonl; see "
                                                     "../other/results.jsonl")
     assert str(Path.home()) + os.sep not in relative_text(f"{Path.home()}/x", folder)
-    assert relative_text(f"cd {folder}; ls {folder}-tiny", folder) == f"cd .; ls ../cpu-tiny"
+    assert relative_text(f"cd {folder}; ls {folder}-tiny", folder) == "cd .; ls ../cpu-tiny"
     assert relative_text("see https://example.org/x", Path("/reports")) == "see https://example.org/x"
 
 

@@ -149,7 +149,7 @@ def test_the_loop_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch
     cfg = serving_config(serving_batch_sizes=(2, 3), configurations=("eager",), repeats=1)
     results = tmp_path / "results.jsonl"
     line = run_sweep(cfg, results, progress=False).line()  # one eager round, then the study
-    assert line.startswith("3 jobs: 0 already done; 3 processes measured: 3 ok") and line.endswith(f" -> {results}")
+    assert line.startswith("1 round and 2 study processes measured, 0 already done") and line.endswith(f" -> {results}")
     rows = {row.setting: row for row in read_rows(SERVING.path(results), ServingResult).rows}
     assert sorted(rows) == ["dynamic", "eager"]
     assert all(row.status == "ok" and row.sequence == [2, 3] and sorted(row.steady_ms) == ["2", "3"]
@@ -157,4 +157,4 @@ def test_the_loop_runs_each_setting_in_a_worker_of_its_own(tmp_path, monkeypatch
     assert rows["dynamic"].step_compiled == [True, False] and rows["dynamic"].compiles == 1
     assert rows["eager"].compiles == 0 and rows["dynamic"].settings == cfg.settings_fingerprint()
     assert (tmp_path / "logs" / "serving-resnet-dynamic.log").is_file()
-    assert run_sweep(cfg, results, progress=False).line() == f"3 jobs: 3 already done, nothing new -> {results}"
+    assert run_sweep(cfg, results, progress=False).line() == f"nothing measured, 3 already done -> {results}"

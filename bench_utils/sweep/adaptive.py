@@ -16,16 +16,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.bench_config import MAX_REPEATS, BenchConfig
+from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
 from ..results.aggregate import cells
 from ..results.race import CONTENDER, RECOMMENDED, RUNNER_UP, SELECTION_ROUNDS
 from ..results.rows import NOT_FAILED
-from ..results.stats import FEW_ROUNDS, halfwidth_with_round, rounds_for_halfwidth
-from ..results.sweep_time import rerun_budget_min, round_durations, seconds_spent
+from ..results.stats import FEW_ROUNDS, halfwidth_with_round
+from ..results.sweep_time import round_durations
 from .jobs import (Round, cell_groups, done_keys, eager_after_selection, first_rounds, later_round_configurations,
                    needs_fresh_workers, read_cell_rows, round_pending)
 
@@ -200,43 +199,3 @@ def next_round(cfg: BenchConfig, rows: list, elapsed_s: float, last: tuple[str, 
                  leaders=leaders(racing[group]))
 
 
-@dataclass(frozen=True)
-class ToTarget:
-    """What a sweep left wider than its target would take to narrow to it, at the spread its rounds had."""
-
-    rounds: float  # extra rounds, every group's together; inf where a spread would need more than MAX_REPEATS
-    seconds: float  # their wall time at each group's own rounds' (round_seconds)
-    budget_min: float  # the --budget-min that holds them (sweep_time.rerun_budget_min)
-    max_repeats: int  # the rounds per cell the most-wanting group reaches
-
-
-def rounds_to_target(rows: list, racing: dict, target: float, eager_worker: bool = True) -> ToTarget | None:
-    """The extra rounds that would bring every cell group's contenders (`racing`: contenders of `rows`)
-    within the relative half-width `target` (with eager's worker in each round: `eager_worker`,
-    jobs.eager_after_selection), if their rounds kept the spread they had
-    (stats.rounds_for_halfwidth per contender wider than it: a group's round holds every contender, so the
-    group needs its most-wanting one's), priced at the group's later rounds; None when every group is
-    within it (or there is no target). A projection, as the next round's offer is: what the closing line tells
-    a user a narrower answer costs on this machine (a rerun measured what it priced:
-    benchmarks/README.md#xeon207-precision-cost). A group past MAX_REPEATS, the most rounds a profile may ask,
-    makes it inf."""
-    if target <= 0:
-        return None
-    log_target = math.log1p(target)
-    rounds = seconds = 0.0
-    most = 0
-    for group, records in racing.items():
-        wide = [record for record in records if not record["race_halfwidth"] <= target]  # NaN: wide
-        if not wide:
-            continue
-        have = max(int(record["race_rounds"] or 0) for record in wide)
-        needed = max(rounds_for_halfwidth(record["race_round_sd"], log_target, MAX_REPEATS) for record in wide)
-        extra = max(needed - have, 1.0)  # wider than the target yet "there" by the spread alone: the interval
-        # holds more than the spread (the pick's correction, worker pairs' design effect): a round at least
-        rounds += extra
-        seconds += extra * round_seconds(rows, group, fresh=False, workers=int(eager_worker) + len(records))
-        most = max(most, have + int(extra) if math.isfinite(extra) else most)
-    if not rounds:
-        return None
-    budget = rerun_budget_min(seconds_spent(rows), seconds) if math.isfinite(seconds) else math.inf
-    return ToTarget(rounds, seconds, budget, most)

@@ -32,7 +32,7 @@ from ..results.race import SELECTION_ROUNDS
 from ..results.sweep_time import seconds_spent
 from .fit import fitted
 from .launchers import Launcher
-from .jobs import (Round, SettingsMismatchError, cores_differing, done_keys, eager_after_selection, failure_row,
+from .jobs import (Round, SettingsMismatchError, cores_differing, done_keys, failure_row,
                    first_rounds, pending_study_jobs, read_cell_rows, retryable_failures, round_pending, rows_path,
                    study_jobs, threads_differing, threads_recorded, unit_group)
 
@@ -40,81 +40,36 @@ from .jobs import (Round, SettingsMismatchError, cores_differing, done_keys, eag
 @dataclass
 class SweepSummary:
     results_path: Path
-    total: int  # jobs: rounds of the first pass (cell groups x repeats), plus study processes
+    total: int  # rounds of the first pass (cell groups x repeats), plus study processes
     skipped: int = 0  # finished in an earlier run
     statuses: dict = field(default_factory=dict)  # status -> count for processes run now
-    extra_rounds: int = 0  # rounds added for precision
+    rounds: int = 0  # rounds measured now (each a process per configuration)
+    study_runs: int = 0  # study processes measured now
+    extra_rounds: int = 0  # of the rounds, those added for precision
     seconds: float = 0.0  # wall time of this run
     timed_s: float = 0.0  # of it, timed calls (the sum of every sample)
     cold_compile_s: float = 0.0  # of it, round 0's compiles (the first compile of a cell, usually cold)
-    target_halfwidth: float = 0.0  # the profile's precision target (relative half-width; 0: none)
-    halfwidths: dict = field(default_factory=dict)  # cell group -> its widest contender's half-width at the end
-    to_target: adaptive.ToTarget | None = None  # what narrowing them to the target would take (adaptive.rounds_to_target)
-    max_repeats: int = 0  # the profile's rounds per cell at most
-    margin: float = 0.0  # the verdict's margin as a half-width (worthwhile - 1), where wider than the target
-    to_margin: adaptive.ToTarget | None = None  # ... and what narrowing them to it would take
     # processes whose row in the file did not end ok (timeout, crashed, ...) and that a re-run skips but
     # --retry-failed measures again (jobs.retryable_failures), this run's own failures among them
     not_retried: int = 0
 
     def line(self) -> str:
-        # a job is a round of a cell group (a process per configuration) or a study's process: the
-        # statuses count processes, so they are said as processes, and the budget's left-out
-        # configurations (rows no process measured) apart from them
-        measured = {status: n for status, n in self.statuses.items() if status != "skipped"}
-        processes = sum(measured.values())
-        done = (f"; {counted(processes, 'process', 'processes')} measured: "
-                + ", ".join(f"{n} {status}" for status, n in sorted(measured.items())) if processes else
-                ", nothing new")
-        extra = (f"; {counted(self.extra_rounds, 'extra round')} for precision among them"
-                 if self.extra_rounds and processes else "")
+        """The sweep's closing line: what it measured (rounds), what it left out to fit the budget, what
+        failed, how much of its time was timed calls; what to do next is the run's one next step (the
+        report prints it after the answers)."""
+        measured = (counted(self.rounds, "round") + (f" and {counted(self.study_runs, 'study process', 'study processes')}"
+                                                     if self.study_runs else "")) if self.rounds or self.study_runs \
+            else "nothing"
+        extra = f" ({self.extra_rounds} extra for precision)" if self.extra_rounds and self.rounds else ""
         left_out = self.statuses.get("skipped", 0)
-        left = (f"; {counted(left_out, 'configuration')} left out of a round to fit the budget (budget_min)"
-                if left_out else "")
+        left = f"; {counted(left_out, 'configuration')} left out to fit the budget" if left_out else ""
+        failed = (f"; {self.not_retried} in the file failed: --retry-failed measures them again"
+                  if self.not_retried else "")
         share = ""
         if self.timed_s and self.seconds > self.cold_compile_s:
-            share = (f"; timed calls {_seconds(self.timed_s)} of {_seconds(self.seconds)} "
-                     f"({self.timed_s / self.seconds:.0%}; "
-                     f"{self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
-        short = self._short()
-        failed = (f"; {counted(self.not_retried, 'measuring process', 'measuring processes')} in the file did not "
-                  "end ok: --retry-failed measures them again" if self.not_retried else "")
-        return (f"{counted(self.total, 'job')}: {self.skipped} already done{done}{extra}{left}{share}{short}{failed}"
-                f" -> {self.results_path}")
-
-    def _short(self) -> str:
-        """The groups the sweep left wider than its precision target (the budget or max_repeats ended
-        them): a decided verdict can rest on them, but a re-run with more budget narrows them."""
-        wide = sorted(width for width in self.halfwidths.values() if width > self.target_halfwidth)
-        if not self.target_halfwidth or not wide:
-            return ""
-        widest = f"±{wide[-1]:.1%}" if wide[-1] < float("inf") else "no interval"
-        return (f"; {len(wide)} of {counted(len(self.halfwidths), 'cell group')} left wider than the "
-                f"±{self.target_halfwidth:.0%} target (widest {widest}): {self._narrowing()}")
-
-    def _narrowing(self) -> str:
-        """What narrows them: the rounds their spread asks for, in minutes of this machine, and the budget."""
-        more = self.to_target
-        if more is None:
-            return "raise budget_min or max_repeats and run again to narrow them"
-        if not math.isfinite(more.rounds):  # a spread past MAX_REPEATS rounds, or a group of one round
-            return ("their rounds spread too widely for more of them to narrow every one to it (or too few to "
-                    "tell): raise budget_min or max_repeats and run again, or run on a quieter machine")
-        reruns = [more]
-        text = f"at the spread of their rounds about {self._rerun(more)} would narrow them to it"
-        margin = self.to_margin
-        if margin is not None and math.isfinite(margin.rounds) and margin.rounds < more.rounds:
-            # the margin's width: an interval no wider cannot hold both a worthwhile gain and none
-            text += f"; to ±{self.margin:.0%}, the margin's width, about {self._rerun(margin)}"
-            reruns.append(margin)
-        where = (" (max_repeats is set in the parameters file)"
-                 if any(r.max_repeats > self.max_repeats for r in reruns) else "")
-        return f"{text}; a rerun keeps the rounds measured{where}"
-
-    def _rerun(self, more: adaptive.ToTarget) -> str:
-        repeats = f", max_repeats: {more.max_repeats}" if more.max_repeats > self.max_repeats else ""
-        return (f"{counted(round(more.rounds), 'more round')} (about {max(1, round(more.seconds / 60))} min; --budget-min "
-                f"{more.budget_min:g}{repeats})")
+            share = (f"; timed calls {self.timed_s / self.seconds:.0%} of {_seconds(self.seconds)} "
+                     f"({self.timed_s / (self.seconds - self.cold_compile_s):.0%} without the first compiles)")
+        return f"{measured} measured{extra}, {self.skipped} already done{left}{failed}{share} -> {self.results_path}"
 
     def count(self, rows: list) -> None:
         for row in rows:
@@ -230,7 +185,8 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
         total = len(first_rounds(cfg)) + len(study_jobs(cfg))
         summary = SweepSummary(results_path, total=total, skipped=total - len(firsts) - len(studies))
         schedule = _Schedule(cfg, firsts, studies, rows)
-        bar = progress_bar(len(firsts) + len(studies), progress, position)
+        clock = SweepClock.of(cfg, results_path, rows) if progress and (firsts or studies) else None
+        bar = progress_bar(clock, progress, position)
         outside_s = 0.0  # after_round's time, not the sweep's
         launcher = launcher or LocalLauncher(cfg, results_path)
         in_flight: dict[tuple, Round | Job] = {}  # unit_group -> the unit being measured
@@ -266,7 +222,6 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                     unit, extra = chosen
                     summary.extra_rounds += extra
                     if bar is not None:
-                        grow(bar, extra)
                         bar.set_description(unit.name)
                     in_flight[unit_group(unit)] = unit
                     launched[unit_group(unit)] = time.time()
@@ -280,6 +235,10 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                     write(unit, new)
                     summary.count(new)
                     if isinstance(unit, Round):
+                        summary.rounds += 1
+                    else:
+                        summary.study_runs += 1
+                    if isinstance(unit, Round):
                         schedule.last_group = unit.group
                         if after_round is not None:
                             aside = time.perf_counter()
@@ -288,25 +247,18 @@ def run_sweep(cfg: BenchConfig, results_path: str | Path | None = None, retry_fa
                     if bar is not None:
                         for row in new:
                             bar.write(terminal_text(unit_line(unit, row)))  # error texts: shown, never run
-                        bar.update(1)
+                        clock.show(bar, seconds_spent(rows, list(launched.values())))
                 write_cells(launcher.take_ended_rows())  # earlier rows, with the exit codes of workers that ended
+            if bar is not None:
+                clock.show(bar, clock.total_s)  # the sweep ended: whatever the estimate, it is done
         finally:
             write_cells(launcher.close())  # the same, for the workers closed at the end
             if bar is not None:
                 bar.close()
     summary.seconds = time.perf_counter() - started - outside_s
-    summary.target_halfwidth = cfg.target_halfwidth
     # with --retry-failed the failed ones were measured again now: a failure left is of this run, and a
     # second --retry-failed would meet the same fault
     summary.not_retried = 0 if retry_failed else retryable_failures(cfg, rows)
-    racing = adaptive.contenders(cfg, rows)  # the races, once: the widths and both prices read them
-    summary.halfwidths = {group: adaptive.widest_halfwidth(records) for group, records in racing.items()}
-    eager_worker = eager_after_selection(cfg)  # in each later round: its price counts it
-    summary.to_target = adaptive.rounds_to_target(rows, racing, cfg.target_halfwidth, eager_worker)
-    summary.max_repeats = cfg.max_repeats
-    margin = round(cfg.worthwhile - 1.0, 9)  # 1.10 - 1 is 0.10000000000000009
-    if margin > cfg.target_halfwidth > 0:
-        summary.margin, summary.to_margin = margin, adaptive.rounds_to_target(rows, racing, margin, eager_worker)
     return summary
 
 
@@ -366,22 +318,41 @@ def run_sweeps_on_ray(configs: list[BenchConfig], address: str = "auto", results
         return run_sweeps(configs, paths, launchers, retry_failed, progress)
 
 
-def progress_bar(total: int, enabled: bool, position: int = 0):
-    """The sweep's bar: on a terminal a text bar on stderr; in a notebook kernel (tqdm.auto: JupyterLab,
-    bench_utils.race) a widget that stays in the cell's output, as do the lines written above it."""
-    if not enabled:
+@dataclass(frozen=True)
+class SweepClock:
+    """What the progress bar counts: the sweep's seconds (the rows' clock, a resume's included: sweep_time),
+    against a total fixed when the sweep starts, so the bar never grows: the longer of the budget, which
+    extra rounds fill, and plan's estimate of the first pass as the budget fits it (plan.PlanFigures)."""
+
+    total_s: float
+    spent_s: float
+
+    @classmethod
+    def of(cls, cfg: BenchConfig, results_path: Path, rows: list) -> "SweepClock":
+        from .plan import PlanFigures
+
+        figures = PlanFigures.of(cfg, results_path)
+        spent = seconds_spent(rows)
+        first_pass = figures.cut_total if figures.cut else figures.total
+        budget = cfg.budget_min * 60.0 if figures.budgeted else 0.0
+        return cls(max(spent + first_pass, budget, 1.0), spent)
+
+    def show(self, bar, spent_s: float) -> None:
+        """The bar at `spent_s` seconds of sweep (never past its total)."""
+        bar.n = min(round(spent_s), round(self.total_s))
+        bar.refresh()
+
+
+def progress_bar(clock: SweepClock | None, enabled: bool, position: int = 0):
+    """The sweep's bar, in seconds of sweep against a total that does not move (SweepClock): on a terminal
+    a text bar on stderr; in a notebook kernel (tqdm.auto: JupyterLab, bench_utils.race) a widget that
+    stays in the cell's output, as do the lines written above it."""
+    if not enabled or clock is None:
         return None
     from tqdm.auto import tqdm
 
-    # shown after a second: a sweep with nothing left ends before it, with no "0job [00:00, ?job/s]" line
-    return tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True, position=position, delay=1.0)
-
-
-def grow(bar, extra: int) -> None:
-    """`extra` more jobs on the bar (extra rounds for precision): a notebook's widget is told its new
-    maximum too (tqdm.notebook sets it only when made)."""
-    if extra:
-        bar.total += extra
-        widget = getattr(bar, "container", None)
-        if widget is not None:
-            widget.children[1].max = bar.total
+    minutes = max(1, round(clock.total_s / 60))
+    # shown after a second: a sweep with nothing left ends before it
+    return tqdm(total=round(clock.total_s), initial=round(clock.spent_s), unit="s", file=sys.stderr,
+                dynamic_ncols=True, position=position, delay=1.0,
+                bar_format="{desc}{percentage:3.0f}%|{bar}| {elapsed} of about " + f"{minutes} min")
