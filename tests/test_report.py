@@ -228,7 +228,8 @@ def test_report_from_fixture_rows_builds_index_profile_and_summary(fixture_repor
     # which measures nothing), failed cells measured again too
     step = ("Finish the run (2 rounds of its first pass still to measure); measure the 1 failed cell again (after a "
             "timeout, raise timeout_s first): make report PARAMS=")
-    assert f"1 failed, 1 missing; next step: {step}" in index and "--report-only" not in index.split("next step:")[1]
+    assert ('1 failed, 1 missing</span><br><span class="next">next step: ' + step) in index
+    assert "--report-only" not in index.split("next step:")[1]
     assert f"Next step: {step}" in (out / "fixture-cpu" / "report.html").read_text().replace("<strong>Next step:</strong>", "Next step:")
     assert "The sweep stopped before its first pass ended: 2 of 8 rounds are still to measure" in (
         out / "fixture-cpu" / "report.html").read_text()

@@ -34,7 +34,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72
 padding:0 1rem;color:#1f2328}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.45rem .6rem;
 text-align:left}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.failed{color:#b42318;font-weight:600}.ok{color:#1a7f37;font-weight:600}.random{color:#9a6700;font-weight:600}
+.failed{color:#b42318;font-weight:600}.ok{color:#1a7f37;font-weight:600}.next{color:#1f2328}.random{color:#9a6700;font-weight:600}
 small{color:#57606a}.run{white-space:nowrap}
 """
 
@@ -102,16 +102,18 @@ def _row_html(line: ProfileLine) -> str:
         problems.append(f"its page is older than its results: rebuild it ({line.rules.measuring_command('--report-only')})")
     if failed or missing:
         problems.append(f"{failed} failed, {missing} missing")
+    step = ""
     if line.measuring:  # a live run's first rounds are no verdict: "Compile 7.19x" after 1 round of 3
         problems = [f"being measured now (pid {line.measuring}): no verdict until its run ends and rebuilds this "
                     "index"]
     else:
         step = run_next_step(line.frame, line.rules, line.rounds_left)  # the page's and the console's, word for word
-        if step:
-            problems.append(f"next step: {step}")
+    # what went wrong in red; the run's next step, a thing to do rather than a fault, in the text's colour
     state = (f'<span class="failed">failed: {escape(line.error)}</span>' if line.error
              else f'<span class="failed">{escape("; ".join(problems))}</span>' if problems
-             else '<span class="ok">complete</span>')
+             else '<span class="ok">complete</span>' if not step else "")
+    if step and not line.error:
+        state += f'{"<br>" if state else ""}<span class="next">next step: {escape(step)}</span>'
     head = page_header(line.frame, line.label)
     weights = escape(head.weights)
     if "random" in head.weights:

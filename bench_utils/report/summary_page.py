@@ -100,7 +100,7 @@ def best_configurations(df, rules: Rules = Rules()) -> pd.DataFrame:
                         **{column: published.get((row.model, int(row.batch_size), gpu), math.nan)
                            for gpu, column in guides.items()},
                         GUIDE_SAME_MODE: _guide_same_mode(row, other_modes),
-                        "Verdict": WORDS[row.verdict] + (f" {row.rival}" if row.rival else "")})
+                        "Verdict": WORDS[row.verdict] + (f" ({row.rival})" if row.rival else "")})
     table = pd.DataFrame.from_records(records)
     if table.empty:
         return table

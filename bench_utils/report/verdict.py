@@ -331,28 +331,53 @@ def _also_raced_line(rows: pd.DataFrame, rec) -> str:
     return "; ".join(parts) or MISSING
 
 
-def _faster_looking(rows: pd.DataFrame, rec, runner) -> str:
-    """Why the choice is recommended over a configuration whose figure reads higher, in the same answer
-    (a reader would otherwise see a tool that picked the slower one): the rounds could not tell the two
-    apart, and the choice is the simpler (results/race.simpler_first); or, over the rounds both ran, the
-    choice was faster, its own figure lowered for the luck that picked it (results/race.py)."""
+def _rival(rows: pd.DataFrame, rec, runner) -> tuple[str, dict | None]:
+    """The configuration whose figure reads higher than the choice's, and why the choice stands: "untold"
+    (the rounds cannot tell the two apart and the choice is the simpler: results/race.simpler_first),
+    "paired" (over the rounds both ran the choice was faster, its own figure lowered for the luck that
+    picked it), "lowered" (no paired figure with it: the choice's figure is lowered); ("", None) where none
+    reads higher."""
     if rec is None or pd.isna(rec.get("race_speedup")):
-        return ""
+        return "", None
     higher = [row for row in rows.to_dict("records") if row["configuration"] != rec["configuration"]
               and row.get("race_outcome") in ALTERNATIVE_OUTCOMES and not pd.isna(row.get("race_speedup"))
               and row["race_speedup"] > rec["race_speedup"]]
     if not higher:
-        return ""
+        return "", None
     rival = max(higher, key=lambda row: row["race_speedup"])
-    named = f"{configuration(rival['configuration']).words} reads {times(rival['race_speedup'])}"
     low, high = rec.get("versus_ci95_low"), rec.get("versus_ci95_high")
     if runner is None or rival["configuration"] != runner["configuration"] or pd.isna(low):
+        return "lowered", rival
+    return ("untold" if low <= 1.0 <= high else "paired"), rival
+
+
+def _faster_looking(rows: pd.DataFrame, rec, runner) -> str:
+    """Why the choice is recommended over a configuration whose figure reads higher, in the same answer
+    (a reader would otherwise see a tool that picked the slower one): _rival's reason in words."""
+    why, rival = _rival(rows, rec, runner)
+    if rival is None:
+        return ""
+    named = f"{configuration(rival['configuration']).words} reads {times(rival['race_speedup'])}"
+    if why == "lowered":
         return f"({named} over its own rounds: the choice's figure is lowered for the luck that picked it.)"
-    paired = f"this choice runs at {times(rec['versus_runner_up'])} ({span(low, high)}) its speed"
-    if low <= 1.0 <= high:  # results/race.simpler_first: the simplest of those the rounds cannot tell apart
+    paired = (f"this choice runs at {times(rec['versus_runner_up'])} ({span(rec['versus_ci95_low'], rec['versus_ci95_high'])}) "
+              "its speed")
+    if why == "untold":
         return f"({named}, but the rounds cannot tell the two apart: {paired}; the simpler is recommended.)"
     return (f"({named} on its own, but {paired} where both ran; the choice's figure is lowered for the luck that "
             "picked it.)")
+
+
+def rival_note(rows: pd.DataFrame, rec, runner) -> str:
+    """_rival's reason in a few words, for a table cell: "as fast as X by these rounds; the simpler"."""
+    why, rival = _rival(rows, rec, runner)
+    if rival is None:
+        return ""
+    words = configuration(rival["configuration"]).words
+    if why == "untold":
+        return f"as fast as {words} by these rounds; the simpler"
+    return f"{words} reads higher on its own; this one led where both ran" if why == "paired" else \
+        f"{words} reads higher on its own; this figure is lowered for its pick"
 
 
 def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
@@ -441,14 +466,14 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     cost = compile_cost_words(rec)
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
-    rival = _faster_looking(rows, rec, runner)
-    answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules), rival]))
+    answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules),
+                                    _faster_looking(rows, rec, runner)]))
     # a busy machine's "Can't tell" too: more rounds, measured when it is quiet, settle it
     settling = Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL else Settling(math.inf, 0.0)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
                "settle_rounds": settling.rounds, "settle_s": settling.seconds, "sweep_s": rec.get("sweep_s"),
                "rounds": _rounds(rec),
-               "rival": rival,
+               "rival": rival_note(rows, rec, runner),
                "compile_s": rec["compile_s"], "compile_warm_s": rec["compile_warm_s"],
                "compile_cold": compiled_cold(rec), "breakeven_calls": cold,
                "breakeven_warm_calls": warm, "latency": latency_words(rec), "answer": answer,
