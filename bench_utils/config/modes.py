@@ -8,8 +8,14 @@ serving process starts from it: `aot-inductor` is torch.export and AOTInductor's
 (torch._inductor.aoti_compile_and_package, loaded with aoti_load_package): Inductor's code without a
 compile in the serving process. `onnxruntime` is torch.onnx.export (the dynamo exporter) and an ONNX
 Runtime InferenceSession on the CPU execution provider, graph optimizations at their default level
-(`pip install -e '.[deploy]'`). Each cold "compile" is the export and the file's build; its warm one
-is a new process loading the file and answering once (measure/deploy.py).
+(`pip install -e '.[deploy]'`). `precompile` is torch.compiler.precompile (a trace of the call lowered by
+Inductor into Python source and a kernel cache, weights left out): a serving process builds the model,
+loads the two and calls them with it. Each cold "compile" is the export and the file's build; its warm
+one is a new process loading the file and answering once (measure/deploy.py, measure/startup.py).
+
+Each row's `recipe` is the code that applies it, lines of Python over the names `model` (the eager
+nn.Module) and `inputs` (its keyword inputs), ending in `output = ...`: what a user types to serve the
+model so; configurations.py composes a mode's with its modifiers'.
 
 Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
 (sweep/compile_estimate.py scales them per model; a tiny model takes as long: sweep/plan.py,
@@ -49,6 +55,12 @@ class Mode:
     form: str = "torch.compile"  # or a form compiled ahead of time into a file: "aot-inductor", "onnxruntime"
     inductor_options: bool = True  # takes Inductor's options (the freezing modifier): not ONNX Runtime
     devices: tuple[str, ...] = ("cpu", "cuda")
+    # a serving process builds the model (its Python code and weights) before its first answer: eager,
+    # torch.compile and precompile (whose artifact holds no weights); a package holds its weights
+    needs_model: bool = True
+    inductor: bool = True  # its code is Inductor's (plan: a CPU builds it as long as default's compile): not ONNX Runtime
+    fixed: str = ""  # why it takes no modifier ("" where it takes the ones inductor_options allows)
+    recipe: str = ""  # the code that applies it (see the module docstring)
 
     @property
     def packaged(self) -> bool:
@@ -59,23 +71,55 @@ class Mode:
 COMPILE_FORM = "torch.compile"
 
 
+def _compiled(mode: str) -> str:
+    return f'compiled = torch.compile(model, mode="{mode}")\noutput = compiled(**inputs)'
+
+
+PACKAGE_RECIPE = ("exported = torch.export.export(model, args=(), kwargs=inputs)\n"
+                  'torch._inductor.aoti_compile_and_package(exported, package_path="model.pt2")\n'
+                  "# a serving process, with no model code:\n"
+                  'runner = torch._inductor.aoti_load_package("model.pt2")\noutput = runner(**inputs)')
+ONNX_RECIPE = ('torch.onnx.export(model, (), "model.onnx", kwargs=inputs, dynamo=True, external_data=False)\n'
+               "# a serving process, with no model code:\n"
+               "import onnxruntime\n"
+               'session = onnxruntime.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])\n'
+               "output = session.run(None, {name: tensor.numpy() for name, tensor in inputs.items()})")
+PRECOMPILE_RECIPE = ("names = list(inputs)\n"
+                     "def call(model, *values):\n"
+                     "    return model(**dict(zip(names, values)))\n"
+                     "python_code, cache = torch.compiler.precompile(call, model, *inputs.values())\n"
+                     "# a serving process builds the model (its weights), then:\n"
+                     "loaded = torch.compiler.precompile.load(python_code, cache)\n"
+                     "output = loaded(model, *inputs.values())")
+
+
 MODE_TABLE = (
-    Mode("eager", cudagraphs=False, extra_warmup_calls=0, cold_compile_s=0.0, warm_compile_s=0.0),
-    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=4.5),
+    Mode("eager", cudagraphs=False, extra_warmup_calls=0, cold_compile_s=0.0, warm_compile_s=0.0,
+         recipe="output = model(**inputs)"),
+    Mode("default", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=4.5,
+         recipe=_compiled("default")),
     Mode("reduce-overhead", cudagraphs=True, extra_warmup_calls=3,  # on CPU: no CUDA graphs to use
-         cold_compile_s=15.0, warm_compile_s=4.5),
+         cold_compile_s=15.0, warm_compile_s=4.5, recipe=_compiled("reduce-overhead")),
     Mode("max-autotune", cudagraphs=True, extra_warmup_calls=3, cold_compile_s=434.0,  # default's 15 s + FastVideo's
-         warm_compile_s=15.0),  # 419 s of autotuning
+         warm_compile_s=15.0, recipe=_compiled("max-autotune")),  # 419 s of autotuning
     Mode("max-autotune-no-cudagraphs", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=434.0,
-         warm_compile_s=15.0),
+         warm_compile_s=15.0, recipe=_compiled("max-autotune-no-cudagraphs")),
     # export and package as default's compile until a GPU run measures it; a new process loads the package
     # and answers in 0.55 s for a full-size ResNet-50 on the 2-core Zen 5 (benchmarks/deploy_probe.py)
     Mode("aot-inductor", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=0.6,
-         form="aot-inductor"),
+         form="aot-inductor", needs_model=False, recipe=PACKAGE_RECIPE),
     # the export and an ONNX file: 5.6 s for a full-size ResNet-50 on the 2-core Zen 5, a new process's
     # session and first answer 0.8 s (benchmarks/deploy_probe.py); the CPU execution provider only so far
     Mode("onnxruntime", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=6.0, warm_compile_s=0.8,
-         form="onnxruntime", inductor_options=False, devices=("cpu",)),
+         form="onnxruntime", inductor_options=False, inductor=False, devices=("cpu",), needs_model=False,
+         fixed="it is exported in float32 and the default layout and runs outside Inductor", recipe=ONNX_RECIPE),
+    # a trace lowered as default's compile is; a new process with an empty compiler cache builds the CPU
+    # kernels' C++ again (the cache it ships holds Inductor's graphs, not compiled C++): about half a cold
+    # compile on a CPU (planning: sweep/plan.py, START_SHARE)
+    Mode("precompile", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=4.5,
+         form="precompile", inductor_options=False,
+         fixed="its trace takes the weights as inputs (nothing to freeze) in float32 and the default layout",
+         recipe=PRECOMPILE_RECIPE),
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
 MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order
