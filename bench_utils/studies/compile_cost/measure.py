@@ -180,7 +180,8 @@ def _steady_state(call, reference, cfg, device: str, fields: dict) -> None:
     """The sweep's warm-up and timing schedule, then one call compared with eager's output."""
     from ...config.modes import EXTRA_WARMUP_CALLS
     from ...measure import accuracy
-    from ...measure.cell import accuracy_numerics, timed_phase
+    from ...measure.cell import timed_phase
+    from ...measure.accuracy import numerics as accuracy_numerics
 
     samples = timed_phase(call, cfg, device, EXTRA_WARMUP_CALLS[cfg.compiled_configuration().mode])
     output = call()
