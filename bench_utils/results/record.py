@@ -198,8 +198,9 @@ RECORD = (
     Column("compile_s", "first", "s", "the first compiled call of round 0, in a compiler cache of the cell's own "
            "emptied before it (a cold compile)",
            "Cold compile (s)", bounds=SECONDS),
-    Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes, or of a compile again "
-           "in a fork of the prepared one with its in-process caches forgotten (the on-disk cache filled)",
+    Column("compile_warm_s", "computed", "s", "median first compiled call of the later fresh processes (GPU), or (CPU) "
+           "a new process's compile from the cell's filled cache, or load of a shipped form, and its first call "
+           "(first_answer_s without the model's build)",
            "Warm compile (s)", bounds=SECONDS),
     # --- a new process's start (measure/startup.py) ---
     Column("build_s", "first", "s", "round 0's process building the model (its code and weights) before its cold "

@@ -140,8 +140,8 @@ class BenchResult(Row):
     page_faults_per_call: float | None = None  # minor page faults per timed call, every thread of the process
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    # CPU: seconds of the same compile again in a process forked from the prepared one, every in-process
-    # cache forgotten first (the on-disk one filled): what a new process pays (measure/forked.py)
+    # CPU: seconds of a new process's compile from the cell's filled cache (a shipped form: its load) and
+    # first call, the model's build left out: what a new process pays to compile (measure/startup.py)
     compile_warm_s: float | None = None
     # a cell's warm compile is its later fresh processes' compile_s (results/aggregate.py)
     # --- a new process's start (measure/startup.py; CPU: round 0 with `startup`, else a leader's later round) ---
