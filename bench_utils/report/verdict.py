@@ -262,7 +262,8 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     return f"{text}; can't tell which of the two is faster ({gap})"
 
 
-FORM_WORDS = {COMPILE_FORM: "torch.compile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
+FORM_WORDS = {COMPILE_FORM: "torch.compile", "cache-artifacts": "torch.compile's cache artifacts",
+              "precompile": "torch.compiler.precompile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
 
 
 def _forms(rows: pd.DataFrame) -> str:
@@ -294,7 +295,8 @@ def _forms(rows: pd.DataFrame) -> str:
         best = max(accurate, key=lambda row: row["race_speedup"])
         config = configuration(best["configuration"])
         # torch.compile: as which configuration; a built file: its modifiers ("with freezing"), if any
-        how = f"as {config.words}" if form == COMPILE_FORM else " ".join(m.words for m in config.modifiers)
+        how = (f"as {config.words}" if form == COMPILE_FORM else
+               " ".join(m.words for m in config.modifiers if not m.form))  # the form's own modifier is its name
         parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' {how}' if how else ''}, {compile_cost_words(best)}")
     return "; ".join(parts)
 
