@@ -359,10 +359,9 @@ class LostStudyWorker:
         pass
 
 
-@pytest.mark.parametrize("kind, option", [("serving", "auto"), ("compile-cost", "regional")])
+@pytest.mark.parametrize("kind, option", [("serving", "auto")])
 def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(monkeypatch, tmp_path, kind, option):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4),
-                      compile_strategies=("regional",))
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4))
     from bench_utils.sweep.jobs import pending_study_jobs, rows_path
     from bench_utils.results.writer import ResultsWriter
 

@@ -19,8 +19,7 @@ from .registry import MODEL_NAMES, SIZES
 from .schema import parameter, parameters
 from .validation import ConfigError, check_config
 
-__all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "COMPILE_STRATEGIES",
-           "STUDY_FIELDS", "DECISION_FIELDS"]  # ConfigError: raised by validation, imported from here
+__all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "STUDY_FIELDS", "DECISION_FIELDS"]  # ConfigError: raised by validation, imported from here
 
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
@@ -28,10 +27,8 @@ WEIGHTS = ("auto", "pretrained", "random")
 # from the first call, "auto" = static first, symbolic after the first shape change (dynamic=None)
 DYNAMIC = (False, True, "auto")
 EAGER_IN_PROCESS = ("auto", True, False)
-# the compile-time study's ways to cut compile time, beside whole-model compile ("whole", always measured)
-COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
-STUDY_FIELDS = ("profile", "serving_batch_sizes", "compile_strategies", "startup")
+STUDY_FIELDS = ("profile", "serving_batch_sizes", "startup")
 # settings of how much to measure and how to decide: not part of a measurement (the fingerprint)
 DECISION_FIELDS = ("target_halfwidth", "budget_min", "max_repeats", "worthwhile")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
@@ -128,9 +125,6 @@ class BenchConfig:
                               "(first_answer_s: the model built, the form compiled or loaded, its first answer; "
                               "docs/method.md, \"Start-up\"), on a CPU; false: the race's leaders' warm start only, "
                               "in their first later round", "flag")
-    compile_strategies: tuple[str, ...] = parameter(
-        (), "ways to cut compile time, measured beside whole-model compile ([]: none)", "list", item=str,
-        allowed=COMPILE_STRATEGIES, may_be_empty=True)
 
     def __post_init__(self) -> None:
         check_config(self)

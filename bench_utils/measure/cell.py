@@ -60,14 +60,6 @@ class TimedStart:
         return cls(dt.datetime.now(dt.timezone.utc), time.perf_counter())
 
 
-def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[float]:
-    """Warm `fn` up until steady, then time it in one stretch (the compile-cost study's schedule): the
-    samples, seconds."""
-    warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
-    device_memory.reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
-    return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
-
-
 def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float,
             steady_s: float | None = None, max_s: float | None = None) -> dict:
     """Untimed calls until the latency is steady (or max_s, by default max_warmup_s): the row's warm-up
