@@ -16,12 +16,12 @@ def test_the_table_says_each_start_in_words_with_units():
     assert rows.loc["eager float32 (no compile)"].tolist() == ["1.00 s", "30.0 ms", "nothing more", "—"]
     assert rows.loc["compile (default mode), from an empty compiler cache"].tolist() == [
         "41.0 s", "20.0 ms", "nothing more", "after 4,000 calls"]
-    assert rows.loc["compile (default mode), from its own compiler cache, filled"].tolist() == [
+    assert rows.loc["compile (default mode), from its own filled compiler cache"].tolist() == [
         "6.00 s", "20.0 ms", "its compiler cache, on the machine", "after 500 calls"]
     assert rows.loc["compile (default mode) shipped as portable cache artifacts"].tolist() == [
-        "16.0 s", "20.0 ms", "2.00 MB, built once in 41 s", "after 1,500 calls"]
+        "16.0 s", "20.0 ms", "2.00\u00a0MB, built once in 41\u00a0s", "after 1,500 calls"]
     assert rows.loc["an AOTInductor package with freezing"].tolist() == [
-        "0.500 s", "18.0 ms", "110 MB, built once in 50 s", "from its first call"]
+        "0.500 s", "18.0 ms", "110\u00a0MB, built once in 50\u00a0s", "from its first call"]
     assert rows.loc["ONNX Runtime", "Pays back against eager (calls)"] == "never: not faster a call"
     assert rows.loc["torch.compiler.precompile"].tolist() == [
         "ERROR: PrecompileError: a tensor baked as a constant", "—", "—", "—"]
@@ -32,7 +32,7 @@ def test_the_sentence_names_the_form_at_full_speed_soonest_and_when_each_pays_ba
     assert text.startswith("ViT-B/16: a new replica is at full speed soonest as an AOTInductor package with "
                            "freezing: its first answer after 0.500 s, then 18.0 ms a call (eager float32: 1.00 s, then 30.0 ms); "
                            "against eager started the same way, ")
-    assert "compile (default mode), from its own compiler cache, filled after 500 calls" in text
+    assert "compile (default mode), from its own filled compiler cache after 500 calls" in text
     assert "ONNX Runtime never: not faster a call" in text and "precompile" not in text  # failed: in the table only
 
 

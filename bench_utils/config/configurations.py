@@ -72,7 +72,7 @@ MODIFIERS = (
     # for them all: a cold compile of one block's size (needs="blocks": a model without such a stack is a
     # row saying so). Its compile cost for `plan`: what ViT-B/16 measured against its whole compile
     # (benchmarks/README.md, "Start-up")
-    Modifier("regional", "compiled block by block (regional)", needs="blocks", compiled_only=True, regions=True,
+    Modifier("regional", "block by block (regional)", needs="blocks", compiled_only=True, regions=True,
              compile_cost=0.5,
              recipe="for block in blocks:  # each layer of the stack, e.g. model.vit.encoder.layer (the row's regions_at)\n"
                     "    block.compile()\n"

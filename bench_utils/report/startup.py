@@ -22,7 +22,7 @@ INTRO = ("Each form started in a new process that nothing had warmed (forked bef
          "the form compiled or loaded, its first call (docs/method.md, \"Start-up\"). Steady latency: the cell's "
          "median. Pays back: calls after which a replica of the form has answered as many as eager's, both "
          "started at the same moment.")
-STARTED = {"cold": "from an empty compiler cache", "warm": "from its own compiler cache, filled"}
+STARTED = {"cold": "from an empty compiler cache", "warm": "from its own filled compiler cache"}
 
 
 def form_words(name: str, start: str) -> str:
@@ -42,8 +42,8 @@ def ships_words(row) -> str:
         return "its compiler cache, on the machine"
     size = row.get("ships_bytes")
     built = row.get("built_s")
-    text = f"{number(size / 1e6)} MB" if size is not None and not pd.isna(size) else MISSING
-    return text + (f", built once in {rounded(built)} s" if built is not None and not pd.isna(built) else "")
+    text = f"{number(size / 1e6)}\u00a0MB" if size is not None and not pd.isna(size) else MISSING  # no break before a unit
+    return text + (f", built once in {rounded(built)}\u00a0s" if built is not None and not pd.isna(built) else "")
 
 
 def payback_words(calls: float) -> str:
@@ -101,5 +101,6 @@ def startup_html(df: pd.DataFrame) -> str:
         title = model_text(model, with_checkpoint=True) + (f", batch {batch}" if several else "")
         title += f" ({label})" if rows["label"].nunique() > 1 else ""
         table = startup_table(group).to_html(index=False, escape=True, border=0, classes="bench-startup", na_rep=MISSING)
-        parts += [f"<h3>{escape(title)}</h3>", f"<p>{escape(startup_sentence(model, group))}</p>", table]
+        parts += [f"<h3>{escape(title)}</h3>", f'<p class="bench-startup-answer">{escape(startup_sentence(model, group))}</p>',
+                  table]
     return "".join(parts) + recipes_html(rows["configuration"])
