@@ -381,7 +381,7 @@ def test_a_startup_profile_prices_every_configurations_start_in_round_0_and_no_l
     warm = plan.CPU_COMPILE_S["point"][1] * cpu_compile_scale("vit")
     starts = {  # the model's build where the form runs its code, then its warm compile or load
         "eager": plan.START_S["cpu"], "default": plan.START_S["cpu"] + warm,
-        "default+regional": plan.START_S["cpu"] + 0.5 * warm,  # regional compiles half as much (compile_cost)
+        "default+regional": plan.START_S["cpu"] + 0.8 * warm,  # regional compiles less (compile_cost)
         # an empty cache: the CPU kernels' C++ built again, about half a cold compile (start_share)
         "default+artifacts": plan.START_S["cpu"] + 0.5 * cold, "precompile": plan.START_S["cpu"] + 0.5 * cold,
         "aot-inductor+freezing": MODE_BY_NAME["aot-inductor"].warm_compile_s,  # a package holds its weights
