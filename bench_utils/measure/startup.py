@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -70,8 +71,12 @@ class Zygote:
         self.pid, self.conn = pid, ours
 
     def start(self, start: Start) -> dict:
-        """A new process's start: its row fields; StartFailed with the reason otherwise."""
-        self.conn.send(start)
+        """A new process's start: its row fields; StartFailed with the reason otherwise. The request goes
+        as plain pickled bytes: a Connection's own pickler shares a tensor's memory through a file
+        descriptor that multiprocessing's resource sharer hands over from a thread it starts in this
+        process, and a round forked while that thread lives hangs on a lock it held (seen: a forked
+        round of SegFormer's eager template, its eager output sent)."""
+        self.conn.send_bytes(pickle.dumps(start))
         try:
             status, value = self.conn.recv()
         except EOFError:
@@ -96,7 +101,7 @@ def _serve(conn, process) -> None:
         _die_with_parent()
         while True:
             try:
-                start = conn.recv()
+                start = pickle.loads(conn.recv_bytes())
             except EOFError:
                 break
             sys.stdout.flush()
