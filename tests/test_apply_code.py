@@ -20,7 +20,23 @@ class TinyConvNet(torch.nn.Module):
         return self.head(self.conv(pixel_values).relu().mean((2, 3)))
 
 
-def run_shown_code(name: str, monkeypatch, tmp_path) -> dict:
+class TinyStack(torch.nn.Module):
+    """A stack of identical blocks, as regional compilation wants (measure/regions.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3)
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU()) for _ in range(3))
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, pixel_values):
+        hidden = self.stem(pixel_values).relu().mean((2, 3))
+        for block in self.blocks:
+            hidden = block(hidden)
+        return self.head(hidden)
+
+
+def run_shown_code(name: str, monkeypatch, tmp_path, model=None, regions_at: str = "") -> dict:
     """Execute the code shown for `name` on a tiny model; what torch.compile was given, what the compile's
     probes and one call's kernels showed, and the outputs."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
@@ -34,14 +50,14 @@ def run_shown_code(name: str, monkeypatch, tmp_path) -> dict:
 
     monkeypatch.setattr(torch, "compile", recording_compile)
     torch._dynamo.reset()
-    namespace = {"model": TinyConvNet(), "inputs": {"pixel_values": torch.randn(2, 3, 16, 16)}}
+    namespace = {"model": model or TinyConvNet(), "inputs": {"pixel_values": torch.randn(2, 3, 16, 16)}}
     with torch._inductor.config.patch(freezing=False), evidence.compile_probe() as counts:  # restored after
-        exec(compile(code_text(name), f"<code shown for {name}>", "exec"), namespace)
+        exec(compile(code_text(name, regions_at=regions_at), f"<code shown for {name}>", "exec"), namespace)
         seen["call"] = lambda: namespace["model"](**namespace["inputs"])
         with torch.inference_mode(), (torch.autocast("cpu", dtype=torch.bfloat16) if configuration(name).autocast
                                       else torch.inference_mode()):
             seen["kernels"] = evidence.kernels_seen(seen["call"], "cpu") if not configuration(name).packaged else {}
-    seen["counts"], seen["outputs"] = counts, namespace.get("outputs")
+    seen["counts"], seen["outputs"], seen["namespace"] = counts, namespace.get("outputs"), namespace
     return seen
 
 
@@ -75,6 +91,32 @@ def test_the_package_code_shown_builds_a_frozen_package_and_answers(monkeypatch,
     seen = run_shown_code("aot-inductor+freezing", monkeypatch, tmp_path)
     assert seen["counts"].frozen_graphs >= 1 and seen["counts"].params_unfolded == 0
     assert (tmp_path / "model.pt2").is_file() and seen["outputs"].shape == (2, 4)
+
+
+def test_the_regional_code_compiles_each_block_of_the_stack_its_row_names(monkeypatch, tmp_path):
+    model = TinyStack()
+    seen = run_shown_code("default+regional", monkeypatch, tmp_path, model, regions_at="3 x Sequential at blocks")
+    assert seen["outputs"].shape == (2, 4) and seen["compile_kwargs"] == {"mode": "default"}  # the blocks'
+    assert all(block._compiled_call_impl is not None for block in model.blocks)
+    assert model.stem._compiled_call_impl is None and model.head._compiled_call_impl is None
+    nested = code_text("default+regional", regions_at="16 x ResNetBottleNeckLayer at resnet.encoder.stages.*.layers")
+    assert "for stage0 in model.resnet.encoder.stages:\n    for block in stage0.layers:" in nested
+
+
+def test_the_cache_artifacts_code_saves_what_a_new_process_loads(monkeypatch, tmp_path):
+    seen = run_shown_code("default+artifacts", monkeypatch, tmp_path)
+    assert seen["outputs"].shape == (2, 4) and seen["compile_kwargs"] == {"mode": "default"}
+    data, info = seen["namespace"]["data"], seen["namespace"]["info"]
+    assert isinstance(data, bytes) and len(data) > 0 and info.inductor_artifacts  # Inductor's graphs in it
+
+
+@pytest.mark.slow
+def test_the_precompile_code_builds_and_answers_with_the_model(monkeypatch, tmp_path):
+    seen = run_shown_code("precompile", monkeypatch, tmp_path)
+    namespace = seen["namespace"]
+    with torch.inference_mode():
+        eager = namespace["model"](**namespace["inputs"])
+    assert "compile_kwargs" not in seen and torch.allclose(seen["outputs"], eager, atol=1e-5)
 
 
 def test_the_code_names_what_the_configuration_declares():

@@ -42,7 +42,7 @@ def test_fingerprint_ignores_matrix_but_not_settings():
     # the allocator changes eager's latency on a CPU (measure/host_memory.py): rows of either never merge
     assert base.settings_fingerprint() != BenchConfig(keep_freed_memory=False).settings_fingerprint()
     # the studies run after the sweep and change none of its cells
-    studies = BenchConfig(profiler=True, serving_batch_sizes=(1, 4, 1), compile_strategies=("regional",))
+    studies = BenchConfig(profiler=True, serving_batch_sizes=(1, 4, 1), startup=True)
     assert base.settings_fingerprint() == studies.settings_fingerprint()
     # the number of blocks changes what a row's samples are; the precision target and budget only
     # how many rounds a cell gets, and a row of either belongs with the others
@@ -74,9 +74,9 @@ def test_whole_seconds_written_as_integers_are_the_same_setting(tmp_path):
 
 def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     cfg = load_config(write(tmp_path, GOOD + "dynamic: auto\nserving_batch_sizes: [1, 4, 16, 3, 7, 4]\n"
-                                             "compile_strategies: [regional, cache-artifacts]\n"))
+                                             "startup: true\n"))
     assert cfg.compile_dynamic() is None and cfg.serving_batch_sizes == (1, 4, 16, 3, 7, 4)
-    assert cfg.compile_strategies == ("regional", "cache-artifacts") and cfg.compiled_configuration().name == "default"
+    assert cfg.startup and cfg.compiled_configuration().name == "default"
     assert load_config(write(tmp_path, GOOD + "dynamic: true\n")).compile_dynamic() is True
     assert BenchConfig().compile_dynamic() is False
 
@@ -112,7 +112,7 @@ def test_dynamic_setting_and_studies_from_yaml(tmp_path):
     (GOOD + "profile: false\n", "profile: replaced by profiler (true or false: the torch.profiler pass after timing)"),
     (GOOD + "serving_batch_sizes: [4, 4]\n", "serving_batch_sizes: [4, 4] is not allowed; allowed: at least two"),
     (GOOD + "serving_batch_sizes: [1, 0]\n", "serving_batch_sizes: 0 is not allowed; allowed: integers >= 1"),
-    (GOOD + "compile_strategies: [aot]\n", "compile_strategies: 'aot' is not allowed; allowed: regional, cache-artifacts"),
+    (GOOD + "compile_strategies: [regional]\n", "compile_strategies: replaced by configurations (e.g. default+regional"),
     (GOOD + "blocks: 0\n", "blocks: 0 is not allowed; allowed: an integer from 1 to 1,000"),
     (GOOD + "blocks: 2.5\n", "blocks: 2.5 is not allowed; allowed: an integer from 1 to 1,000"),
     (GOOD + "max_repeats: 0\n", "max_repeats: 0 is not allowed; allowed: an integer from 1 to 100"),

@@ -66,6 +66,14 @@ def worker_processes(folder: Path) -> list[int]:
     return pids
 
 
+def workers_of(pids: list[int]) -> list[int]:
+    """Of `pids` (worker_processes), the workers themselves: not the processes a worker started (the copy
+    of itself it keeps to start new processes from, measure/startup.py; a compile worker), whose parent is
+    one of them."""
+    table = _processes()
+    return [pid for pid in pids if table.get(pid, (0, ""))[0] not in pids]
+
+
 def wait_for(condition, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -112,6 +120,7 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     started.append(sweep)
     wait_for(hung, 120, "hang in the first round")
     outcome["pids_while_hung"] = worker_processes(tmp)
+    outcome["workers_while_hung"] = workers_of(outcome["pids_while_hung"])
     family = descendants(sweep.pid)  # the fork server, the worker, multiprocessing's resource tracker
     outcome["family_while_hung"] = family
     outcome["second"] = run_cli("run", long_wait, "--results", results)
@@ -125,6 +134,7 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     started.append(sweep)
     wait_for(hung, 120, "hang after the restart")
     outcome["pids_before_kill"] = worker_processes(tmp)
+    outcome["workers_before_kill"] = workers_of(outcome["pids_before_kill"])
     family = descendants(sweep.pid)
     outcome["family_before_kill"] = family
     sweep.kill()
@@ -141,6 +151,7 @@ def _hang_scenario(tmp: Path, started: list) -> dict:
     wait_for(hung, 120, "hang before SIGTERM")
     family = descendants(sweep.pid)
     outcome["pids_before_terminate"] = worker_processes(tmp)
+    outcome["workers_before_terminate"] = workers_of(outcome["pids_before_terminate"])
     sweep.terminate()  # SIGTERM, as a scheduler or `kill` stops a job
     outcome["terminated"] = (sweep.wait(END_GUARD_S), *sweep.communicate())
     outcome["pids_after_terminate"] = worker_processes(tmp)
@@ -161,7 +172,7 @@ def test_second_sweep_on_the_same_file_is_refused_not_interleaved(hang_sweep):
 
 def test_ctrl_c_stops_the_sweep_and_kills_its_workers(hang_sweep):
     code, stdout, stderr = hang_sweep["interrupted"]
-    assert len(hang_sweep["pids_while_hung"]) == 1  # one round of one mode: one worker
+    assert len(hang_sweep["workers_while_hung"]) == 1  # one round of one mode: one worker
     assert set(hang_sweep["pids_while_hung"]) <= set(hang_sweep["family_while_hung"])  # forked by the sweep's server
     assert code == 130 and stdout == ""
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
@@ -172,13 +183,13 @@ def test_sigterm_stops_like_ctrl_c_and_cleans_up(hang_sweep):
     code, stdout, stderr = hang_sweep["terminated"]
     assert code == 130 and stdout == "" and "Traceback" not in stderr
     assert stderr.strip() == "interrupted: finished cells are saved; run the same command again to resume"
-    assert len(hang_sweep["pids_before_terminate"]) == 1 and hang_sweep["pids_after_terminate"] == []
+    assert len(hang_sweep["workers_before_terminate"]) == 1 and hang_sweep["pids_after_terminate"] == []
     # no temporary folder left behind (the fork server's included), and no process
     assert hang_sweep["temporary_after_terminate"] == hang_sweep["temporary_before"]
 
 
 def test_sigkilled_sweep_leaves_no_orphan_worker(hang_sweep):
-    assert len(hang_sweep["pids_before_kill"]) == 1
+    assert len(hang_sweep["workers_before_kill"]) == 1
     assert set(hang_sweep["pids_before_kill"]) < set(hang_sweep["family_before_kill"])  # the fork server too
     # the fork server exits when its sweep is gone, and PR_SET_PDEATHSIG kills the worker with it: the
     # scenario waited for both to end (END_GUARD_S)
@@ -187,8 +198,8 @@ def test_sigkilled_sweep_leaves_no_orphan_worker(hang_sweep):
 def test_hung_workers_time_out_and_the_sweep_goes_on(hang_sweep):
     timed, results = hang_sweep["timed"], hang_sweep["results"]
     assert timed.returncode == 0, timed.stderr[-2000:]
-    assert timed.stdout.strip() == (f"2 jobs: 0 already done; 2 processes measured: 2 timeout; 2 measuring processes in the file did not "
-                                    f"end ok: --retry-failed measures them again -> {results}")
+    assert timed.stdout.strip() == (f"2 rounds measured, 0 already done; 2 in the file failed: --retry-failed "
+                                    f"measures them again -> {results}")
     rows = rows_by_batch(results)
     for row in rows.values():
         assert row.status == "timeout"

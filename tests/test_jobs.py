@@ -24,7 +24,6 @@ def row(cfg, model, batch_size, mode, repeat=0, status="ok"):
 def test_names_as_people_read_them_and_logs_are_named():
     assert Job("cell", "vit", 1, "default", 2).name == "vit-bs1-default-r2"
     assert Job("serving", "vit", 1, "auto").name == "serving-vit-auto"
-    assert Job("compile-cost", "resnet", 4, "regional").name == "compile-cost-resnet-regional"
     round_ = Round("vit", 4, 1, ("eager", "default", "max-autotune"))
     assert round_.name == "vit-bs4-r1" and round_.group == ("vit", 4)
     assert round_.jobs == [Job("cell", "vit", 4, "eager", 1), Job("cell", "vit", 4, "default", 1),
@@ -41,16 +40,12 @@ def test_first_rounds_are_round_major_so_a_cells_rounds_spread_over_the_run():
     assert [(j.model, j.batch_size, j.option, j.repeat) for r in rounds for j in r.jobs] == CFG.runs()
 
 
-def test_study_jobs_whole_model_compile_before_its_strategies():
+def test_study_jobs_in_each_studys_order():
     assert study_jobs(CFG) == []  # no studies asked for
-    cfg = BenchConfig(models=("vit", "resnet"), batch_sizes=(4, 1), serving_batch_sizes=(2, 8, 3),
-                      compile_strategies=("cache-artifacts", "regional"))
+    cfg = BenchConfig(models=("vit", "resnet"), batch_sizes=(4, 1), serving_batch_sizes=(2, 8, 3))
     jobs = study_jobs(cfg)
     assert [(j.kind, j.model, j.batch_size, j.option) for j in jobs] == [
-        *[("serving", "vit", 2, s) for s in SERVING_SETTINGS], *[("serving", "resnet", 2, s) for s in SERVING_SETTINGS],
-        ("compile-cost", "vit", 4, "whole"), ("compile-cost", "vit", 4, "cache-artifacts"),
-        ("compile-cost", "vit", 4, "regional"), ("compile-cost", "resnet", 4, "whole"),
-        ("compile-cost", "resnet", 4, "cache-artifacts"), ("compile-cost", "resnet", 4, "regional")]
+        *[("serving", "vit", 2, s) for s in SERVING_SETTINGS], *[("serving", "resnet", 2, s) for s in SERVING_SETTINGS]]
 
 
 def test_a_round_is_pending_until_every_mode_has_its_row(tmp_path):
@@ -102,17 +97,13 @@ def test_pending_study_jobs_leave_out_the_processes_the_study_file_holds(tmp_pat
 
 def test_a_jobs_row_type_and_identity_give_the_key_its_row_is_found_by():
     from bench_utils.results.rows import run_key
-    from bench_utils.studies.compile_cost import CompileCostResult
 
-    cfg = BenchConfig(models=("vit",), batch_sizes=(4,), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
+    cfg = BenchConfig(models=("vit",), batch_sizes=(4,), serving_batch_sizes=(1, 4))
     row_type, identity = job_row(cfg, Job("cell", "vit", 4, "default", 2))
     assert row_type is BenchResult and identity == cell_fields(cfg, "vit", 4, "default", cfg.device, 2)
     assert row_type(**identity, status="crashed").key == run_key(cfg, ("vit", 4, "default", 2))
     row_type, identity = job_row(cfg, Job("serving", "vit", 1, "auto"))
     assert row_type is ServingResult and identity == SERVING.identity(cfg, "vit", "auto", cfg.device)
-    row_type, identity = job_row(cfg, Job("compile-cost", "vit", 4, "regional"))
-    assert row_type is CompileCostResult and row_type(**identity, status="ok").key == (
-        "vit", cfg.size, 4, cfg.compiled_configuration().name, "regional")
 
 
 def test_fresh_workers_every_rounds_per_process_rounds_and_at_the_end_of_a_gpus_first_pass():

@@ -3,13 +3,14 @@ from bench_utils.config.modes import COMPILE_MODES, CUDAGRAPH_MODES, EXTRA_WARMU
 
 def test_the_mode_table_defines_every_mode_list_the_project_uses():
     assert MODES == ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs",
-                     "aot-inductor", "onnxruntime")
+                     "aot-inductor", "onnxruntime", "precompile")
     assert CUDAGRAPH_MODES == ("reduce-overhead", "max-autotune")  # no-cudagraphs: autotuning alone
-    # torch.compile's modes; the last two build a file ahead of time that a serving process loads
-    assert COMPILE_MODES == MODES[1:-2] and MODE_BY_NAME["aot-inductor"].packaged and MODE_BY_NAME["onnxruntime"].packaged
+    # torch.compile's modes; the last three build a file ahead of time that a serving process loads
+    assert COMPILE_MODES == MODES[1:-3] and all(MODE_BY_NAME[name].packaged for name in MODES[-3:])
     # CUDA-graph modes record on their first calls: more untimed calls before the steady warm-up
     assert EXTRA_WARMUP_CALLS == {"eager": 0, "default": 1, "reduce-overhead": 3, "max-autotune": 3,
-                                  "max-autotune-no-cudagraphs": 1, "aot-inductor": 1, "onnxruntime": 1}
+                                  "max-autotune-no-cudagraphs": 1, "aot-inductor": 1, "onnxruntime": 1,
+                                  "precompile": 1}
 
 
 def test_a_configuration_keeps_its_colour_on_every_chart_of_a_page_eager_first():

@@ -379,3 +379,27 @@ def test_the_plan_report_prints_is_at_most_six_lines_and_names_its_detail(profil
     assert 2 <= len(lines) <= 6, text
     assert lines[-1] == f"  details: python -m bench_utils plan parameters/{profile} --detail"
     assert re.match(r"  estimated \d+ (s|min|\.\d h)|  estimated [\d.]+ h", lines[1]) or "nothing left" in lines[1], text
+
+
+def test_a_startup_profile_prices_every_configurations_start_in_round_0_and_no_later_warm_compile():
+    from bench_utils.config.parameters_file import load_config
+
+    cfg = load_config(REPO / "parameters" / "cpu-startup.yaml")
+    assert cfg.startup and cfg.repeats == 2
+    first = plan.round_estimate(cfg, plan.Round("vit", 1, 0, cfg.configurations), "cpu", {}, None)
+    later = plan.round_estimate(cfg, plan.Round("vit", 1, 1, cfg.configurations), "cpu", {}, None)
+    assert "warm compile" not in later.seconds and "start-up" not in later.seconds  # timed once, in round 0
+    cold = plan.CPU_COMPILE_S["point"][0] * cpu_compile_scale("vit")
+    warm = plan.CPU_COMPILE_S["point"][1] * cpu_compile_scale("vit")
+    starts = {  # the model's build where the form runs its code, then its warm compile or load
+        "eager": plan.START_S["cpu"], "default": plan.START_S["cpu"] + warm,
+        "default+regional": plan.START_S["cpu"] + 0.8 * warm,  # regional compiles less (compile_cost)
+        # an empty cache: the CPU kernels' C++ built again, about half a cold compile (start_share)
+        "default+artifacts": plan.START_S["cpu"] + 0.5 * cold, "precompile": plan.START_S["cpu"] + 0.5 * cold,
+        "aot-inductor+freezing": MODE_BY_NAME["aot-inductor"].warm_compile_s,  # a package holds its weights
+        "onnxruntime": MODE_BY_NAME["onnxruntime"].warm_compile_s}
+    assert first.seconds["start-up"] == pytest.approx(sum(starts.values()))  # latencies unknown: no first call
+    measured = {("vit", 1, "default"): plan.Measured(latency_ms=20.0, cold_s=30.0, first_answer_s=9.0)}
+    again = plan.round_estimate(cfg, plan.Round("vit", 1, 0, cfg.configurations), "cpu", measured, None)
+    # the results file's start replaces the estimate (its first call included)
+    assert again.seconds["start-up"] - first.seconds["start-up"] == pytest.approx(9.0 - starts["default"])

@@ -26,7 +26,7 @@ GUIDE_GPUS = ("a100", "v100", "t4", "h100")
 def test_every_parameters_file_is_valid():
     names = sorted(p.name for p in PARAMETERS.glob("*.yaml"))
     assert names == sorted(["cpu.yaml", "cpu-report.yaml", "cpu-deploy.yaml", "cpu-variants.yaml", "cpu-full.yaml", "cpu-serving.yaml",
-                            "cpu-compile-time.yaml", "cpu-tune.yaml",
+                            "cpu-startup.yaml", "cpu-tune.yaml",
                             "gpu.yaml", "gpu-tune.yaml", "reduce-overhead.yaml",
                             "nightly.yaml"] + [f"{gpu}.yaml" for gpu in GUIDE_GPUS])
     labels = [load_config(PARAMETERS / name).label for name in names]

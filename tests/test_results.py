@@ -303,19 +303,17 @@ def test_a_study_file_reads_like_a_results_file_and_a_missing_one_is_no_rows(tmp
     assert read_rows(path, ServingResult).rows == [other]
 
 
-@pytest.mark.parametrize("kind", ["cell", "serving", "compile-cost"])
+@pytest.mark.parametrize("kind", ["cell", "serving"])
 def test_the_row_of_a_lost_process_is_a_proper_row_of_its_type(tmp_path, kind):
     import datetime as dt
 
     from bench_utils.config.bench_config import BenchConfig
     from bench_utils.results.rows import BenchResult, cell_fields, read_rows
-    from bench_utils.studies.compile_cost import STUDY as COMPILE_COST, CompileCostResult
     from bench_utils.studies.serving import STUDY as SERVING, ServingResult
 
-    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4), compile_strategies=("regional",))
+    cfg = BenchConfig(models=("vit",), serving_batch_sizes=(1, 4))
     row_type, identity = {"cell": (BenchResult, cell_fields(cfg, "vit", 1, "default", "cpu", 2)),
-                          "serving": (ServingResult, SERVING.identity(cfg, "vit", "auto", "cpu")),
-                          "compile-cost": (CompileCostResult, COMPILE_COST.identity(cfg, "vit", "regional", "cpu"))}[kind]
+                          "serving": (ServingResult, SERVING.identity(cfg, "vit", "auto", "cpu"))}[kind]
     row = row_type.failed(identity, "timeout", "no reply in 300 s", 300.0)
     assert type(row) is row_type and (row.status, row.error, row.duration_s) == ("timeout", "no reply in 300 s", 300.0)
     assert row == row_type(**identity, status="timeout", error="no reply in 300 s", duration_s=300.0,

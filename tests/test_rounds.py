@@ -157,7 +157,8 @@ def test_a_round_prepares_every_mode_then_times_blocks_in_abba_order(monkeypatch
     turns = [what for _, what in events if what in ("untimed call", "block")]
     assert turns == ["untimed call", "block"] * 3 + ["block"] + ["untimed call", "block"] * 2 + ["block"] + [
         "untimed call", "block"] * 2
-    assert events[-6:] == [("eager", "finish"), ("default", "finish"), ("max-autotune", "finish"),
+    # (a sleep of another thread's, e.g. the spares' ping, may land among the events: time is one module)
+    assert [e for e in events if e[0] is not None][-6:] == [("eager", "finish"), ("default", "finish"), ("max-autotune", "finish"),
                            ("eager", "close"), ("default", "close"), ("max-autotune", "close")]
 
 
@@ -359,10 +360,9 @@ class LostStudyWorker:
         pass
 
 
-@pytest.mark.parametrize("kind, option", [("serving", "auto"), ("compile-cost", "regional")])
+@pytest.mark.parametrize("kind, option", [("serving", "auto")])
 def test_a_lost_study_worker_becomes_its_row_by_the_rule_of_a_lost_cell_worker(monkeypatch, tmp_path, kind, option):
-    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4),
-                      compile_strategies=("regional",))
+    cfg = BenchConfig(label="test", models=("vit",), batch_sizes=(1,), serving_batch_sizes=(1, 4))
     from bench_utils.sweep.jobs import pending_study_jobs, rows_path
     from bench_utils.results.writer import ResultsWriter
 

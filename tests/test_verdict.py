@@ -679,3 +679,10 @@ def test_the_run_s_first_round_spread_needs_three_configurations_with_later_roun
     assert first_round_spread(short) == 0.0  # one later round: where later rounds put it is one round's word
     three = cells([row for model in ("resnet", "vit", "segformer") for row in race_rows(model, {"default": (2.16, 2.0, 2.0)})])
     assert first_round_spread(three) == pytest.approx(3.182 * math.log(1.08), rel=2e-3)
+
+
+def test_cache_artifacts_cost_a_build_and_a_start_from_them_as_a_package_does():
+    from bench_utils.report.verdict import compile_cost_words
+
+    row = {"configuration": "default+artifacts", "compile_s": 40.0, "compile_warm_s": 15.0, "fx_cache_hits": 0}
+    assert compile_cost_words(row) == "40 s to build, 15.0 s to start"

@@ -20,8 +20,7 @@ from .registry import MODEL_NAMES, SIZES
 from .schema import parameter, parameters
 from .validation import ConfigError, check_config
 
-__all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "COMPILE_STRATEGIES",
-           "STUDY_FIELDS", "DECISION_FIELDS"]  # ConfigError: raised by validation, imported from here
+__all__ = ["BenchConfig", "ConfigError", "DEVICES", "WEIGHTS", "DYNAMIC", "STUDY_FIELDS", "DECISION_FIELDS"]  # ConfigError: raised by validation, imported from here
 
 DEVICES = ("auto", "cpu", "cuda")
 WEIGHTS = ("auto", "pretrained", "random")
@@ -29,10 +28,8 @@ WEIGHTS = ("auto", "pretrained", "random")
 # from the first call, "auto" = static first, symbolic after the first shape change (dynamic=None)
 DYNAMIC = (False, True, "auto")
 EAGER_IN_PROCESS = ("auto", True, False)
-# the compile-time study's ways to cut compile time, beside whole-model compile ("whole", always measured)
-COMPILE_STRATEGIES = ("regional", "cache-artifacts")
 # settings that add studies after the sweep but do not change a cell's measurement
-STUDY_FIELDS = ("profiler", "serving_batch_sizes", "compile_strategies")
+STUDY_FIELDS = ("profiler", "serving_batch_sizes", "startup")
 # settings of how much to measure and how to decide: not part of a measurement (the fingerprint)
 DECISION_FIELDS = ("target_halfwidth", "budget_min", "max_repeats", "worthwhile")
 MAX_CALLS = 1_000_000  # warm-up or timed calls: beyond this a typo, not a plan
@@ -125,9 +122,10 @@ class BenchConfig:
     serving_batch_sizes: tuple[int, ...] = parameter(
         (), "a server's sequence of request batch sizes, e.g. [1, 4, 16, 3, 7]: the dynamic-shapes study "
             "([]: none)", "list", item=int, low=1, may_be_empty=True, repeats_ok=True)
-    compile_strategies: tuple[str, ...] = parameter(
-        (), "ways to cut compile time, measured beside whole-model compile ([]: none)", "list", item=str,
-        allowed=COMPILE_STRATEGIES, may_be_empty=True)
+    startup: bool = parameter(False, "true: in round 0 every configuration's start is timed in a new process "
+                              "(first_answer_s: the model built, the form compiled or loaded, its first answer; "
+                              "docs/method.md, \"Start-up\"), on a CPU; false: the race's leaders' warm start only, "
+                              "in their first later round", "flag")
 
     def __post_init__(self) -> None:
         check_config(self)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from .modes import MODE_BY_NAME, MODES
 
 BASELINE = "eager"  # eager float32: every speedup is against it
-PACKAGE_WORDS = {"aot-inductor": "an AOTInductor package", "onnxruntime": "ONNX Runtime"}  # a page's name of a form compiled ahead of time
+PACKAGE_WORDS = {"aot-inductor": "an AOTInductor package", "onnxruntime": "ONNX Runtime",  # a page's name of a
+                 "precompile": "torch.compiler.precompile"}  # form compiled ahead of time
 SEPARATOR = "+"
 # Task agreement with eager float32 (top-1 share, mask IoU, box match: measure/accuracy.task_agreement)
 # a lower-precision configuration must keep: its numbers change by rounding, its answer must not.
@@ -43,6 +44,15 @@ class Modifier:
     autocast: str = ""  # torch.autocast(dtype) around the float32 model
     channels_last: bool = False  # model and 4-D inputs in channels_last memory format
     compile_cost: float = 1.0  # planning: compile time as a multiple of the mode's
+    # torch.compile of each repeated block (measure/regions.py) instead of the whole model: the blocks
+    # of one structure share one compiled graph, the rest of the model runs eagerly
+    regions: bool = False
+    # a way to ship torch.compile's work to a new process ("cache-artifacts": the building process's
+    # portable cache artifacts, loaded into an empty compiler cache before the first call): its form
+    form: str = ""
+    # planning: a new process's compile against a cold one where it starts with an empty compiler cache
+    # (cache artifacts: a CPU builds the kernels' C++ again); None: from its own cache, a warm compile
+    start_share: float | None = None
 
 
 MODIFIERS = (
@@ -53,6 +63,15 @@ MODIFIERS = (
     Modifier("bf16-autocast", "in bfloat16 autocast", needs="bf16", autocast="bfloat16"),
     Modifier("fp16-autocast", "in float16 autocast", needs="fp16", autocast="float16"),
     Modifier("channels-last", "in channels_last layout", needs="conv", channels_last=True),
+    # PyTorch's regional-compilation recipe: each block of a stack of identical layers compiled, one graph
+    # for the blocks alike, the rest eager (needs="blocks": a model without such a stack is a row saying
+    # so). Its compile cost for `plan`, against the whole model's cold compile: the default report's models
+    # between ViT-B/16's 0.4 (12 blocks, one structure) and ResNet-50's 1.3 (16 blocks, 8 structures:
+    # a graph per stage and shape), benchmarks/README.md, "Start-up"
+    Modifier("regional", "block by block (regional)", needs="blocks", compiled_only=True, regions=True,
+             compile_cost=0.8),
+    Modifier("artifacts", "shipped as portable cache artifacts", compiled_only=True, form="cache-artifacts",
+             start_share=0.5),
     # changes nothing: "eager+twin" is eager float32 again, in processes of its own, raced against eager as
     # any configuration is (an A/A check: its speedup must read 1x inside its interval; benchmarks/aa_check.py)
     Modifier("twin", "again, as a twin of itself (an A/A check)"),
@@ -75,8 +94,31 @@ class Configuration:
 
     @property
     def form(self) -> str:
-        """How it serves the model: "torch.compile" in the process, or a file built ahead of time (modes.py)."""
-        return MODE_BY_NAME[self.mode].form
+        """How it ships the model: "torch.compile" in the process, its cache artifacts
+        ("cache-artifacts"), or a file built ahead of time (modes.py)."""
+        return next((m.form for m in self.modifiers if m.form), MODE_BY_NAME[self.mode].form)
+
+    @property
+    def regions(self) -> bool:
+        """Does it compile each repeated block, not the whole model (the regional modifier)?"""
+        return any(m.regions for m in self.modifiers)
+
+    @property
+    def artifacts(self) -> bool:
+        """Does a new process start from the building process's portable cache artifacts?"""
+        return self.form == "cache-artifacts"
+
+    @property
+    def needs_model(self) -> bool:
+        """Does a serving process build the model (its code and weights) before its first answer?"""
+        return MODE_BY_NAME[self.mode].needs_model
+
+    @property
+    def start_share(self) -> float | None:
+        """Planning: a new process's compile against a cold one where it starts with an empty compiler
+        cache (cache artifacts, precompile on a CPU), else None (a warm compile, or a package's load)."""
+        shares = [m.start_share for m in self.modifiers if m.start_share is not None]
+        return shares[0] if shares else (0.5 if self.mode == "precompile" else None)
 
     @property
     def packaged(self) -> bool:
@@ -106,7 +148,7 @@ class Configuration:
         """Can its worker time eager float32 on its own model object between its blocks (eager_in_process)?
         Not eager itself, nor a form that runs from a file built ahead of time or a model whose layout it
         changed; under autocast, eager's calls turn autocast off."""
-        return not self.baseline and not self.packaged and not self.channels_last
+        return not self.baseline and not self.packaged and not self.channels_last and not self.regions
 
     @property
     def elaborate(self) -> int:
@@ -175,8 +217,10 @@ def configuration(name: str) -> Configuration:
         raise ValueError(f"{name!r}: {mode} takes Inductor options only (freezing): the package is exported "
                          "in float32 and the default layout")
     if not MODE_BY_NAME[mode].inductor_options and modifiers:
-        raise ValueError(f"{name!r}: {mode} takes no modifier: it is exported in float32 and the default layout "
-                         "and runs outside Inductor")
+        raise ValueError(f"{name!r}: {mode} takes no modifier: {MODE_BY_NAME[mode].fixed}")
+    if MODE_BY_NAME[mode].packaged and any(m.regions or m.form for m in modifiers):
+        raise ValueError(f"{name!r}: {next(m.name for m in modifiers if m.regions or m.form)} applies to "
+                         "torch.compile's modes only")
     if mode == BASELINE and any(m.compiled_only for m in modifiers):
         raise ValueError(f"{name!r}: {next(m.name for m in modifiers if m.compiled_only)} needs a compile mode")
     return Configuration(name, mode, modifiers)

@@ -8,8 +8,12 @@ serving process starts from it: `aot-inductor` is torch.export and AOTInductor's
 (torch._inductor.aoti_compile_and_package, loaded with aoti_load_package): Inductor's code without a
 compile in the serving process. `onnxruntime` is torch.onnx.export (the dynamo exporter) and an ONNX
 Runtime InferenceSession on the CPU execution provider, graph optimizations at their default level
-(`pip install -e '.[deploy]'`). Each cold "compile" is the export and the file's build; its warm one
-is a new process loading the file and answering once (measure/deploy.py).
+(`pip install -e '.[deploy]'`). `precompile` is torch.compiler.precompile (a trace of the call lowered by
+Inductor into Python source and a kernel cache, weights left out): a serving process builds the model,
+loads the two and calls them with it. Each cold "compile" is the export and the file's build; its warm
+one is a new process loading the file and answering once (measure/deploy.py, measure/startup.py).
+
+The code that applies each row in a user's program is report/apply_code.py's, made from these rows.
 
 Compile costs are planning constants (`plan` reads them), seconds for ResNet-50 at full size on a GPU
 (sweep/compile_estimate.py scales them per model; a tiny model takes as long: sweep/plan.py,
@@ -49,6 +53,11 @@ class Mode:
     form: str = "torch.compile"  # or a form compiled ahead of time into a file: "aot-inductor", "onnxruntime"
     inductor_options: bool = True  # takes Inductor's options (the freezing modifier): not ONNX Runtime
     devices: tuple[str, ...] = ("cpu", "cuda")
+    # a serving process builds the model (its Python code and weights) before its first answer: eager,
+    # torch.compile and precompile (whose artifact holds no weights); a package holds its weights
+    needs_model: bool = True
+    inductor: bool = True  # its code is Inductor's (plan: a CPU builds it as long as default's compile): not ONNX Runtime
+    fixed: str = ""  # why it takes no modifier ("" where it takes the ones inductor_options allows)
 
     @property
     def packaged(self) -> bool:
@@ -72,12 +81,19 @@ MODE_TABLE = (
     # and answers in about half a second for a full-size ResNet-50 on a 2-core CPU
     # (benchmarks/README.md#serving-forms-first)
     Mode("aot-inductor", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=0.6,
-         form="aot-inductor"),
+         form="aot-inductor", needs_model=False),
     # the export and an ONNX file: about 6 s for a full-size ResNet-50 on a 2-core CPU, a new process's
     # session and first answer under a second (benchmarks/README.md#serving-forms-first); the CPU
     # execution provider only so far
     Mode("onnxruntime", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=6.0, warm_compile_s=0.8,
-         form="onnxruntime", inductor_options=False, devices=("cpu",)),
+         form="onnxruntime", inductor_options=False, inductor=False, devices=("cpu",), needs_model=False,
+         fixed="it is exported in float32 and the default layout and runs outside Inductor"),
+    # a trace lowered as default's compile is; a new process with an empty compiler cache builds the CPU
+    # kernels' C++ again (the cache it ships holds Inductor's graphs, not compiled C++): about half a cold
+    # compile on a CPU (planning: sweep/plan.py, START_SHARE)
+    Mode("precompile", cudagraphs=False, extra_warmup_calls=1, cold_compile_s=15.0, warm_compile_s=4.5,
+         form="precompile", inductor_options=False,
+         fixed="its trace takes the weights as inputs (nothing to freeze) in float32 and the default layout"),
 )
 MODE_BY_NAME = {mode.name: mode for mode in MODE_TABLE}
 MODES = tuple(mode.name for mode in MODE_TABLE)  # a configuration's first part, in report order

@@ -20,7 +20,9 @@ REPLACED_KEYS = {"modes": "configurations (e.g. [eager, default, reduce-overhead
                  "eager+bf16-autocast)", "channels_last": "configurations (e.g. default+channels-last)",
                  "cold_compile": "a compiler cache of each cell's own, emptied before its first process (every "
                  "run measures the cold compile, then warm ones): remove the key",
-                 "profile": "profiler (true or false: the torch.profiler pass after timing)"}
+                 "profile": "profiler (true or false: the torch.profiler pass after timing)",
+                 "compile_strategies": "configurations (e.g. default+regional, default+artifacts; startup: true "
+                 "times each one's start in a new process)"}
 PARAMETER_NAMES = tuple(p.name for p in parameters(BenchConfig))  # the keys a file or notebook may set
 _LIST_ITEM = {p.name: p.item or str for p in parameters(BenchConfig) if p.kind in ("list", "models", "configurations")}
 

@@ -48,6 +48,27 @@ def to_host(output):
     return output
 
 
+def numerics(device: str) -> str:
+    """The tolerance class of a float32 comparison with eager: "tf32" on CUDA when TF32 is on."""
+    from .environment import tf32_in_use
+
+    return "tf32" if device == "cuda" and tf32_in_use() else "float32"
+
+
+def agreement_fields(reference, candidate, task: str, precision: str, numerics: str) -> dict:
+    """A row's accuracy fields for `candidate` against eager float32's `reference`: float32 element-wise
+    within rounding (`numerics`: TOLERANCE's key); a lower `precision` keeps the task's answer (its
+    agreement at least config/configurations.TASK_AGREEMENT_MIN)."""
+    from ..config.configurations import TASK_AGREEMENT_MIN
+
+    diff = max_abs_diff(reference, candidate)
+    fields = {"max_abs_diff": diff, "task_agreement": task_agreement(task, reference, candidate)}
+    if precision == "float32":  # the same arithmetic: element-wise, within rounding
+        return fields | {"accuracy_ok": within_tolerance(reference, diff, numerics),
+                         "accuracy_reference": "elementwise"}
+    return fields | {"accuracy_ok": fields["task_agreement"] >= TASK_AGREEMENT_MIN, "accuracy_reference": "task"}
+
+
 def max_abs_diff(reference, candidate) -> float:
     ref, cand = floating_tensors(reference), floating_tensors(candidate)
     if len(ref) != len(cand) or not ref:

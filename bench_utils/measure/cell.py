@@ -23,17 +23,19 @@ import statistics
 import tempfile
 import time
 import traceback
+from pathlib import Path
 
 import torch
 
 from ..config.bench_config import BenchConfig
-from ..config.configurations import TASK_AGREEMENT_MIN, Configuration, configuration
+from ..config.configurations import Configuration, configuration
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
 from . import (accuracy, deploy, device_memory, environment, errors, evidence, faults, launch_thread, machine_load,
-               profiling, schedule)
-from .compile_stats import compile_lowered, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats
+               profiling, regions, schedule, startup)
+from .compile_stats import (compile_lowered, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats,
+                            graphs_compiled, hit_recompile_limit)
 from .inputs import build_inputs
 from .models import load_model
 from .settings import (Unsupported, check_supported, compile_model, inductor_context, precision_context,
@@ -43,31 +45,19 @@ from .timing import time_calls, time_once, warm_until_steady
 
 
 @dataclasses.dataclass(frozen=True)
-class WarmCompile:
-    """A compiled template's warm compile (measure/forked.py's warm_compile), timed right before the
-    first round it measures after its selection round: the seconds (None when it failed), and when it
-    started, from which that round's row counts its time (the sweep's clock reads rows' spans)."""
+class TimedStart:
+    """A new process's start of a prepared configuration (measure/startup.py), timed right before the round
+    whose row carries it: its row fields (first_answer_s, compile_warm_s, what it compiled) or its failure,
+    and when it began, from which a later round's row counts its time (the sweep's clock reads rows' spans)."""
 
     started: dt.datetime
     clock: float  # time.perf_counter() at its start
-    seconds: float | None = None
+    fields: dict = dataclasses.field(default_factory=dict)
+    failure: tuple[str, str] | None = None  # (status, error): the row it rides on fails with it
 
     @classmethod
-    def starting(cls) -> "WarmCompile":
+    def starting(cls) -> "TimedStart":
         return cls(dt.datetime.now(dt.timezone.utc), time.perf_counter())
-
-
-def accuracy_numerics(device: str) -> str:
-    """The tolerance class of a float32 comparison with eager: "tf32" on CUDA when TF32 is on."""
-    return "tf32" if device == "cuda" and environment.tf32_in_use() else "float32"
-
-
-def timed_phase(fn, cfg: BenchConfig, device: str, extra_warmup: int) -> list[float]:
-    """Warm `fn` up until steady, then time it in one stretch (the compile-cost study's schedule): the
-    samples, seconds."""
-    warm_up(fn, cfg, device, extra_warmup, schedule.warmup_window_s(cfg.min_time_s))
-    device_memory.reset_peak_memory(device)  # CUDA: cached free blocks given back before timing, as for a cell's blocks
-    return time_calls(fn, device, cfg.iterations, cfg.min_time_s)
 
 
 def warm_up(fn, cfg: BenchConfig, device: str, extra_warmup: int, window_s: float,
@@ -143,18 +133,31 @@ class CellProcess:
         self.before_fork_mb = 0.0  # a forked round's: the prepared process's peak RSS at the fork, MiB
         self.frames_after_first_call: int | None = None  # dynamo's frame count after the compiling call
         self.compiled_from: tuple | None = None  # (model, inputs) of a compiled configuration
-        self.package: str | None = None  # a form compiled ahead of time: the file it built (measure/deploy.py)
+        self.reference = None  # eager float32's output (host), what a new process's first answer must agree with
+        # the file a new process starts from: a form compiled ahead of time's (measure/deploy.py), or the
+        # cache artifacts of the compile (the artifacts modifier)
+        self.package: str | None = None
         self.package_runner = None  # ... and the callable that loaded it in this process
         self.structure = None  # and the eager output whose structure its outputs are given
         self.forking = False  # a template: each round is measured in a process forked from this one
         self.prepared_call_s: float | None = None  # a template's latency per call after its warm-up calls, s
-        # a compiled template times its warm compile once, before the first round it measures after its
-        # selection round (the race kept it), not for every configuration a selection round tries
+        # a template times a new process's start once (measure/startup.py): in round 0 where the profile
+        # asks for every configuration's (`startup`), else a compiled one before the first round it measures
+        # after its selection round (the race kept it), not for every configuration a selection round tries
         # (5-25 s each on this project's 2-core CPUs); the next forked round's row carries it
-        self.warm_compile_timed = False
-        self.timed_warm_compile: WarmCompile | None = None
+        self.start_timed = False
+        self.timed_start: TimedStart | None = None
         self._contexts = contextlib.ExitStack()
         self._start_row(job.repeat, {"process_round": job.repeat})
+
+    def build_model(self):
+        """(spec, the model) as every process of this cell builds them (load_for_process): a new process's
+        start builds its own (measure/startup.py)."""
+        spec, loaded = load_for_process(self.cfg, self.model_name, self.device, {})
+        return spec, loaded.model
+
+    def build_inputs(self) -> dict:
+        return process_inputs(self.cfg, self.cfg.spec(self.model_name), self.batch_size, self.device)
 
     def _start_row(self, repeat: int, carried: dict) -> None:
         """A new row for round `repeat`, holding the `carried` fields; its clock starts now."""
@@ -196,7 +199,9 @@ class CellProcess:
         cfg, device, config = self.cfg, self.device, self.config
         check_supported(config, device)  # before minutes of loading and compiling
         faults.maybe_inject("load", self.fault)
+        began = time.perf_counter()
         spec, loaded = load_for_process(cfg, self.model_name, device, self.fields)
+        self.fields["build_s"] = time.perf_counter() - began  # the cold start's first part (measure/startup.py)
         if device == "cuda":  # its model runs on the GPU: no OpenMP pool to spin beside another worker's blocks
             torch.set_num_threads(launch_thread.GPU_WORKER_THREADS)
         check_supported(config, device, loaded.model)
@@ -206,6 +211,8 @@ class CellProcess:
         faults.maybe_inject("eager", self.fault)
         if config.baseline:
             self.call = lambda: loaded.model(**inputs)
+            if cfg.startup:  # what a new process's first answer is checked against (time_start)
+                self.reference = accuracy.to_host(self.call())
             self.fields.update(self._warm_up(self.call, 0))
         else:
             self.call = self._candidate(loaded.model, inputs, spec.task)
@@ -228,15 +235,8 @@ class CellProcess:
             call = lambda: model(**inputs)  # noqa: E731 - eager, in another precision or layout
             fields.update(self._warm_up(call, 0))
         output = accuracy.to_host(call())  # copy now: CUDA-graph outputs are overwritten by the next replay
-        fields["max_abs_diff"] = accuracy.max_abs_diff(reference, output)
-        fields["task_agreement"] = accuracy.task_agreement(task, reference, output)
-        if config.precision == "float32":  # the same arithmetic: element-wise, within rounding
-            fields["accuracy_ok"] = accuracy.within_tolerance(reference, fields["max_abs_diff"],
-                                                              accuracy_numerics(device))
-            fields["accuracy_reference"] = "elementwise"
-        else:  # a lower precision changes every number: the task's answer must stay
-            fields["accuracy_ok"] = fields["task_agreement"] >= TASK_AGREEMENT_MIN
-            fields["accuracy_reference"] = "task"
+        fields.update(accuracy.agreement_fields(reference, output, task, config.precision, accuracy.numerics(device)))
+        self.reference = reference  # what a new process's first answer is checked against (measure/startup.py)
         if not self.forking:  # a template's forks warm eager up themselves (forked)
             self._warm_eager(block_window_s(self.cfg))
         return call
@@ -285,9 +285,13 @@ class CellProcess:
         self._enter_call_contexts(autocast=True)
         if not first:
             self._start_row(repeat, {name: value for name, value in prepared.items() if name in PROCESS_FIELDS})
-            if self.timed_warm_compile is not None:  # timed just before this fork: this round's work
-                self.fields["compile_warm_s"] = self.timed_warm_compile.seconds
-                self.started, self.clock = self.timed_warm_compile.started, self.timed_warm_compile.clock
+        if self.timed_start is not None:  # timed just before this fork: this round's work
+            self.fields.update(self.timed_start.fields)
+            if not first:
+                self.started, self.clock = self.timed_start.started, self.timed_start.clock
+            if self.timed_start.failure:
+                self.failure = self.timed_start.failure
+                return
         self.fields.update(process_round=repeat, template_round=prepared["process_round"])
         # short windows until steady (one that agrees with the prepared process's latency, or two that
         # agree with each other), at most max_warmup_s: a fork's first calls run slow (its pages copied on
@@ -309,19 +313,16 @@ class CellProcess:
         if self.eager_call is not None:
             warm_up(self.eager_call, self.cfg, self.device, 0, window_s)
 
-    def warm_compile_s(self) -> float:
-        """In a process forked from this prepared one (measure/forked.py): the same compile again after
-        forgetting every in-process cache (forget_compiled: dynamo's, Inductor's loaded modules), the
-        on-disk cache as the cold compile left it; the first call's seconds, what a new process pays."""
-        model, inputs = self.compiled_from
-        self._contexts = contextlib.ExitStack()
-        self._enter_call_contexts(autocast=True)
-        if self.package is not None:  # a serving process starting from the file: its load and first answer
-            form = self.config.form
-            return time_once(lambda: deploy.load(form, self.package, self.structure)(**inputs), self.device)
-        forget_compiled()
-        compiled = compile_model(model, self.config, self.cfg.fullgraph, self.cfg.compile_dynamic())
-        return time_once(lambda: compiled(**inputs), self.device)
+    def time_start(self, zygote) -> None:
+        """A new process's start of this prepared configuration, from nothing to its first correct answer
+        (measure/startup.py), in a process forked from `zygote` (a copy of this worker from before it
+        built anything): its fields, or its failure, go into the next round's row (`timed_start`)."""
+        timing = TimedStart.starting()
+        start = startup.Start(self.package, startup.start_cache(self.config, self.task.scratch_dir), self.reference)
+        try:
+            self.timed_start = dataclasses.replace(timing, fields=zygote.start(start))
+        except startup.StartFailed as failed:
+            self.timed_start = dataclasses.replace(timing, failure=(failed.status, f"a new process's start: {failed}"))
 
     def at_exit(self) -> None:
         """A forked round's process ends here (its contexts need no leaving: it exits)."""
@@ -336,9 +337,10 @@ class CellProcess:
         # that compile is cold; later processes find it filled and compile warm, results/aggregate.py)
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
         faults.maybe_inject("compile", self.fault)
-        self.compiled_from = (model, inputs)  # what warm_compile_s compiles again
+        self.compiled_from = (model, inputs)
         if config.packaged:
             return self._package(model, inputs)
+        groups = regions.find_repeated_blocks(model) if config.regions else []
         compiled_model = compile_model(model, config, cfg.fullgraph, cfg.compile_dynamic())
         compiled = lambda: compiled_model(**inputs)  # noqa: E731
         with evidence.compile_probe() as counts:
@@ -346,16 +348,39 @@ class CellProcess:
         fields.update(fx_cache_counts())  # of the first compile, the one compile_s timed
         fields.update(counts.fields(config))
         evidence.check_compile(config, counts, compile_lowered(), device)
+        if config.regions:
+            fields.update(regions=regions.block_count(groups), regions_at=regions.describe_blocks(groups))
+            evidence.check_regions(config, fields["regions"], regions.distinct_blocks(groups), graphs_compiled(),
+                                   hit_recompile_limit())
+        if config.artifacts:
+            self._save_artifacts()
         self.frames_after_first_call = int(counters["frames"]["total"])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[config.mode]))
         fields.update(graph_stats(self.frames_after_first_call), cudagraphs_recorded=cudagraphs_recorded(device))
         return compiled
 
+    def _save_artifacts(self) -> None:
+        """The portable cache artifacts of the compile just timed (torch.compiler.save_cache_artifacts: what
+        it put in Inductor's and AOTAutograd's caches), in the runner's scratch folder: the file a new
+        process loads into its empty cache before its first call (measure/startup.py)."""
+        from torch._dynamo.utils import counters
+
+        if counters["inductor"]["fxgraph_cache_bypass"]:
+            raise Unsupported("Inductor bypassed its FX-graph cache (it does for frozen graphs): no cache artifacts "
+                              "to ship")
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is None:
+            raise evidence.SettingNotInEffect("cache artifacts did not take effect: torch.compiler.save_cache_artifacts() "
+                                              "recorded nothing of the compile")
+        path = Path(tempfile.mkdtemp(prefix="artifacts-", dir=self.task.scratch_dir)) / "cache-artifacts.bin"
+        path.write_bytes(saved[0])
+        self.package, self.fields["ships_bytes"] = str(path), len(saved[0])
+
     def _package(self, model, inputs: dict):
         """A form compiled ahead of time: export and build its file (in the runner's scratch folder, which
         outlives the rounds forked from this process), load it, answer once: compile_s is all of it, what
         a first deployment pays; a later round's warm compile is a new process's load and first answer
-        (warm_compile_s). One graph by construction: a model that does not export fails here, with the
+        (time_start). One graph by construction: a model that does not export fails here, with the
         exporter's message."""
         fields, device, form = self.fields, self.device, self.config.form
         why_not = deploy.missing(form)
@@ -368,10 +393,11 @@ class CellProcess:
                                         tempfile.mkdtemp(prefix="package-", dir=self.task.scratch_dir))
         fields.update(counts.fields(self.config))
         evidence.check_compile(self.config, counts, form == "aot-inductor", device)
-        runner = self.package_runner = deploy.load(form, self.package, self.structure)
+        runner = self.package_runner = deploy.load(form, self.package, self.structure, model)
         compiled = lambda: runner(**inputs)  # noqa: E731
         time_once(compiled, device)
         fields["compile_s"] = time.perf_counter() - started
+        fields["ships_bytes"] = deploy.file_bytes(self.package)
         fields.update(graph_breaks=0, graph_count=1, recompiles=0, break_reasons=[], recompile_reasons=[])
         fields.update(self._warm_up(compiled, EXTRA_WARMUP_CALLS[self.config.mode]))
         return compiled

@@ -19,13 +19,16 @@ def forget_compiled() -> None:
     """Forget what this process compiled, as a new process would not have it: dynamo's code caches
     (torch._dynamo.reset) and Inductor's in-memory caches, which reset leaves alone: its loaded
     modules and kernels (torch/_inductor/utils.py, clear_caches: every @clear_on_fresh_cache class,
-    e.g. codecache.PyCodeCache, async_compile.CompiledTritonKernels); then the counts (clear_graph_stats).
+    e.g. codecache.PyCodeCache, async_compile.CompiledTritonKernels), the portable cache artifacts recorded;
+    then the counts (clear_graph_stats).
     The on-disk compiler cache stays: a warm compile reads it."""
     import torch
     from torch._inductor.utils import clear_caches
+    from torch.compiler._cache import CacheArtifactManager
 
     torch._dynamo.reset()
     clear_caches()
+    CacheArtifactManager.clear()  # the cache artifacts recorded so far: a new process has none
     clear_graph_stats()
 
 

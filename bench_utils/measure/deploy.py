@@ -8,6 +8,9 @@ accuracy is checked as for a compiled model.
 - onnxruntime: torch.onnx.export (the dynamo exporter) to one .onnx file, run by an ONNX Runtime
   InferenceSession on the CPU execution provider, graph optimizations at their default level; its
   outputs, the model's output leaves in order, are put back into the eager output's structure.
+- precompile: torch.compiler.precompile of the model's call (a non-strict trace lowered by Inductor)
+  with the cell's inputs, its Python source and kernel cache saved in one file; a serving process
+  builds the model (the artifact holds no weights) and calls the loaded function with it.
 
 An export that fails raises the exporter's own error: the row says it (measure/cell.py).
 """
@@ -21,7 +24,7 @@ from pathlib import Path
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-FILE_NAMES = {"aot-inductor": "model.pt2", "onnxruntime": "model.onnx"}
+FILE_NAMES = {"aot-inductor": "model.pt2", "onnxruntime": "model.onnx", "precompile": "model.precompiled"}
 DEPLOY_EXTRA = "pip install -e '.[deploy]'"  # the optional dependencies of the onnxruntime form
 
 
@@ -41,17 +44,55 @@ def build(form: str, model: torch.nn.Module, inputs: dict, inductor_configs: dic
         exported = torch.export.export(model, args=(), kwargs=inputs)
         return str(torch._inductor.aoti_compile_and_package(exported, package_path=str(path),
                                                             inductor_configs=inductor_configs))
+    if form == "precompile":
+        return _precompile(model, inputs, path)
     with torch.inference_mode(False), torch.no_grad():  # the exporter traces outside inference mode
         torch.onnx.export(model, (), str(path), kwargs=inputs, dynamo=True, external_data=False)
     return str(path)
 
 
-def load(form: str, path: str, structure):
+def _precompile(model: torch.nn.Module, inputs: dict, path: Path) -> str:
+    """torch.compiler.precompile of `model` called with `inputs` (positionally: its convention), its source
+    and cache in one file (torch.save of text and bytes: loaded with weights_only)."""
+    names = list(inputs)
+
+    def call(module, *values):
+        return module(**dict(zip(names, values)))
+
+    with torch.inference_mode(False), torch.no_grad():  # it traces outside inference mode, as export does
+        python_code, cache = torch.compiler.precompile(call, model, *inputs.values())
+    torch.save({"names": names, "python_code": python_code, "cache": cache}, path)
+    return str(path)
+
+
+def load(form: str, path: str, structure, model: torch.nn.Module | None = None):
     """The file at `path` loaded in this process: a callable taking the model's keyword inputs and
-    giving an output shaped like `structure` (the eager output)."""
+    giving an output shaped like `structure` (the eager output); precompile's runs `model` (built in
+    this process: its artifact holds no weights)."""
     if form == "aot-inductor":
         return torch._inductor.aoti_load_package(path)
+    if form == "precompile":
+        return Precompiled(path, model)
     return OnnxSession(path, structure)
+
+
+def file_bytes(path: str) -> int:
+    """The size of what a serving process loads: the file, or every file under a folder."""
+    found = Path(path)
+    return found.stat().st_size if found.is_file() else sum(f.stat().st_size for f in found.rglob("*") if f.is_file())
+
+
+class Precompiled:
+    """torch.compiler.precompile's function loaded in this process (its cache primes Inductor's, then its
+    source runs), called with the model built here and the inputs in the order they were traced with."""
+
+    def __init__(self, path: str, model: torch.nn.Module):
+        saved = torch.load(path, weights_only=True)
+        self.names, self.model = saved["names"], model
+        self.function = torch.compiler.precompile.load(saved["python_code"], saved["cache"])
+
+    def __call__(self, **inputs):
+        return self.function(self.model, *(inputs[name] for name in self.names))
 
 
 class OnnxSession:

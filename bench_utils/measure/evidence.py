@@ -11,8 +11,12 @@ What each setting leaves, read from torch itself:
   (select_algorithm.AlgorithmSelectorCache, called while lowering, its benchmarks cached or not);
 - an autocast dtype and channels_last: the matrix multiplies and convolutions one call ran, as the
   profiler saw them dispatched (their first input's dtype and strides), eager or compiled alike;
-- CUDA graphs (compile_stats.cudagraphs_recorded) and a package's load without compiling are read
-  where they happen (measure/cell.py).
+- regional compilation: the blocks compiled, and that they shared graphs (fewer graphs than blocks,
+  no block left eager by dynamo's recompile limit): `check_regions`;
+- a new process's start (measure/startup.py): a package's or a precompiled function's without a dynamo
+  frame or an Inductor compile, cache artifacts' without a graph compiled from scratch (FX-graph cache
+  hits, no miss): `check_start`;
+- CUDA graphs (compile_stats.cudagraphs_recorded) are read where they happen (measure/cell.py).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..config.configurations import Configuration
 
 # the row's evidence fields (results/rows.py, BenchResult): what describes the process's compiled code
 ROW_FIELDS = ("params_folded", "params_unfolded", "autotune_choices", "matmuls_seen", "matmuls_in_autocast_dtype",
-              "convs_seen", "convs_channels_last")
+              "convs_seen", "convs_channels_last", "regions", "regions_at", "ships_bytes")
 
 
 class SettingNotInEffect(Exception):
@@ -125,6 +129,37 @@ def check_compile(config: Configuration, counts: CompileCounts, lowered: bool, d
             config.inductor_settings.get("freezing") else ""
         raise Unsupported(f"{config.mode} had no kernel to choose between for this model{hint}: it would "
                           "measure default mode under another name")
+
+
+def check_regions(config: Configuration, regions: int, distinct: int, graphs: int, hit_limit: bool) -> None:
+    """Raise SettingNotInEffect where regional compilation of `regions` blocks (`distinct` structures
+    among them) did not do what it names: a block dynamo's recompile limit left eager, no graph, or a
+    graph per block where structures repeat (nothing reused: with freezing, each block's weights are
+    constants of its own graph)."""
+    if not config.regions:
+        return
+    if hit_limit:
+        raise SettingNotInEffect(f"regional compilation did not take effect: dynamo's recompile limit left some of "
+                                 f"the {regions} blocks eager")
+    if graphs == 0:
+        raise SettingNotInEffect("regional compilation did not take effect: no block compiled a graph")
+    if graphs >= regions > distinct:
+        raise SettingNotInEffect(f"regional compilation did not take effect: each of the {regions} blocks compiled a "
+                                 f"graph of its own ({graphs} graphs for {distinct} structures): nothing was reused")
+
+
+def check_start(config: Configuration, fields: dict) -> None:
+    """Raise SettingNotInEffect where a new process's start (measure/startup.py's fields) did not start
+    the way the configuration ships: a file built ahead of time that traced or compiled there, cache
+    artifacts that left a graph to compile from scratch."""
+    frames, hits, misses = (fields.get(name) or 0 for name in ("start_frames", "start_fx_cache_hits",
+                                                                "start_fx_cache_misses"))
+    if config.packaged and (frames or hits or misses):
+        raise SettingNotInEffect(f"{config.form} compiled in the serving process: {frames} frames traced by dynamo, "
+                                 f"{hits + misses} graphs looked up in Inductor's cache")
+    if config.artifacts and (misses or not hits):
+        raise SettingNotInEffect(f"the cache artifacts did not serve the new process: {misses} graphs compiled from "
+                                 f"scratch, {hits} loaded")
 
 
 # The operators a matrix multiply or a convolution is dispatched as, eager or from compiled code (the

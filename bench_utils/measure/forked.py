@@ -29,7 +29,6 @@ where it always has (sweep/workers.py) and a killed child's row is its round's, 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import mmap
 import os
@@ -155,38 +154,6 @@ def freeze_heap() -> None:
     before; the first collection here costs about 0.2 s, later ones walk only what came since."""
     gc.collect()
     gc.freeze()
-
-
-def warm_compile(process):
-    """`process`'s compile again in a process forked from it, every in-process cache forgotten
-    (CellProcess.warm_compile_s): the warm compile a new process pays, measured at the cost of that
-    compile alone (a fresh worker would also build the model and warm up). A cell.WarmCompile (its
-    seconds, or None when it failed: the cold compile's figure stands alone, and when it started: the
-    next round's row counts its time); the template is not harmed (the fork changed nothing of it)."""
-    from .cell import WarmCompile
-
-    timing = WarmCompile.starting()
-    process.before_fork()
-    seconds = _SteadyLatency()  # the page the fork writes its figure to
-    sys.stdout.flush()
-    sys.stderr.flush()
-    freeze_heap()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            _die_with_parent()
-            seconds.write(process.warm_compile_s())
-            code = 0
-        except BaseException:  # noqa: BLE001 - the figure is missing, nothing else
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return dataclasses.replace(timing, seconds=(seconds.read() or None) if ok else None)
 
 
 def _share_fate(status: int) -> None:

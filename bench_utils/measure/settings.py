@@ -54,7 +54,8 @@ def native_precision(dtype: str, device: str) -> str:
 
 def check_supported(config: Configuration, device: str, model=None) -> None:
     """Unsupported with the reason when `config` does not apply: its device, a precision the device
-    lacks, channels_last on a model without convolutions (`model`: checked once it is built)."""
+    lacks, channels_last on a model without convolutions, regional compilation on one without a stack
+    of identical layers (`model`: checked once it is built)."""
     if device not in config.devices:
         raise Unsupported(f"{config.name} runs on {' and '.join(config.devices)} only")
     if config.autocast:
@@ -64,6 +65,11 @@ def check_supported(config: Configuration, device: str, model=None) -> None:
     if model is not None and config.channels_last and not any(
             isinstance(m, torch.nn.Conv2d) for m in model.modules()):
         raise Unsupported("no 2-D convolution in this model: channels_last does not apply")
+    if model is not None and config.regions:
+        from .regions import NO_BLOCKS, find_repeated_blocks
+
+        if not find_repeated_blocks(model):
+            raise Unsupported(f"{NO_BLOCKS}: regional compilation does not apply")
 
 
 def precision_context(config: Configuration, device: str):
@@ -95,6 +101,11 @@ def with_layout(config: Configuration, model: torch.nn.Module, inputs: dict) -> 
 
 
 def compile_model(model: torch.nn.Module, config: Configuration, fullgraph: bool, dynamic: bool | None):
-    """torch.compile of `model` in the configuration's mode; its Inductor settings must be in effect
-    (inductor_context) when the compiled model first runs, which is when it traces."""
+    """torch.compile of `model` in the configuration's mode, or of each of its repeated blocks in place
+    (regional: measure/regions.py; the model itself is then the callable); its Inductor settings must be
+    in effect (inductor_context) when the compiled model first runs, which is when it traces."""
+    if config.regions:
+        from .regions import compile_regions, find_repeated_blocks
+
+        return compile_regions(model, find_repeated_blocks(model), config.compile_options(), fullgraph, dynamic)
     return torch.compile(model, fullgraph=fullgraph, dynamic=dynamic, **config.compile_options())

@@ -23,7 +23,7 @@ class Job:
     kind: str  # CELL, or a registered study's name (results/studies.py)
     model: str
     batch_size: int
-    option: str  # cell: the mode; a study: its option (serving: the dynamic setting; compile-cost: the strategy)
+    option: str  # cell: the mode; a study: its option (serving: the dynamic setting)
     repeat: int = 0  # cell: the round
 
     @property

@@ -13,8 +13,9 @@ they are, pickled by the pipe):
   in a process forked from it, which sends the reply once it has warmed up (measure/forked.py);
 - ("round", NextRound) -> ("ready", None): the prepared cell measures another round (a new row): on a
   CPU in a new forked process, on a GPU in this one; on a CPU the first such round the runner marks
-  (`time_warm_compile`: the race's leader) is preceded by the template's warm compile, timed in
-  another fork (measure/forked.py's warm_compile), which that round's row carries;
+  (`time_warm_compile`: the race's leader) is preceded by a new process's start of the configuration
+  (measure/startup.py: in a copy of the worker made before it built anything), which that round's row
+  carries; with the profile's `startup`, every configuration's round 0 is;
 - ("block", Block) -> ("timed", None) or ("failed", row): one timed block of the prepared cell, after
   an untimed call when another worker ran since this one's last block, and on CUDA with the cached
   memory given back when the next turn is another worker's (task.Block);
@@ -41,7 +42,7 @@ import torch._inductor.compile_fx  # noqa: F401 - otherwise (1-2 s each on a 2-c
 import transformers
 
 from ..config.registry import MODELS
-from . import detach, forked
+from . import detach, forked, startup
 from ..paths import INDUCTOR_CACHE_ENV, TRITON_CACHE_ENV
 from .host_memory import keep_freed_memory
 from .task import Task
@@ -92,6 +93,7 @@ def serve(conn) -> None:
 
     process = None
     compute = None  # forked.Compute of a template
+    zygote = None  # startup.Zygote of a template: a copy of this worker from before it built anything
     while True:
         command, payload = conn.recv()
         print(f"worker: {command}", flush=True)
@@ -99,6 +101,9 @@ def serve(conn) -> None:
             if compute is None:  # a template's contexts belong to a thread that has ended: nothing to leave
                 process.close()  # out of inference mode and autocast before anything else starts
             process = None
+            if zygote is not None:
+                zygote.close()
+                zygote = None
         if command == "exit":
             return
         if command == "ping":
@@ -110,24 +115,30 @@ def serve(conn) -> None:
         elif command == "cell":
             _use(payload)
             process = CellProcess(payload)
-            compute = forked.Compute() if forked.forks(resolve_device(payload.cfg.device)) else None
+            forking = forked.forks(resolve_device(payload.cfg.device))
+            zygote = startup.Zygote(process, closing=(conn,)) if forking else None  # before anything is built
+            compute = forked.Compute() if forking else None
             process.forking = compute is not None
             compute.run(process.prepare) if compute else process.prepare()
             if process.failed:
                 conn.send(("failed", process.finish()))
             elif compute:
+                if payload.cfg.startup:  # every configuration's start, in round 0 (its row carries it)
+                    process.start_timed = True
+                    process.time_start(zygote)
                 if not forked.measure_round(conn, process, payload.job.repeat, first=True):
                     return
+                process.timed_start = None  # that round's row carries it, no later one
             else:
                 conn.send(("ready", None))
         elif command == "round":
             if compute:
-                if process.compiled_from is not None and payload.time_warm_compile and not process.warm_compile_timed:
-                    process.warm_compile_timed = True  # the leader's first kept round: its warm compile first
-                    process.timed_warm_compile = forked.warm_compile(process)
+                if process.compiled_from is not None and payload.time_warm_compile and not process.start_timed:
+                    process.start_timed = True  # the leader's first kept round: a new process's start first
+                    process.time_start(zygote)
                 if not forked.measure_round(conn, process, payload.repeat, first=False):
                     return
-                process.timed_warm_compile = None  # that round's row carries it, no later one
+                process.timed_start = None  # that round's row carries it, no later one
             else:
                 process.next_round(payload.repeat)
                 conn.send(("ready", None))

@@ -89,8 +89,9 @@ def compile_cost_words(row) -> str:
         return "nothing to compile"
     if pd.isna(row.get("compile_s")):
         return MISSING
-    cold, warm = ("to build", "to start") if config.packaged else ("cold", "warm")
-    if not config.packaged and not compiled_cold(row):  # the cache held it: no cold compile was measured
+    shipped = config.packaged or config.artifacts  # a new process starts from a file built ahead of time
+    cold, warm = ("to build", "to start") if shipped else ("cold", "warm")
+    if not shipped and not compiled_cold(row):  # the cache held it: no cold compile was measured
         cold = "from a filled compiler cache (no cold compile here)"
     text = f"{rounded(row['compile_s'])} s {cold}"
     return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
@@ -115,7 +116,9 @@ def payback_words(row, over=None) -> tuple[str, float, float]:
                f"{times(over['race_speedup'])} without a compile")
     if math.isinf(warm if math.isnan(cold) else cold):  # a dropped alternative's figure is its first round's
         return f"no pay-back: by these figures not faster than {against}", cold, warm
-    started = "starting from the built package" if configuration(row["configuration"]).packaged else "with a warm cache"
+    config = configuration(row["configuration"])
+    started = ("starting from the built package" if config.packaged else "starting from its cache artifacts"
+               if config.artifacts else "with a warm cache")
     saving = f"saving {rounded(before - fast)} ms a call over {against}"
     if math.isnan(cold):
         return f"pays back after {rounded(warm)} calls {started}, {saving}", cold, warm
@@ -239,7 +242,8 @@ def _runner_up(rec, runner, rules: Rules) -> str:
     return f"{text}; can't tell which of the two is faster ({gap})"
 
 
-FORM_WORDS = {COMPILE_FORM: "torch.compile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
+FORM_WORDS = {COMPILE_FORM: "torch.compile", "cache-artifacts": "torch.compile's cache artifacts",
+              "precompile": "torch.compiler.precompile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
 
 
 def _by_form(rows: pd.DataFrame) -> dict[str, list[dict]]:
@@ -292,7 +296,8 @@ def _serving_forms_line(rows: pd.DataFrame) -> str:
         best = max(accurate, key=lambda row: row["race_speedup"])
         config = configuration(best["configuration"])
         # torch.compile: as which configuration; a built file: its modifiers ("with freezing"), if any
-        how = f"as {config.words}" if form == COMPILE_FORM else " ".join(m.words for m in config.modifiers)
+        how = (f"as {config.words}" if form == COMPILE_FORM else
+               " ".join(m.words for m in config.modifiers if not m.form))  # the form's own modifier is its name
         parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' {how}' if how else ''}, {compile_cost_words(best)}")
     return "; ".join(parts)
 

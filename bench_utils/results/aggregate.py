@@ -133,6 +133,16 @@ def compile_notes(record: dict) -> list[str]:
     return notes
 
 
+def first_answer_cold_s(record: dict) -> float | None:
+    """A compiled configuration's first answer with an empty compiler cache, seconds: round 0's process
+    built the model, then compiled (compile_s, its first call): what a new process pays where nothing was
+    compiled before; a shipped form's is its build, once. None without both figures."""
+    build, cold = record.get("build_s"), record.get("compile_s")
+    if build is None or cold is None or record.get("configuration") == BASELINE:
+        return None
+    return build + cold
+
+
 def _outcome(rows: list, ok: list) -> dict:
     """status and error (the last failure's when no process ended ok), and the counts of the others."""
     failed = [row for row in rows if row not in ok]
@@ -161,6 +171,7 @@ def combine(rows: list) -> dict:
     # the prepared process compile again with every in-process cache forgotten (rows' compile_warm_s)
     warm += [row.compile_warm_s for row in ok if row.compile_warm_s is not None]
     record["compile_warm_s"] = sorted(warm)[len(warm) // 2] if warm else None
+    record["first_answer_cold_s"] = first_answer_cold_s(record)
     record["samples_s"] = [row.samples_s for row in ok]
     record["round_blocks_ms"] = {row.repeat: block_medians_ms(row.samples_s, row.block_lengths) for row in ok}
     # eager_in_process: eager float32 timed in this cell's own processes, beside its blocks, by round

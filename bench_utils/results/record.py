@@ -200,9 +200,25 @@ RECORD = (
     Column("compile_s", "first", "s", "the first compiled call of round 0, in a compiler cache of the cell's own "
            "emptied before it (a cold compile)",
            "Cold compile (s)", bounds=SECONDS),
-    Column("compile_warm_s", "computed", "s", "median first call of the later fresh processes, or of a compile again "
-           "in a fork of the prepared one with its in-process caches forgotten (the on-disk cache filled)",
+    Column("compile_warm_s", "computed", "s", "median first compiled call of the later fresh processes (GPU), or (CPU) "
+           "a new process's compile from the cell's filled cache, or load of a shipped form, and its first call "
+           "(first_answer_s without the model's build)",
            "Warm compile (s)", bounds=SECONDS),
+    # --- a new process's start (measure/startup.py) ---
+    Column("build_s", "first", "s", "round 0's process building the model (its code and weights) before its cold "
+           "compile", bounds=SECONDS),
+    Column("first_answer_s", "first", "s", "a new process from its start to its first correct answer: the model "
+           "built (where the form runs its code), the form compiled (from its own filled cache) or loaded (a shipped "
+           "file, into an empty cache), its first call", "First answer in a new process (s)", bounds=SECONDS),
+    Column("first_answer_cold_s", "computed", "s", "a compiled configuration's first answer with an empty compiler "
+           "cache: round 0's build_s and compile_s (a shipped form: its build, once)", "First answer, cold (s)"),
+    Column("start_frames", "first", "frames", "dynamo frames that new process traced (0: it compiled nothing)"),
+    Column("start_fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits in that new process"),
+    Column("start_fx_cache_misses", "first", "graphs", "... and misses: graphs it compiled from scratch"),
+    Column("ships_bytes", "first", "bytes", "the file a new process starts from: a package, an ONNX file, cache "
+           "artifacts, a precompiled function", "Ships (bytes)", bounds=(0.0, 2.0**50)),
+    Column("regions", "first", "blocks", "regional: the repeated blocks compiled one by one", "Blocks compiled"),
+    Column("regions_at", "first", meaning="regional: which blocks, and where in the model"),
     Column("fx_cache_hits", "first", "graphs", "Inductor FX-graph cache hits of round 0's compile (0: it was cold)",
            "Cold compile's cache hits"),
     Column("fx_cache_misses", "first", "graphs", "... and misses"),

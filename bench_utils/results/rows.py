@@ -181,10 +181,19 @@ class BenchResult(Row):
     page_faults_per_call: float | None = None  # minor page faults per timed call, every thread of the process
     # --- compile and resources ---
     compile_s: float | None = None  # wall time of the first compiled call (trace + codegen + run)
-    # CPU: seconds of the same compile again in a process forked from the prepared one, every in-process
-    # cache forgotten first (the on-disk one filled): what a new process pays (measure/forked.py)
+    # CPU: seconds of a new process's compile from the cell's filled cache (a shipped form: its load) and
+    # first call, the model's build left out: what a new process pays to compile (measure/startup.py)
     compile_warm_s: float | None = None
     # a cell's warm compile is its later fresh processes' compile_s (results/aggregate.py)
+    # --- a new process's start (measure/startup.py; CPU: round 0 with `startup`, else a leader's later round) ---
+    build_s: float | None = None  # the measuring process's model build (code and weights), seconds: the cold start's first part
+    first_answer_s: float | None = None  # a new process from its start to its first correct answer, seconds
+    start_frames: int | None = None  # dynamo frames that new process traced (0: it compiled nothing)
+    start_fx_cache_hits: int | None = None  # Inductor FX-graph cache hits in it
+    start_fx_cache_misses: int | None = None  # ... and misses (graphs it compiled from scratch)
+    ships_bytes: int | None = None  # the file a new process starts from (package, ONNX file, cache artifacts), bytes
+    regions: int | None = None  # regional: the blocks compiled one by one
+    regions_at: str = ""  # ... which, and where: "12 x ViTLayer at vit.encoder.layer"
     # Memory, MiB, read over the row's own timed calls (not eager's timed beside them:
     # measure/device_memory.py). peak_mem_mb: CUDA max allocated while timing, or the process's peak RSS
     # on CPU. A CUDA-graph replay allocates nothing (cudagraph_trees.py: graph.replay(), outputs rebuilt

@@ -1,5 +1,5 @@
-"""Studies: kinds of measurement beside the sweep's cells (serving with changing batch sizes, ways to
-cut compile time), each one plug-in module of bench_utils/studies/, registered here by name.
+"""Studies: kinds of measurement beside the sweep's cells (serving with changing batch sizes), each one
+plug-in module of bench_utils/studies/, registered here by name.
 
 A study declares what it measures (`jobs` of a profile), its row type and file, the measurement a
 worker process runs for one job (`measure`, the only part that imports torch, on use) and its part of
@@ -18,7 +18,6 @@ from .rows import Row, read_rows
 # name -> the module whose STUDY it is; the name is the kind of the study's jobs (sweep/jobs.py)
 REGISTRY = {
     "serving": "bench_utils.studies.serving",
-    "compile-cost": "bench_utils.studies.compile_cost",
 }
 
 

@@ -1,3 +1,3 @@
-"""The studies, one plug-in module each: serving with changing batch sizes (serving.py), ways to cut
-compile time (compile_cost/: its rows, measurement and page in a module each). Each holds a `STUDY` (base.BaseStudy, a results/studies.Study) registered
+"""The studies, one plug-in module each: serving with changing batch sizes (serving.py). Each holds a
+`STUDY` (base.BaseStudy, a results/studies.Study) registered
 by name in results/studies.REGISTRY; nothing in the core imports these modules."""

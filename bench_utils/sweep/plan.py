@@ -54,7 +54,7 @@ CPU_COMPILE_S = {"low": (14.0, 2.7), "point": (35.0, 4.5), "high": (55.0, 5.5)}
 # (rows' profile_s): measured on a CPU, not yet on a GPU
 PROFILE_S = 5.0
 TIMEOUT_MARGIN = 1.5  # flag a worker whose estimate is above timeout_s / this
-PARTS = ("start", "cold compile", "warm compile", "warm-up", "timing", "settle", "profiler")
+PARTS = ("start", "cold compile", "warm compile", "start-up", "warm-up", "timing", "settle", "profiler")
 
 
 @dataclass
@@ -99,6 +99,7 @@ class Measured:
     cold_s: float | None = None
     warm_s: float | None = None
     profile_s: float | None = None
+    first_answer_s: float | None = None  # a new process's start (measure/startup.py)
 
 
 def measured(rows: list) -> dict[tuple, Measured]:
@@ -114,9 +115,11 @@ def measured(rows: list) -> dict[tuple, Measured]:
             r.compile_warm_s for r in group if r.compile_warm_s]
         cold = [r.compile_s for r in group if r.repeat == 0 and r.compile_s]
         profiled_s = [r.profile_s for r in group if r.profile_s]
+        started = [r.first_answer_s for r in group if r.first_answer_s]
         out[key] = Measured(statistics.median(r.latency_ms_median for r in group),
                             cold[0] if cold else None, statistics.median(warm) if warm else None,
-                            statistics.median(profiled_s) if profiled_s else None)
+                            statistics.median(profiled_s) if profiled_s else None,
+                            started[0] if started else None)
     return out
 
 
@@ -132,8 +135,10 @@ def _compile_s(cfg: BenchConfig, model: str, name: str, cold: bool, known: Measu
     if seconds is not None:
         return seconds
     mode = MODE_BY_NAME[config.mode]
-    if config.packaged and (not cold or not mode.inductor_options):  # a load and a first answer (warm), or an
-        return mode.cold_compile_s if cold else mode.warm_compile_s  # export outside Inductor: its constants
+    if device == "cpu" and not cold and config.start_share is not None:  # a new process with an empty cache: the
+        return config.start_share * _compile_s(cfg, model, name, True, known, device, bound)  # kernels' C++ again
+    if config.packaged and (not cold or not mode.inductor):  # a load and a first answer (warm), or an export
+        return mode.cold_compile_s if cold else mode.warm_compile_s  # outside Inductor: its constants
     share = (TINY_SHARE[device] if cfg.size == "tiny" else 1.0) * config.compile_cost
     if device == "cpu":  # the constants are the default report's models': a larger one compiles longer
         return CPU_COMPILE_S[bound][0 if cold else 1] * share * (cpu_compile_scale(model) if cfg.size == "full" else 1.0)
@@ -178,9 +183,11 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
             compile_s = _compile_s(cfg, round_.model, mode, cold, cell, device, bound)
             parts = {"start": START_S[device], "cold compile" if cold else "warm compile": compile_s,
                      "warm-up": warmup_s + (_warmup_s(cfg, eager_s) if beside else 0.0)}  # eager's beside it too
+            if cold and device == "cpu" and cfg.startup:  # every configuration's start in a new process
+                parts["start-up"] = _start_up_s(cfg, round_.model, mode, cell, bound)
         elif (device == "cpu" and round_.repeat == pair_start(cfg, round_.repeat, round_.batch_size) + 1
-              and round_.times_warm_compile(mode)):
-            # a leader's template's first kept round: its warm compile in a fork first (measure/worker.py)
+              and round_.times_warm_compile(mode) and configuration(mode).compiled and not cfg.startup):
+            # a leader's template's first kept round: a new process's start first (measure/worker.py)
             parts["warm compile"] = _compile_s(cfg, round_.model, mode, False, cell, device, bound)
         if device == "cpu":  # every round in a process forked from the prepared one, which warms up again
             parts["warm-up"] = parts.get("warm-up", 0.0) + warmup_s
@@ -197,6 +204,17 @@ def round_estimate(cfg: BenchConfig, round_: Round, device: str, known: dict, gp
         estimate.seconds["profiler"] = sum(_profile_pass_s(known, (round_.model, round_.batch_size, name))
                                            for name in passes)
     return estimate
+
+
+def _start_up_s(cfg: BenchConfig, model: str, name: str, known: Measured | None, bound: str) -> float:
+    """Seconds of a new process's start of configuration `name` on a CPU (measure/startup.py): the
+    results file's where it measured one, else the model's build (where the form runs its code, as a
+    worker's start: START_S) and its warm compile or load (_compile_s)."""
+    if known is not None and known.first_answer_s is not None:
+        return known.first_answer_s
+    config = configuration(name)
+    build = START_S["cpu"] if config.needs_model else 0.0
+    return build + _compile_s(cfg, model, name, False, None, "cpu", bound)
 
 
 def _profile_pass_s(known: dict, key: tuple) -> float:
