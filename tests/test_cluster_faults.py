@@ -16,7 +16,7 @@ import pytest
 
 from bench_utils.config.parameters_file import load_config
 from bench_utils.results.rows import read_results
-from bench_utils.measure.faults import ENV_VAR as FAULT, ONCE_DIR_VAR
+from bench_utils.measure.injected_failures import ENV_VAR as FAULT, ONCE_DIR_VAR
 from bench_utils.sweep.loop import run_sweeps_on_ray
 from conftest import tiny_params
 

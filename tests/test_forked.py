@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.measure.injected_failures import ENV_VAR as FAULT
 from bench_utils.measure.forked import RELEASE, forks
 from bench_utils.measure.task import CELL, Block, Job, NextRound, Task
 from bench_utils.sweep.workers import Worker, WorkerLost

@@ -1,7 +1,7 @@
 """A hung worker, end to end through the CLI: Ctrl-C and SIGTERM stop the sweep and kill its workers,
 a SIGKILLed sweep leaves no orphan (neither a worker nor the fork server it came from), a second sweep
 on the same file is refused, and the timeout kills the worker and the sweep goes on. The hang comes
-from the fault hook in bench_utils/measure/faults.py, in real processes; one scenario feeds every
+from the fault hook in bench_utils/measure/injected_failures.py, in real processes; one scenario feeds every
 test to keep this file fast.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.measure.injected_failures import ENV_VAR as FAULT
 from conftest import REPO, one_error_line, rows_by_batch, run_cli, tiny_params
 
 HANG_TIMEOUT_S = 12  # timeout_s of the hang sweep; the hang starts as the worker loads its model

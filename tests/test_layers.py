@@ -34,7 +34,7 @@ def imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
-            # `from ..measure import faults` names a module; `from .rows import BenchResult` a member
+            # `from ..measure import injected_failures` names a module; `from .rows import BenchResult` a member
             found |= {f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES else target
                       for alias in node.names}
     return {m for m in found if m in MODULES} - {name}
@@ -77,7 +77,7 @@ def test_no_import_cycle():
 
 def test_the_walker_sees_relative_and_lazy_imports():
     assert "bench_utils.config.validation" in GRAPH["bench_utils.config.bench_config"]
-    assert "bench_utils.measure.faults" in GRAPH["bench_utils.measure.cell"]  # from . import faults
+    assert "bench_utils.measure.injected_failures" in GRAPH["bench_utils.measure.cell"]  # from . import injected_failures
     assert "bench_utils.sweep.loop" in GRAPH["bench_utils.__main__"]  # imported inside a function
 
 

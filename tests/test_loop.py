@@ -235,7 +235,7 @@ def test_cores_differing_compares_rows_of_this_cpu_only():
 def test_sweep_killed_between_rounds_loses_and_repeats_nothing(tmp_path):
     """The kill comes at a point the test chooses: the third round's worker hangs (a fault) after the
     first two rounds' rows are written, and the sweep is killed then."""
-    from bench_utils.measure.faults import ENV_VAR as FAULT
+    from bench_utils.measure.injected_failures import ENV_VAR as FAULT
 
     params = tiny_params(tmp_path, batch_sizes=[1, 2, 3], iterations=4)
     results = tmp_path / "results.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench_utils.config.bench_config import BenchConfig
-from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.measure.injected_failures import ENV_VAR as FAULT
 from bench_utils.measure.task import CELL, Job, Task
 from bench_utils.sweep.workers import LOG_TAIL_CHARS, Spares, Worker, WorkerLost, log_tail, signal_name
 from conftest import KILLED

@@ -32,7 +32,7 @@ from ..config.configurations import Configuration, configuration
 from ..config.modes import EXTRA_WARMUP_CALLS, MODE_BY_NAME
 from ..results.rows import BenchResult, cell_fields
 from ..results.stats import summarize
-from . import (accuracy, deploy, device_memory, environment, errors, evidence, faults, launch_thread, machine_load,
+from . import (accuracy, deploy, device_memory, environment, errors, evidence, injected_failures, launch_thread, machine_load,
                profiling, regions, schedule, startup)
 from .compile_stats import (compile_lowered, cudagraphs_recorded, forget_compiled, fx_cache_counts, graph_stats,
                             graphs_compiled, hit_recompile_limit)
@@ -124,7 +124,7 @@ class CellProcess:
         self.config = configuration(job.option)
         self.model_name, self.batch_size = job.model, job.batch_size
         self.device = environment.resolve_device(self.cfg.device)
-        self.fault = faults.planned_fault(job.model, job.batch_size, job.option)
+        self.fault = injected_failures.planned_fault(job.model, job.batch_size, job.option)
         self.failure: tuple[str, str] | None = None  # (status, error) of the first failure
         self.call = None
         # eager_in_process: eager float32 on this configuration's own model object, timed between its
@@ -198,7 +198,7 @@ class CellProcess:
     def _prepare(self) -> None:
         cfg, device, config = self.cfg, self.device, self.config
         check_supported(config, device)  # before minutes of loading and compiling
-        faults.maybe_inject("load", self.fault)
+        injected_failures.maybe_inject("load", self.fault)
         began = time.perf_counter()
         spec, loaded = load_for_process(cfg, self.model_name, device, self.fields)
         self.fields["build_s"] = time.perf_counter() - began  # the cold start's first part (measure/startup.py)
@@ -208,7 +208,7 @@ class CellProcess:
         self.fields["num_params"] = loaded.num_params
         inputs = process_inputs(cfg, spec, self.batch_size, device)
         self._enter_call_contexts(autocast=False)  # autocast once the eager reference is taken (_candidate)
-        faults.maybe_inject("eager", self.fault)
+        injected_failures.maybe_inject("eager", self.fault)
         if config.baseline:
             self.call = lambda: loaded.model(**inputs)
             if cfg.startup:  # what a new process's first answer is checked against (time_start)
@@ -326,7 +326,7 @@ class CellProcess:
 
     def at_exit(self) -> None:
         """A forked round's process ends here (its contexts need no leaving: it exits)."""
-        faults.maybe_inject("exit", self.fault)
+        injected_failures.maybe_inject("exit", self.fault)
 
     def _compile(self, model, inputs: dict):
         """Compile `model` as the configuration says, time its first call (compile_s), warm it up."""
@@ -336,7 +336,7 @@ class CellProcess:
         # in the cell's own compiler cache (the runner empties it before the cell's first process:
         # that compile is cold; later processes find it filled and compile warm, results/aggregate.py)
         forget_compiled()  # a fresh start: nothing compiled for another job is reused in-process
-        faults.maybe_inject("compile", self.fault)
+        injected_failures.maybe_inject("compile", self.fault)
         self.compiled_from = (model, inputs)
         if config.packaged:
             return self._package(model, inputs)
@@ -489,7 +489,7 @@ class CellProcess:
     def close(self) -> None:
         """Leave inference mode, autocast and the Inductor settings."""
         self._contexts.close()
-        faults.maybe_inject("exit", self.fault)
+        injected_failures.maybe_inject("exit", self.fault)
 
     def profile(self) -> dict:
         """The profiler's pass over the prepared callable (after the row: it cannot cost the timing); a

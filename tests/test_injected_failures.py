@@ -1,6 +1,6 @@
 """Fault injection end to end: what each fault a cell can meet does to a sweep, through the CLI.
 
-Faults come from the hooks in bench_utils/measure/faults.py (BENCH_UTILS_FAULT) and results/writer.py
+Faults come from the hooks in bench_utils/measure/injected_failures.py (BENCH_UTILS_FAULT) and results/writer.py
 (BENCH_UTILS_TORN_WRITE), in real worker processes. Already covered elsewhere, not repeated here: a sweep SIGKILLed between rounds
 (test_runner.py), a hung worker interrupted, killed or timed out (test_interrupts.py), the writer's
 lock and a torn last line in-process (test_results.py), config messages in-process (test_config.py).
@@ -15,7 +15,7 @@ import signal
 import pytest
 
 from bench_utils.config.parameters_file import load_config
-from bench_utils.measure.faults import ENV_VAR as FAULT
+from bench_utils.measure.injected_failures import ENV_VAR as FAULT
 from bench_utils.results.writer import TORN_WRITE_ENV_VAR as TORN
 from bench_utils.report.index_page import ProfileLine, rows_or_refusal, write_index
 from bench_utils.report.tables import failures_table, latency_table, missing_cells
@@ -51,11 +51,11 @@ def final_rows(fault_sweep) -> dict:
 def test_each_fault_becomes_its_status_with_the_error_text(fault_sweep):
     rows = final_rows(fault_sweep)
     assert {b: r.status for b, r in rows.items()} == {1: "ok", 2: "error", 3: "crashed", 4: "crashed", 5: "oom"}
-    assert rows[2].error.startswith("InjectedFault: injected fault: eager-error [faults.py:")
+    assert rows[2].error.startswith("InjectedFault: injected fault: eager-error [injected_failures.py:")
     assert rows[2].weights == "random" and rows[2].num_params > 1000  # what ran before the fault is kept
     assert re.fullmatch(KILLED.format("SIGSEGV"), rows[3].error)
     assert re.fullmatch(KILLED.format("SIGKILL"), rows[4].error)
-    assert rows[5].error.startswith("MemoryError: injected fault: out of memory [faults.py:")
+    assert rows[5].error.startswith("MemoryError: injected fault: out of memory [injected_failures.py:")
     settings = load_config(fault_sweep["params"]).settings_fingerprint()
     for row in rows.values():
         assert row.settings == settings and row.label == "test" and row.duration_s > 0
@@ -142,7 +142,7 @@ def test_compile_error_becomes_an_error_row(tmp_path):
     eager, row = read_results(results).rows
     assert eager.configuration == "eager" and eager.status == "ok" and sum(eager.block_lengths) == len(eager.samples_s)
     assert row.configuration == "default" and row.status == "error"
-    assert row.error.startswith("InjectedFault: injected fault: compile-error [faults.py:")
+    assert row.error.startswith("InjectedFault: injected fault: compile-error [injected_failures.py:")
     assert row.compile_s is None and row.latency_ms_median is None and row.weights == "random"
 
 
