@@ -281,7 +281,7 @@ def test_a_compile_pays_back_on_what_it_adds_to_the_fastest_configuration_that_c
 def test_a_pay_back_that_never_comes_says_so_and_its_bar_says_why():
     from bench_utils.report import charts
     from bench_utils.report.grouped_bars import figure
-    from bench_utils.report.verdict import payback_words
+    from bench_utils.report.figure_words import payback_words
 
     # a dropped alternative's figure is its first round's: the choice's, over every round, can fall below it
     rec = {"configuration": "default+bf16-autocast", "race_speedup": 1.96, "eager_ms_median": 10.0,
@@ -682,7 +682,7 @@ def test_the_run_s_first_round_spread_needs_three_configurations_with_later_roun
 
 
 def test_cache_artifacts_cost_a_build_and_a_start_from_them_as_a_package_does():
-    from bench_utils.report.verdict import compile_cost_words
+    from bench_utils.report.figure_words import compile_cost_words
 
     row = {"configuration": "default+artifacts", "compile_s": 40.0, "compile_warm_s": 15.0, "fx_cache_hits": 0}
     assert compile_cost_words(row) == "40 s to build, 15.0 s to start"

@@ -18,8 +18,8 @@ from .apply_code import code_text
 from .display import alt_text
 from .glossary import linked_terms
 from .header import PageHeader, page_header
-from .verdict import (Rules, legend, page_caveats, race_table, run_next_step, serving_form_choices, short_legend,
-                      verdict_table, verdicts)
+from .alternatives import serving_form_choices
+from .verdict import Rules, legend, page_caveats, race_table, run_next_step, short_legend, verdict_table, verdicts
 from .page_html import escape  # the one place text becomes HTML
 
 CELLS_CSV = "cells.csv"  # written next to each page, linked from its top

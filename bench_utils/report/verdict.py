@@ -19,17 +19,18 @@ import pandas as pd
 
 from ..config.bench_config import BenchConfig
 from ..config.configurations import BASELINE, configuration
-from ..config.modes import COMPILE_FORM
 from ..config.registry import display_name
 from ..results import decision as codes
 from ..results.decision import MAX_ROUNDS_TO_DECIDE, decide
-from ..results.race import CONTENDER, DROPPED, RUNNER_UP
-from ..results.stats import FEW_ROUNDS, NOISY_SPREAD, breakeven_calls
+from ..results.stats import FEW_ROUNDS, NOISY_SPREAD
 from ..messages import counted
 from ..paths import out_argument
-from .display import (MISSING, model_text, number, plus_minus, rounded, span, status_text, times,
+from .display import (MISSING, model_text, number, plus_minus, span, status_text, times,
                       times_beside)
+from .alternatives import (also_raced_line, faster_looking, no_compile_alternative, rival_note,
+                           runner_up_words, serving_forms_line)
 from .explain import why_sentence
+from .figure_words import bounds_words, compile_cost_words, interval_words, latency_words, payback_words
 from .next_step import Settling, next_step
 from .header import weights_words
 from .notes import compile_note_words, disturbance_caveat, disturbance_words, machine_was_busy, outcome_words
@@ -72,98 +73,17 @@ class Rules:
         return f'make report PARAMS="{" ".join(words)}"'
 
 
-def _bounds(row, margin: float = math.nan) -> str:
-    """"0.94–1.07×"; an end that would round onto the margin from the other side keeps its digits."""
-    return span(row["race_ci95_low"], row["race_ci95_high"], margin)
-
-
-def _interval(row, margin: float = math.nan) -> str:
-    return f"{times(row['race_speedup'])} ({_bounds(row, margin)})"
-
-
-def compile_cost_words(row) -> str:
-    """"33 s cold, 4.6 s warm": the cold compile is one sample (two figures), the warm one a median; a
-    package's "22 s to build, 0.55 s to start" (its build, then a new process's load and first answer)."""
-    config = configuration(row["configuration"])
-    if not config.compiled:
-        return "nothing to compile"
-    if pd.isna(row.get("compile_s")):
-        return MISSING
-    shipped = config.packaged or config.artifacts  # a new process starts from a file built ahead of time
-    cold, warm = ("to build", "to start") if shipped else ("cold", "warm")
-    if not shipped and not compiled_cold(row):  # the cache held it: no cold compile was measured
-        cold = "from a filled compiler cache (no cold compile here)"
-    text = f"{rounded(row['compile_s'])} s {cold}"
-    return text + (f", {number(row['compile_warm_s'])} s {warm}" if not pd.isna(row.get("compile_warm_s")) else "")
-
-
-def payback_words(row, over=None) -> tuple[str, float, float]:
-    """("pays back after 190 calls (27 with a warm cache), saving 70 ms a call over eager", cold calls,
-    warm calls). The time a call saves is read from the shown speedups, which share one eager time:
-    eager float32's median × (1/`over`'s speedup − 1/the row's), `over` the no_compile_alternative
-    (named, with its own speedup) or eager itself (1×)."""
-    eager = row["eager_ms_median"]
-    fast = eager / row["race_speedup"]
-    before = eager / (over["race_speedup"] if over is not None else 1.0)
-    # a first compile that read a filled cache is no cold figure: the pay-back is then the warm one's alone
-    cold_known = not pd.isna(row.get("compile_s")) and (configuration(row["configuration"]).packaged
-                                                         or compiled_cold(row))
-    cold = breakeven_calls(row["compile_s"], before, fast) if cold_known else math.nan
-    warm = breakeven_calls(row["compile_warm_s"], before, fast) if not pd.isna(row.get("compile_warm_s")) else math.nan
-    if math.isnan(cold) and math.isnan(warm):
-        return "", cold, warm
-    against = ("eager" if over is None else f"{configuration(over['configuration']).words}, "
-               f"{times(over['race_speedup'])} without a compile")
-    if math.isinf(warm if math.isnan(cold) else cold):  # a dropped alternative's figure is its first round's
-        return f"no pay-back: by these figures not faster than {against}", cold, warm
-    config = configuration(row["configuration"])
-    started = ("starting from the built package" if config.packaged else "starting from its cache artifacts"
-               if config.artifacts else "with a warm cache")
-    saving = f"saving {rounded(before - fast)} ms a call over {against}"
-    if math.isnan(cold):
-        return f"pays back after {rounded(warm)} calls {started}, {saving}", cold, warm
-    warm_text = f" ({rounded(warm)} {started})" if not math.isnan(warm) else ""
-    return f"pays back after {rounded(cold)} calls{warm_text}, {saving}", cold, warm
-
-
-ALTERNATIVE_OUTCOMES = (RUNNER_UP, CONTENDER, DROPPED)  # raced, kept eager's answer, has a figure
-
-
-def no_compile_alternative(rows: pd.DataFrame, rec) -> dict | None:
-    """The fastest configuration but eager float32 that compiles nothing and stayed in the race (kept
-    eager's answer, measured: eager in bfloat16 autocast), when a compiled `rec` is recommended and its
-    race interval lies above 1× (surely faster than eager float32): a user has its speed without
-    compiling, so a compile pays back only on what it adds to it."""
-    if rec is None or not configuration(rec["configuration"]).compiled:
-        return None
-    faster = [row for row in rows.to_dict("records") if row["configuration"] != BASELINE
-              and not configuration(row["configuration"]).compiled and row.get("race_outcome") in ALTERNATIVE_OUTCOMES
-              and (row.get("race_ci95_low") or 0.0) > 1.0]  # NaN or none: no interval, no alternative
-    return max(faster, key=lambda row: row["race_speedup"], default=None)
-
-
-def latency_words(rec) -> str:
-    """What a caller waits, per call: eager float32's median over the rounds the choice ran, and the same
-    at the choice's speedup ("36 ms → 17 ms"), so the two latencies and the speedup beside them are one
-    figure (the choice's own median, a ratio of medians rather than the rounds' paired figure, is in the
-    tables below)."""
-    eager, speedup = rec.get("eager_ms_median"), rec.get("race_speedup")
-    if eager is None or speedup is None or pd.isna(eager) or pd.isna(speedup) or not speedup > 0:
-        return MISSING
-    return f"{number(eager)} ms → {number(eager / speedup)} ms"
-
-
 def _answer_sentence(outcome: str, reason: str, row, rules: Rules) -> str:
     """The answer in words: the decision's outcome with the chosen configuration's figure, or why there
     is none ("Can't tell", with what settles it)."""
     if row is None:
         return ""
     config = configuration(row["configuration"])
-    what, interval = config.words, _interval(row, rules.worthwhile)
+    what, interval = config.words, interval_words(row, rules.worthwhile)
     if outcome == codes.COMPILE:
-        return f"Compile — {what}: {times(row['race_speedup'])} faster ({_bounds(row)})"
+        return f"Compile — {what}: {times(row['race_speedup'])} faster ({bounds_words(row)})"
     if outcome == codes.USE:
-        return f"Don't compile — run {what}: {times(row['race_speedup'])} faster ({_bounds(row)}), nothing to compile"
+        return f"Don't compile — run {what}: {times(row['race_speedup'])} faster ({bounds_words(row)}), nothing to compile"
     if outcome == codes.SLOWER:
         return f"Don't compile — slower: {interval} with {what}, the fastest configuration"
     if outcome == codes.NO_GAIN:
@@ -213,176 +133,6 @@ def _more_rounds(row, rules: Rules) -> str:
                 "worthwhile to the gain that matters to you")
     minutes = f" (about {max(1, round(settling.seconds / 60))} min)" if settling.seconds else ""
     return f"about {counted(round(settling.rounds), 'more round')} would settle it{minutes}: see the next step"
-
-
-def _runner_up(rec, runner, rules: Rules) -> str:
-    """The runner-up and how the choice compares with it, paired round by round (a dropped runner-up:
-    over the first round, the one both measured, its interval as wide as a round moves)."""
-    if rec is None or runner is None:
-        return MISSING
-    text = f"{configuration(runner['configuration']).words}: {_interval(runner)}"
-    low, high = rec["versus_ci95_low"], rec["versus_ci95_high"]
-    if pd.isna(low):
-        return text
-    gap = f"{times(rec['versus_runner_up'])} ({span(low, high)})"
-    dropped = runner["race_outcome"] == "dropped"
-    where = ", in the first round, which dropped it" if dropped else ""
-    if rec.get("race_simpler") and low <= 1.0 <= high:  # results/race.simpler_first
-        return f"{text}; the rounds cannot tell it from the choice ({gap}), the simpler to compile and keep"
-    if rec.get("race_simpler"):  # a compile adding less than the margin over the choice, which compiles nothing
-        return (f"{text}; faster than the choice by {times(1 / rec['versus_runner_up'])} "
-                f"({span(1 / high, 1 / low)}), less than the {times(rules.worthwhile)} a compile must add: the "
-                "choice compiles nothing")
-    if 1 / rules.worthwhile <= low and high <= rules.worthwhile:
-        return f"{text}; within the margin of the choice ({gap}{where})"
-    if low > 1.0:
-        return f"{text}; the choice is faster ({gap}{where})"
-    if dropped:  # the round's own block pairs dropped it, but a round moves by more than the gap
-        return f"{text}; dropped after the first round, where the choice was ahead by {gap}: not sure across rounds"
-    return f"{text}; can't tell which of the two is faster ({gap})"
-
-
-FORM_WORDS = {COMPILE_FORM: "torch.compile", "cache-artifacts": "torch.compile's cache artifacts",
-              "precompile": "torch.compiler.precompile", "aot-inductor": "AOTInductor", "onnxruntime": "ONNX Runtime"}
-
-
-def _by_form(rows: pd.DataFrame) -> dict[str, list[dict]]:
-    """The compiled configurations' cells of a group by way of serving (FORM_WORDS' order)."""
-    forms: dict[str, list[dict]] = {}
-    for row in rows.to_dict("records"):
-        config = configuration(row["configuration"])
-        if config.compiled:
-            forms.setdefault(config.form, []).append(row)
-    return dict(sorted(forms.items(), key=lambda item: list(FORM_WORDS).index(item[0])))
-
-
-def _accurate(members: list[dict]) -> list[dict]:
-    """The cells measured ok that kept eager's answer and have a figure."""
-    return [row for row in members if row["status"] == "ok" and row.get("accuracy_ok") is True
-            and not pd.isna(row["race_speedup"])]
-
-
-def serving_form_choices(rows: pd.DataFrame) -> list[str]:
-    """Per way of serving a group raced beside torch.compile (a file built ahead of time), its fastest
-    accurate configuration; [] where the profile raced none."""
-    forms = _by_form(rows)
-    if not any(form != COMPILE_FORM for form in forms):
-        return []
-    return [max(accurate, key=lambda row: row["race_speedup"])["configuration"]
-            for accurate in map(_accurate, forms.values()) if accurate]
-
-
-def _serving_forms_line(rows: pd.DataFrame) -> str:
-    """The deployment question in one line, where the profile raced a form compiled ahead of time: per
-    way to serve the model (torch.compile in the process, each file built ahead of time), its fastest
-    accurate configuration's figure and what it costs to start; a form that could not run it, why (the
-    exporter's or the runtime's first line)."""
-    forms = _by_form(rows)
-    if not any(form != COMPILE_FORM for form in forms):
-        return ""
-    parts = []
-    for form, members in forms.items():
-        accurate = _accurate(members)
-        if not accurate:
-            failed = next((row for row in members if row["status"] not in ("ok", "skipped")), None)
-            shown = failed or next((row for row in members if row["status"] == "skipped"), members[0])
-            why = (str(shown.get("error") or "").strip().splitlines() or [shown["status"]])[0]
-            if failed is None and shown["status"] == "skipped":  # the budget left it out: it was not tried
-                parts.append(f"{FORM_WORDS[form]}: not raced ({why})")  # the sweep's own sentence, whole
-            else:
-                # an error's first line, cut: a compiler's can run to thousands of characters
-                parts.append(f"{FORM_WORDS[form]}: cannot serve it ({why[:160] or 'changes the answer'})")
-            continue
-        best = max(accurate, key=lambda row: row["race_speedup"])
-        config = configuration(best["configuration"])
-        # torch.compile: as which configuration; a built file: its modifiers ("with freezing"), if any
-        how = (f"as {config.words}" if form == COMPILE_FORM else
-               " ".join(m.words for m in config.modifiers if not m.form))  # the form's own modifier is its name
-        parts.append(f"{FORM_WORDS[form]}: {_interval(best)}{f' {how}' if how else ''}, {compile_cost_words(best)}")
-    return "; ".join(parts)
-
-
-def _also_raced_line(rows: pd.DataFrame, rec) -> str:
-    """Plain torch.compile's figure beside the choice, and the configurations out of the race, why, each named
-    as the page names a configuration (Configuration.words), never by its code."""
-    parts = []
-    why = {"dropped": "dropped after the first round, slower than the choice there", "inaccurate": "changes the answer",
-           "unsupported": None, "skipped": None, "failed": None}
-    runner_up = rec.get("runner_up") if rec is not None else None
-    shown = {runner_up} if runner_up else set()  # the runner-up has a column of its own
-    by_reason: dict[str, list[str]] = {}  # configurations out for the same reason are named together
-    plain, plain_reason = None, None  # plain default's figure (the guide's setting), and why it left if it did
-    default = first_row(rows, "configuration", "default")
-    if rec is not None and rec["configuration"] != "default" and runner_up != "default" and default is not None and \
-            not pd.isna(default["race_speedup"]):
-        plain = f"plain torch.compile (default mode) {_interval(default)}"
-        plain_reason = why.get(default["race_outcome"])
-        if plain_reason:
-            by_reason[plain_reason] = []  # its reason's list comes first
-        else:
-            parts.append(plain)
-        shown.add("default")
-    for row in rows.itertuples():
-        if row.race_outcome == CONTENDER and getattr(row, "race_trailing", False) and row.configuration not in shown:
-            reason = f"{_interval(row._asdict())}, timed no more once the choice was faster over the rounds both ran"
-            by_reason.setdefault(reason, []).append(configuration(row.configuration).words)
-        elif row.race_outcome in why and row.configuration not in shown:
-            reason = why[row.race_outcome] or (row.error if row.race_outcome in ("unsupported", "skipped")
-                                               else row.status.upper())
-            by_reason.setdefault(reason, []).append(configuration(row.configuration).words)
-    for reason, names in by_reason.items():  # plain default's figure first, "and" before the names beside it
-        named = " and ".join(filter(None, [plain if reason == plain_reason else "", ", ".join(names)]))
-        parts.append(f"{named}: {reason}")
-    return "; ".join(parts) or MISSING
-
-
-def _rival(rows: pd.DataFrame, rec, runner) -> tuple[str, dict | None]:
-    """The configuration whose figure reads higher than the choice's, and why the choice stands: "untold"
-    (the rounds cannot tell the two apart and the choice is the simpler: results/race.simpler_first),
-    "paired" (over the rounds both ran the choice was faster, its own figure lowered for the luck that
-    picked it), "lowered" (no paired figure with it: the choice's figure is lowered); ("", None) where none
-    reads higher."""
-    if rec is None or pd.isna(rec.get("race_speedup")):
-        return "", None
-    higher = [row for row in rows.to_dict("records") if row["configuration"] != rec["configuration"]
-              and row.get("race_outcome") in ALTERNATIVE_OUTCOMES and not pd.isna(row.get("race_speedup"))
-              and row["race_speedup"] > rec["race_speedup"]]
-    if not higher:
-        return "", None
-    rival = max(higher, key=lambda row: row["race_speedup"])
-    low, high = rec.get("versus_ci95_low"), rec.get("versus_ci95_high")
-    if runner is None or rival["configuration"] != runner["configuration"] or pd.isna(low):
-        return "lowered", rival
-    return ("untold" if low <= 1.0 <= high else "paired"), rival
-
-
-def _faster_looking(rows: pd.DataFrame, rec, runner) -> str:
-    """Why the choice is recommended over a configuration whose figure reads higher, in the same answer
-    (a reader would otherwise see a tool that picked the slower one): _rival's reason in words."""
-    why, rival = _rival(rows, rec, runner)
-    if rival is None:
-        return ""
-    named = f"{configuration(rival['configuration']).words} reads {times(rival['race_speedup'])}"
-    if why == "lowered":
-        return f"({named} over its own rounds: the choice's figure is lowered for the luck that picked it.)"
-    paired = (f"this choice runs at {times(rec['versus_runner_up'])} ({span(rec['versus_ci95_low'], rec['versus_ci95_high'])}) "
-              "its speed")
-    if why == "untold":
-        return f"({named}, but the rounds cannot tell the two apart: {paired}; the simpler is recommended.)"
-    return (f"({named} on its own, but {paired} where both ran; the choice's figure is lowered for the luck that "
-            "picked it.)")
-
-
-def rival_note(rows: pd.DataFrame, rec, runner) -> str:
-    """_rival's reason in a few words, for a table cell: "as fast as X by these rounds; the simpler"."""
-    why, rival = _rival(rows, rec, runner)
-    if rival is None:
-        return ""
-    words = configuration(rival["configuration"]).words
-    if why == "untold":
-        return f"as fast as {words} by these rounds; the simpler"
-    return f"{words} reads higher on its own; this one led where both ran" if why == "paired" else \
-        f"{words} reads higher on its own; this figure is lowered for its pick"
 
 
 def _caveats(rec, typical_spread: float, few_rounds_apart: bool) -> list[str]:
@@ -459,8 +209,8 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     precision = configuration(rec["configuration"]).precision if rec else ""
     record = {"label": label, "model": model, "batch_size": batch, "precision": precision, "device": device,
               "verdict": decision.outcome,
-              "reason": decision.reason, "runner_up": _runner_up(rec, runner, rules),
-              "others": _also_raced_line(rows, rec), "forms": _serving_forms_line(rows),
+              "reason": decision.reason, "runner_up": runner_up_words(rec, runner, rules.worthwhile),
+              "others": also_raced_line(rows, rec), "forms": serving_forms_line(rows),
               "caveats": "; ".join(_caveats(rec, typical, few_apart)), "why": why_sentence(rec) if rec else ""}
     name = f"{display_name(model)} (batch {batch}, {device})"
     if rec is None:
@@ -472,7 +222,7 @@ def _verdict_record(label: str, model: str, batch: int, rows: pd.DataFrame, rule
     pays, cold, warm = (payback_words(rec, no_compile_alternative(rows, rec)) if decision.outcome == codes.COMPILE
                         else ("", math.nan, math.nan))
     answer = " ".join(filter(None, [_answer_sentence(decision.outcome, decision.reason, rec, rules),
-                                    _faster_looking(rows, rec, runner)]))
+                                    faster_looking(rows, rec, runner)]))
     # a busy machine's "Can't tell" too: more rounds, measured when it is quiet, settle it
     settling = Settling.of(rec, rules.worthwhile) if decision.outcome == codes.CANT_TELL else Settling(math.inf, 0.0)
     record |= {"configuration": rec["configuration"], **{column: rec[column] for column in RACE_FIGURES},
