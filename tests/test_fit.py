@@ -151,6 +151,20 @@ def test_among_equal_ranks_one_far_behind_its_groups_best_leaves_first():
     assert far_behind(cells(selection_rows(cfg, "resnet", even, wobble=0.2)), cfg.label, cfg.worthwhile) == set()
 
 
+def test_one_even_with_the_best_on_one_model_and_far_behind_on_another_is_behind_over_both():
+    """A default report on a Zen 3: plain torch.compile even with the rest on ViT-B/16 (1.04x beside 1.05x)
+    and far behind on ResNet-50 (1.14x beside frozen 1.52x) kept its place by the order among equals and
+    the other models raced it alone; over both, it lies more than the margin behind (the geometric mean of
+    its shares of each model's best, 0.86 < 1/1.1), the frozen compiles do not."""
+    from bench_utils.results.aggregate import cells
+
+    cfg = config(4.0)
+    vit = {"eager": 1.0, "default": 1.04, "default+freezing": 1.045, "max-autotune-no-cudagraphs+freezing": 1.048}
+    resnet = {"eager": 1.0, "default": 1.14, "default+freezing": 1.52, "max-autotune-no-cudagraphs+freezing": 1.48}
+    rows = selection_rows(cfg, "vit", vit) + selection_rows(cfg, "resnet", resnet)
+    assert far_behind(cells(rows), cfg.label, cfg.worthwhile) == {"default"}
+
+
 def test_a_configuration_that_did_not_apply_costs_nothing_and_is_never_left_out():
     cfg = BenchConfig(label="fit", models=("resnet", "vit"), size="full", budget_min=0.5, target_halfwidth=0.05,
                       configurations=(*CONFIGS, "eager+bf16-autocast"))

@@ -75,10 +75,13 @@ def _eligible(record: dict) -> str:
     return ""
 
 
-def race(records: list[dict], first_round_half: float = 0.0) -> Race:
+def race(records: list[dict], first_round_half: float = 0.0, leader: str | None = None) -> Race:
     """The race of one cell group's configurations (their cell records, aggregate.cells; eager's
     included or not). `first_round_half`: how far a selection round's figure stands from later rounds'
-    over the run (log scale, first_round_spread), the least half-width a dropped configuration's figure has."""
+    over the run (log scale, first_round_spread), the least half-width a dropped configuration's figure has.
+    The selection round's fastest leads, unless the rounds after it overtake it: a runner-up faster than
+    the leader beyond doubt, paired round by round over every round both ran (one disturbed block can
+    make a selection round's order wrong), leads instead (`leader`: the one that does)."""
     candidates = [r for r in records if r["configuration"] != BASELINE and r.get("round_ids") is not None]
     entries = {r["configuration"]: Entry(r, _eligible(r) or CONTENDER) for r in candidates}
     eligible = {name: entry for name, entry in entries.items() if entry.outcome == CONTENDER}
@@ -90,7 +93,8 @@ def race(records: list[dict], first_round_half: float = 0.0) -> Race:
     if not first:  # no selection round paired (rows resumed oddly): the best over every round leads
         first = {name: _subset(entry.record, entry.record["round_ids"]) for name, entry in eligible.items()}
         selection = sorted({i for entry in eligible.values() for i in entry.record["round_ids"]})
-    leader = max(first, key=lambda name: first[name].speedup)
+    picked = leader in first  # a leader given: the one that overtook (never overtaken in turn)
+    leader = leader if picked else max(first, key=lambda name: first[name].speedup)
     for name, estimate in first.items():
         if name != leader and estimate.ci95_high < first[leader].ci95_low:
             entries[name].outcome = DROPPED
@@ -136,7 +140,18 @@ def race(records: list[dict], first_round_half: float = 0.0) -> Race:
         if entry.outcome == CONTENDER and len(entry.rounds) > SELECTION_ROUNDS:
             behind = _versus(lead.record, entry.record, lead.rounds, 0.0, selection)
             entry.trailing = behind is not None and behind.ci95_low > 1.0
+    if not picked and overtaken(result):
+        return race(records, first_round_half, leader=result.runner_up)
     return simpler_first(result)
+
+
+def overtaken(result: Race) -> bool:
+    """Did the rounds after the selection round show the runner-up faster than the leader beyond doubt
+    (their paired interval below 1x, over the rounds both ran, more than the selection round)?"""
+    if result.runner_up is None or result.versus is None:
+        return False
+    runner = result.entries[result.runner_up]
+    return runner.outcome == RUNNER_UP and len(runner.rounds) > SELECTION_ROUNDS and result.versus.ci95_high < 1.0
 
 
 def simplicity(record: dict) -> tuple:

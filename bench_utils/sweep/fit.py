@@ -157,11 +157,13 @@ def best_ranks(records: list, label: str) -> dict[str, int]:
 
 def far_behind(records: list, label: str, margin: float) -> set[str]:
     """The configurations whose speedup over eager (the point over their rounds, from `records` as `best_ranks`
-    reads them) lies more than `margin` (the verdict's, `worthwhile`) below their group's best in every measured
-    group that ran them: among equal ranks these leave first. Why: one noisy selection round often tells nothing
-    apart (every rank a contender's), yet its points still say which configuration can win; ordered by cost alone,
-    the fit left the fastest compile (a dear one) out of the other models' races
-    (benchmarks/README.md#xeon207-default-report). Within the margin the points are the noise's, and the order
+    reads them) lies, on the geometric mean over the measured groups that ran them, more than `margin` (the
+    verdict's, `worthwhile`) below their group's best: among equal ranks these leave first. Why: one noisy
+    selection round often tells nothing apart (every rank a contender's), yet its points still say which
+    configuration can win; ordered by cost alone, the fit left the fastest compile (a dear one) out of the
+    other models' races (benchmarks/README.md#xeon207-default-report), and a configuration even with the best
+    on one model but far behind on another kept its place over the one ahead on both
+    (benchmarks/README.md#zen3-real-freezing-pair). Within the margin the points are the noise's, and the order
     among equals stays."""
     best: dict[tuple, float] = {}
     points: dict[str, list] = {}
@@ -169,12 +171,13 @@ def far_behind(records: list, label: str, margin: float) -> set[str]:
         if record["label"] != label or RACE_RANK.get(record["race_outcome"], BROKE) == BROKE:
             continue
         point = record["speedup"]  # over its rounds, not lowered for the pick: which can win, not by how much
-        if point is None or not math.isfinite(point):
+        if point is None or not math.isfinite(point) or point <= 0:
             continue
         group = (record["model"], record["batch_size"])
         best[group] = max(best.get(group, 0.0), point)
         points.setdefault(record["configuration"], []).append((group, point))
-    return {name for name, seen in points.items() if all(point * margin < best[group] for group, point in seen)}
+    return {name for name, seen in points.items()
+            if math.fsum(math.log(point / best[group]) for group, point in seen) / len(seen) < -math.log(margin)}
 
 
 def remaining_s(cfg: BenchConfig, rows: list, selections: list[Round], costs: Costs) -> float:
