@@ -7,6 +7,7 @@ soonest; then the code that applies each form. The numbers are results/startup.p
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -47,7 +48,7 @@ def ships_words(row) -> str:
     return text + (f", built once in {rounded(built)}\u00a0s" if built is not None and not pd.isna(built) else "")
 
 
-def payback_words(calls: float) -> str:
+def calls_to_pay_back_words(calls: float) -> str:
     if calls is None or pd.isna(calls):
         return MISSING
     if math.isinf(calls):
@@ -55,16 +56,22 @@ def payback_words(calls: float) -> str:
     return "from its first call" if calls == 0 else f"after {rounded(calls)} calls"
 
 
+def reason(error, limit: int = 160) -> str:
+    """A failed start's error for a table cell: its first line without the source location the row keeps
+    ("[evidence.py:147]"), cut at `limit` characters with an ellipsis."""
+    line = re.sub(r"\s*\[[\w./-]+\.py:\d+\]$", "", (str(error).strip().splitlines() or [""])[0])
+    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+
+
 def startup_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One model's starts (results/startup.start_rows) as the page shows them."""
-    first = [number(r.first_answer_s) + " s" if r.status == "ok" else
-             f"{status_text(r.status)}: {(str(r.error).strip().splitlines() or [''])[0][:160]}"
+    first = [number(r.first_answer_s) + " s" if r.status == "ok" else f"{status_text(r.status)}: {reason(r.error)}"
              for r in rows.itertuples()]
     return pd.DataFrame({"Form": [form_words(r.configuration, r.start) for r in rows.itertuples()],
                          "First answer in a new process": first,
                          "Steady latency": [f"{number(v)} ms" if not pd.isna(v) else MISSING for v in rows["latency_ms"]],
                          "Ships": [ships_words(r) for r in rows.to_dict("records")],
-                         "Pays back against eager (calls)": [payback_words(v) for v in rows["payback_calls"]]})
+                         "Pays back against eager (calls)": [calls_to_pay_back_words(v) for v in rows["payback_calls"]]})
 
 
 def startup_sentence(model: str, rows: pd.DataFrame) -> str:
@@ -79,7 +86,7 @@ def startup_sentence(model: str, rows: pd.DataFrame) -> str:
     if len(eager) and not pd.isna(eager["first_answer_s"].iloc[0]):
         head += (f" (eager float32: {number(eager['first_answer_s'].iloc[0])} s, then "
                  f"{number(eager['latency_ms'].iloc[0])} ms)")
-    paid = [f"{form_words(r.configuration, r.start)} {payback_words(r.payback_calls)}" for r in rows.itertuples()
+    paid = [f"{form_words(r.configuration, r.start)} {calls_to_pay_back_words(r.payback_calls)}" for r in rows.itertuples()
             if r.start != "eager" and r.status == "ok" and not pd.isna(r.payback_calls)]
     return head + (f"; against eager started the same way, {'; '.join(paid)}." if paid else ".")
 
