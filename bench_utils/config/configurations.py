@@ -65,9 +65,9 @@ MODIFIERS = (
     Modifier("channels-last", "in channels_last layout", needs="conv", channels_last=True),
     # PyTorch's regional-compilation recipe: each block of a stack of identical layers compiled, one graph
     # for the blocks alike, the rest eager (needs="blocks": a model without such a stack is a row saying
-    # so). Its compile cost for `plan`, against the whole model's cold compile: the default report's models
-    # between ViT-B/16's 0.4 (12 blocks, one structure) and ResNet-50's 1.3 (16 blocks, 8 structures:
-    # a graph per stage and shape), benchmarks/README.md, "Start-up"
+    # so). Its compile cost for `plan`, against the whole model's cold compile: ViT-B/16's 0.44 (12 blocks,
+    # one structure), DeepLabV3's 0.87, ResNet-50's 1.01 (16 blocks, 8 structures: a graph per stage and
+    # shape) (benchmarks/README.md#zen3-startup)
     Modifier("regional", "block by block (regional)", needs="blocks", compiled_only=True, regions=True,
              compile_cost=0.8),
     Modifier("artifacts", "shipped as portable cache artifacts", compiled_only=True, form="cache-artifacts",
