@@ -82,21 +82,17 @@ def code_lines(name: str, device: str = "cpu", regions_at: str = "") -> list[str
 def _regional_lines(mode: str, regions_at: str) -> list[str]:
     """Loops compiling each block in place: over the stacks `regions_at` names, else over `blocks`."""
     paths = [path for part in regions_at.split("; ") if " at " in part for path in part.split(" at ", 1)[1].split(", ")]
-    lines, indent = [], ""
-    for path in paths or [None]:
-        if path is None:
-            lines, indent = list(REGIONAL_ANY), "    "
-            break
+    if not paths:
+        return [*REGIONAL_ANY, f'    block.compile(mode="{mode}")']
+    lines = []
+    for path in paths:  # "resnet.encoder.stages.*.layers": a loop per "*", then the blocks
         *outer, last = path.split(".*.")
         holder, indent = "model", ""
         for depth, stretch in enumerate(outer):
             lines.append(f"{indent}for stage{depth} in {holder}.{stretch}:")
             holder, indent = f"stage{depth}", indent + "    "
-        lines.append(f"{indent}for block in {holder}.{last}:")
-        lines.append(f'{indent}    block.compile(mode="{mode}")')
-    else:
-        return lines
-    return lines + [f'{indent}block.compile(mode="{mode}")']
+        lines += [f"{indent}for block in {holder}.{last}:", f'{indent}    block.compile(mode="{mode}")']
+    return lines
 
 
 def _package_lines(config: Configuration) -> list[str]:
