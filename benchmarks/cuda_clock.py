@@ -2,7 +2,7 @@
 callables timed by five clocks in turn (two passes, so a level shift hits each):
 
 - events, pipelined: the engine's `timing.time_calls` (CUDA events around each call, up to
-  IN_FLIGHT_CALLS calls queued ahead): the device time of a call in a busy pipeline;
+  IN_FLIGHT_CALLS calls queued ahead): the GPU execution time of a call in a busy pipeline;
 - events, one call at a time: the same events, the device synchronized after each call;
 - wall, one call at a time: `synchronize; perf_counter; call; synchronize; perf_counter`: from
   calling the model to having its output, host work included (the guide's latency);

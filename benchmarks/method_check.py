@@ -179,7 +179,7 @@ def run_reference(model: str, min_run_time: float, keep_freed_memory: bool, name
 def cuda_reference(cells: list[tuple[str, int, list[str]]], min_run_time: float):
     """In this process, on CUDA, cell after cell (model, batch size, its configurations): per configuration
     ms per call by Timer.blocked_autorange and do_bench of a call followed by a synchronize (latency), and
-    do_bench of calls queued back to back (device time); eager first and again last ("eager again"). One
+    do_bench of calls queued back to back (GPU execution time); eager first and again last ("eager again"). One
     process for every cell (a spawned interpreter's imports took 14-30 s on the H200's host); each cell's
     JSON line printed as it ends, a failed cell's with its error, so a cut or a failure loses one cell."""
     import contextlib

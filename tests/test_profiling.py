@@ -125,7 +125,7 @@ def test_a_torch_without_activity_type_tells_copies_from_kernels_by_their_names(
 
 def test_device_time_is_torchs_own_total(cuda_shaped_events):
     """torch's table sums the same events (profiler_util._build_table: device events that are not user
-    annotations): its "Self CUDA time total" is our device time."""
+    annotations): its "Self CUDA time total" is our GPU execution time."""
     from torch.autograd.profiler_util import EventList
 
     host, gpu = cuda_shaped_events

@@ -294,7 +294,7 @@ def test_a_tree_of_several_graphs_with_no_count_of_cuda_graphs_fails_in_the_row_
 
 
 def test_a_quick_selfcheck_on_a_gpu_is_the_first_profile_with_its_core_modes():
-    # benchmarks/gpu_probe.sh's share of a session's 900 s of device time: the whole selfcheck took 415 s on
+    # benchmarks/gpu_probe.sh's first step, within its 570-s deadline: the whole selfcheck took 415 s on
     # the H200; --quick keeps the rules a first profile checks (reuse, the cache's merge, CUDA graphs, the
     # profiler) on eager, default and reduce-overhead, and leaves the other profiles to a whole one
     from bench_utils.selfcheck import QUICK_MODES, REUSE, profiles
